@@ -1,0 +1,6 @@
+"""``python -m jitscope``."""
+
+from jitscope.cli.app import main
+
+if __name__ == "__main__":
+    main()

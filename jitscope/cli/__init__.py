@@ -1,0 +1,1 @@
+"""The typer app: one thin module per command."""

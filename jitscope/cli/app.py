@@ -1,0 +1,70 @@
+"""The ``jitscope`` command.
+
+Each command lives in its own module with a ``register(app)`` function. Command
+modules import jax only inside the command body, so ``jitscope --help`` and
+``jitscope CMD --help`` never pay for importing jax.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+
+import typer
+
+from jitscope import __version__
+from jitscope.errors import JitscopeError
+
+#: Command modules under ``jitscope.cli``, in the order ``--help`` lists them.
+COMMAND_MODULES: tuple[str, ...] = ("trace",)
+
+app = typer.Typer(
+    name="jitscope",
+    help="See what jax.jit really does to your code: jaxpr, StableHLO, HLO, timing and lint.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+
+
+def _version_callback(value: bool) -> None:
+    if value:
+        typer.echo(f"jitscope {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: bool = typer.Option(
+        False, "--version", callback=_version_callback, is_eager=True, help="Show the version and exit."
+    ),
+) -> None:
+    """See what jax.jit really does to your code."""
+
+
+for _name in COMMAND_MODULES:
+    _module = importlib.import_module(f"jitscope.cli.{_name}")
+    _module.register(app)
+
+
+def report_error(err: JitscopeError) -> None:
+    """Print a JitscopeError as one line on stderr (plus its detail, if any)."""
+    from jitscope.render.console import make_console
+
+    console = make_console(stderr=True)
+    console.print(f"[jitscope.bad]error:[/] {err.one_line()}", markup=True, highlight=False)
+    if err.detail:
+        console.print(err.detail, markup=False, highlight=False)
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Console-script entry point: run the app, turning JitscopeError into one line and an exit code."""
+    try:
+        app(args=argv, prog_name="jitscope")
+    except JitscopeError as err:
+        report_error(err)
+        sys.exit(err.exit_code)
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        sys.exit(130)

@@ -1,0 +1,64 @@
+"""Recognising and unwrapping ``jax.jit`` wrappers, and building new ones."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True, slots=True)
+class JitOptions:
+    """The jit options that change how a function is traced and cached."""
+
+    static_argnums: tuple[int, ...] = ()
+    static_argnames: tuple[str, ...] = ()
+    donate_argnums: tuple[int, ...] = ()
+    #: True when the user's object was already a jit wrapper (its options are honoured).
+    from_user_jit: bool = False
+
+    def with_static_names(self, names: tuple[str, ...]) -> JitOptions:
+        merged = tuple(dict.fromkeys(self.static_argnames + names))
+        return JitOptions(self.static_argnums, merged, self.donate_argnums, self.from_user_jit)
+
+
+def is_jitted(obj: Any) -> bool:
+    """True for objects returned by ``jax.jit`` (and ``pjit``)."""
+    return hasattr(obj, "_jit_info") and hasattr(obj, "lower") and callable(obj)
+
+
+def unwrap_jit(obj: Any) -> tuple[Callable[..., Any], JitOptions] | None:
+    """The Python function inside a jit wrapper and the wrapper's options, or None."""
+    if not is_jitted(obj):
+        return None
+    info = obj._jit_info  # jax >= 0.4.30: PjitInfo with normalised static/donate args
+    fun = getattr(obj, "_fun", None) or getattr(obj, "__wrapped__", None)
+    if fun is None:
+        return None
+    return fun, JitOptions(
+        static_argnums=tuple(getattr(info, "static_argnums", ()) or ()),
+        static_argnames=tuple(getattr(info, "static_argnames", ()) or ()),
+        donate_argnums=tuple(getattr(info, "donate_argnums", ()) or ()),
+        from_user_jit=True,
+    )
+
+
+def make_jit(fn: Callable[..., Any], options: JitOptions) -> Any:
+    """A fresh ``jax.jit`` wrapper (with its own empty cache) for ``fn``."""
+    import jax
+
+    return jax.jit(
+        fn,
+        static_argnums=options.static_argnums or None,
+        static_argnames=options.static_argnames or None,
+        donate_argnums=options.donate_argnums or None,
+    )
+
+
+def cache_size(jitted: Any) -> int | None:
+    """Number of compiled entries in a jit wrapper's in-memory cache, where JAX exposes it."""
+    size = getattr(jitted, "_cache_size", None)
+    try:
+        return int(size()) if callable(size) else None
+    except Exception:  # noqa: BLE001 - private API; absence is not an error
+        return None

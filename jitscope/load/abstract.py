@@ -1,0 +1,53 @@
+"""Spec records -> abstract JAX values (``jax.ShapeDtypeStruct``): nothing is allocated."""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+from jitscope.load.specs import ArgSet, ArraySpec, iter_array_specs
+
+_WIDE = {"float64", "int64", "uint64", "complex128"}
+
+
+def _map(tree: Any, leaf_fn: Any) -> Any:
+    if isinstance(tree, ArraySpec):
+        return leaf_fn(tree)
+    if isinstance(tree, dict):
+        return {k: _map(v, leaf_fn) for k, v in tree.items()}
+    if isinstance(tree, (list, tuple)):
+        return type(tree)(_map(v, leaf_fn) for v in tree)
+    return tree
+
+
+def map_specs(argset: ArgSet, leaf_fn: Any) -> tuple[tuple[Any, ...], dict[str, Any]]:
+    """Apply ``leaf_fn`` to every ArraySpec of ``argset``; literals pass through."""
+    return _map(argset.args, leaf_fn), {k: _map(v, leaf_fn) for k, v in argset.kwargs.items()}
+
+
+def warn_if_x64_disabled(argset: ArgSet) -> str | None:
+    """A warning when 64-bit dtypes are asked for but JAX will silently use 32-bit ones."""
+    import jax
+
+    if jax.config.jax_enable_x64:
+        return None
+    wide = sorted({s.dtype for s in iter_array_specs((argset.args, argset.kwargs)) if s.dtype in _WIDE})
+    if not wide:
+        return None
+    return (
+        f"{', '.join(wide)} requested but 64-bit types are disabled in JAX, which will use 32-bit types; "
+        "set JAX_ENABLE_X64=1 (or pass --x64) to trace with 64-bit types"
+    )
+
+
+def to_abstract(argset: ArgSet) -> tuple[tuple[Any, ...], dict[str, Any]]:
+    """Positional and keyword arguments as ShapeDtypeStructs (statics unchanged)."""
+    import jax
+    import jax.numpy as jnp
+
+    def leaf(spec: ArraySpec) -> Any:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # the x64 truncation warning is reported once by us
+            return jax.ShapeDtypeStruct(spec.shape, jnp.dtype(spec.dtype), weak_type=spec.weak_type)
+
+    return map_specs(argset, leaf)

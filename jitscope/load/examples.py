@@ -1,0 +1,92 @@
+"""Example arguments declared by the user's module.
+
+The convention (documented in the README): a module-level dict ``JITSCOPE_EXAMPLES``
+mapping a function's name (or dotted attribute path) to how to call it::
+
+    JITSCOPE_EXAMPLES = {
+        "predict": "{'w': f32[784,10], 'b': f32[10]}, f32[128,784]",       # --shapes text
+        "conditional_double": {"shapes": "f32[]", "static": {"threshold": 0.0}},
+        "step": [                                                         # a call sequence
+            {"shapes": "f32[8]", "static": {"n": 1}},
+            {"shapes": "f32[16]", "static": {"n": 2}},
+        ],
+        "apply": {"args": (jax.ShapeDtypeStruct((8, 3), jnp.float32),), "kwargs": {"train": True}},
+    }
+
+Plain strings and dicts need no jitscope import in user code; ``args``/``kwargs`` may
+also hold anything with ``.shape`` and ``.dtype`` (arrays, ShapeDtypeStruct), which is
+turned into an abstract spec so nothing is allocated.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from jitscope.errors import SpecError
+from jitscope.load.specs import ArgSet, ArraySpec, build_argset, parse_value
+
+EXAMPLES_ATTR = "JITSCOPE_EXAMPLES"
+_KEYS = frozenset({"shapes", "static", "args", "kwargs", "label"})
+
+
+def _to_spec(value: Any) -> Any:
+    """Python objects -> spec values: array-likes become ArraySpec; containers recurse."""
+    if isinstance(value, ArraySpec):
+        return value
+    if isinstance(value, str):
+        return value
+    if hasattr(value, "shape") and hasattr(value, "dtype"):
+        import numpy as np
+
+        return ArraySpec(tuple(int(d) for d in value.shape), np.dtype(value.dtype).name,
+                         bool(getattr(value, "weak_type", False)))
+    if isinstance(value, dict):
+        return {k: _to_spec(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(_to_spec(v) for v in value)
+    return value
+
+
+def parse_example_entry(key: str, entry: Any) -> tuple[ArgSet, ...]:
+    """One ``JITSCOPE_EXAMPLES`` value -> the ArgSets it describes."""
+    where = f"{EXAMPLES_ATTR}[{key!r}]"
+    if isinstance(entry, list):
+        out: list[ArgSet] = []
+        for i, item in enumerate(entry):
+            out.extend(parse_example_entry(f"{key}[{i}]", item))
+        return tuple(out)
+    if isinstance(entry, str):
+        return (build_argset(shapes=entry, label=""),)
+    if not isinstance(entry, dict):
+        raise SpecError(f"{where} must be a spec string, a dict or a list of them, not {type(entry).__name__}")
+    unknown = set(entry) - _KEYS
+    if unknown:
+        raise SpecError(f"{where} has unknown key(s) {sorted(unknown)}; allowed: {sorted(_KEYS)}")
+    base = build_argset(shapes=entry["shapes"]) if "shapes" in entry else ArgSet()
+    args = base.args + tuple(_to_spec(a) for a in entry.get("args", ()))
+    kwargs = dict(base.kwargs)
+    for name, value in dict(entry.get("kwargs", {})).items():
+        spec = _to_spec(value)
+        kwargs[name] = parse_value(spec, f"{where} kwargs {name}") if isinstance(spec, str) else spec
+    statics = dict(entry.get("static", {}))
+    kwargs.update(statics)
+    return (ArgSet(args, kwargs, tuple(statics), label=str(entry.get("label", ""))),)
+
+
+def examples_for(module: Any, attr_path: str) -> tuple[ArgSet, ...]:
+    """The ArgSets declared for ``attr_path`` in ``module``, or ()."""
+    table = getattr(module, EXAMPLES_ATTR, None)
+    if table is None:
+        return ()
+    if not isinstance(table, dict):
+        raise SpecError(f"{EXAMPLES_ATTR} in {module.__name__} must be a dict, not {type(table).__name__}")
+    last = attr_path.rsplit(".", 1)[-1]
+    for key in (attr_path, last):
+        if key in table:
+            return parse_example_entry(key, table[key])
+    return ()
+
+
+def example_names(module: Any) -> tuple[str, ...]:
+    table = getattr(module, EXAMPLES_ATTR, None)
+    return tuple(table) if isinstance(table, dict) else ()

@@ -1,0 +1,279 @@
+"""Argument specs: ``"f32[8,128], {'w': f32[128,10]}, i32[]"`` -> abstract argument records.
+
+The spec language is a small subset of Python expressions, so we parse it with
+``ast`` instead of a hand-written tokenizer: ``f32[8,128]`` is a subscript,
+pytrees are tuple/list/dict displays and static values are literals. The only
+non-Python form is the scalar ``f32[]``, which we rewrite to ``f32[()]`` before
+parsing while keeping error columns in terms of the text the user typed.
+
+Nothing here imports jax: specs are plain records, turned into
+``jax.ShapeDtypeStruct`` by :mod:`jitscope.load.abstract`.
+"""
+
+from __future__ import annotations
+
+import ast
+import math
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from jitscope.errors import SpecError
+
+#: Short dtype names accepted in specs, mapped to numpy names.
+SHORT_DTYPES: dict[str, str] = {
+    "bf16": "bfloat16",
+    "f16": "float16",
+    "f32": "float32",
+    "f64": "float64",
+    "i8": "int8",
+    "i16": "int16",
+    "i32": "int32",
+    "i64": "int64",
+    "u8": "uint8",
+    "u16": "uint16",
+    "u32": "uint32",
+    "u64": "uint64",
+    "bool": "bool",
+    "pred": "bool",
+    "c64": "complex64",
+    "c128": "complex128",
+}
+#: numpy name -> short name, for display.
+SHORT_NAMES: dict[str, str] = {v: k for k, v in SHORT_DTYPES.items() if k != "pred"}
+#: Extra numpy-style names (ml_dtypes) that jax understands.
+EXTRA_DTYPES: frozenset[str] = frozenset(
+    {"float8_e4m3fn", "float8_e5m2", "float8_e4m3b11fnuz", "float8_e4m3fnuz", "float8_e5m2fnuz", "int4", "uint4"}
+)
+_ITEMSIZE: dict[str, float] = {
+    "bool": 1, "int4": 0.5, "uint4": 0.5, "int8": 1, "uint8": 1, "int16": 2, "uint16": 2, "int32": 4,
+    "uint32": 4, "int64": 8, "uint64": 8, "bfloat16": 2, "float16": 2, "float32": 4, "float64": 8,
+    "complex64": 8, "complex128": 16,
+}  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
+class ArraySpec:
+    """An abstract array argument: shape and dtype, no data."""
+
+    shape: tuple[int, ...]
+    dtype: str  # numpy name, e.g. "float32"
+    weak_type: bool = False
+
+    @property
+    def size(self) -> int:
+        return math.prod(self.shape)
+
+    @property
+    def nbytes(self) -> int:
+        return math.ceil(self.size * _ITEMSIZE.get(self.dtype, 1))
+
+    def __str__(self) -> str:
+        return f"{SHORT_NAMES.get(self.dtype, self.dtype)}[{','.join(map(str, self.shape))}]"
+
+
+@dataclass(frozen=True, slots=True)
+class ArgSet:
+    """One way to call the target: positional args, keyword args, and which names are static.
+
+    Leaves of ``args``/``kwargs`` are ``ArraySpec`` (traced) or Python values (static, or
+    Python scalars that JAX traces as weak-typed values when not marked static).
+    """
+
+    args: tuple[Any, ...] = ()
+    kwargs: dict[str, Any] = field(default_factory=dict)
+    static_names: tuple[str, ...] = ()
+    label: str = ""
+
+    def describe(self) -> str:
+        """Compact text like ``f32[8,128], i32[8], threshold=0.0``."""
+        parts = [format_value(a) for a in self.args]
+        parts += [f"{k}={format_value(v)}" for k, v in self.kwargs.items()]
+        return ", ".join(parts)
+
+    @property
+    def nbytes(self) -> int:
+        """Total bytes of the array leaves, for refusing inputs too large for memory."""
+        return sum(leaf.nbytes for leaf in iter_array_specs((self.args, self.kwargs)))
+
+
+def iter_array_specs(tree: Any) -> Any:
+    """Yield every ArraySpec leaf of a pytree of tuples, lists and dicts."""
+    if isinstance(tree, ArraySpec):
+        yield tree
+    elif isinstance(tree, dict):
+        for value in tree.values():
+            yield from iter_array_specs(value)
+    elif isinstance(tree, (list, tuple)):
+        for value in tree:
+            yield from iter_array_specs(value)
+
+
+def format_value(value: Any) -> str:
+    """Spec-language text for a pytree of specs and literals."""
+    if isinstance(value, ArraySpec):
+        return str(value)
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{k!r}: {format_value(v)}" for k, v in value.items()) + "}"
+    if isinstance(value, tuple):
+        inner = ", ".join(format_value(v) for v in value)
+        return f"({inner},)" if len(value) == 1 else f"({inner})"
+    if isinstance(value, list):
+        return "[" + ", ".join(format_value(v) for v in value) + "]"
+    return repr(value)
+
+
+def canonical_dtype(name: str) -> str | None:
+    """The numpy name for a short or numpy dtype name, or None if unknown."""
+    lowered = name.lower()
+    if lowered in SHORT_DTYPES:
+        return SHORT_DTYPES[lowered]
+    if lowered in _ITEMSIZE or lowered in EXTRA_DTYPES:
+        return lowered
+    return None
+
+
+_EMPTY_SUBSCRIPT = re.compile(r"\[\s*\]")
+
+
+class _Parser:
+    """Turns the ``ast`` of a spec into spec values, reporting errors at user columns."""
+
+    def __init__(self, text: str, what: str) -> None:
+        self.text = text
+        self.what = what
+        # Rewrite `f32[]` -> `f32[()]`; remember where we inserted so columns map back.
+        self.inserts: list[int] = []
+        out, last = [], 0
+        for m in _EMPTY_SUBSCRIPT.finditer(text):
+            out.append(text[last : m.start()] + "[()]")
+            self.inserts.append(m.start())
+            last = m.end()
+        out.append(text[last:])
+        self.source = "".join(out)
+
+    def user_col(self, col: int) -> int:
+        shift = 0
+        for pos in self.inserts:
+            if pos + shift < col:
+                shift += 2
+        return max(0, col - shift - 1)  # ast parses "(" + source; drop that char
+
+    def error(
+        self, message: str, node: ast.AST | None = None, col: int | None = None, *, syntax: bool = False
+    ) -> SpecError:
+        if node is not None:
+            col = self.user_col(getattr(node, "col_offset", 0))
+        col = 0 if col is None else min(col, len(self.text))
+        pointer = f"  {self.text}\n  {' ' * col}^"
+        hint = "arrays look like f32[8,128], scalars f32[], pytrees (..), [..], {'k': ..}" if syntax else None
+        return SpecError(f"bad {self.what} at column {col + 1}: {message}", hint=hint, detail=pointer)
+
+    def parse(self, *, top_level_tuple: bool) -> Any:
+        wrapped = f"({self.source},)" if top_level_tuple else f"({self.source})"
+        if not self.text.strip():
+            return () if top_level_tuple else self.error_empty()
+        try:
+            tree = ast.parse(wrapped, mode="eval")
+        except SyntaxError as exc:
+            col = self.user_col(max((exc.offset or 1) - 1, 0))
+            if "closing parenthesis ')'" in (exc.msg or "") or "never closed" in (exc.msg or ""):
+                exc.msg = "unclosed bracket"  # the ')' is ours: we wrapped the text in parentheses
+            raise self.error(f"invalid syntax ({exc.msg})", col=col, syntax=True) from None
+        return self.value(tree.body)
+
+    def error_empty(self) -> Any:
+        raise self.error("empty spec", col=0)
+
+    def value(self, node: ast.expr) -> Any:
+        if isinstance(node, ast.Subscript):
+            return self.array(node)
+        if isinstance(node, ast.Tuple):
+            return tuple(self.value(e) for e in node.elts)
+        if isinstance(node, ast.List):
+            return [self.value(e) for e in node.elts]
+        if isinstance(node, ast.Dict):
+            out: dict[Any, Any] = {}
+            for key, val in zip(node.keys, node.values, strict=True):
+                if key is None:
+                    raise self.error("'**' is not allowed in a spec", val)
+                k = key.id if isinstance(key, ast.Name) else self.literal(key)
+                if not isinstance(k, (str, int)):
+                    raise self.error("dict keys must be strings or ints", key)
+                out[k] = self.value(val)
+            return out
+        if isinstance(node, ast.Name):
+            if canonical_dtype(node.id):
+                raise self.error(f"'{node.id}' needs a shape: {node.id}[...] (scalar: {node.id}[])", node)
+            raise self.error(f"unknown name '{node.id}' (a dtype like f32[3] or a Python literal)", node)
+        return self.literal(node)
+
+    def literal(self, node: ast.expr) -> Any:
+        try:
+            return ast.literal_eval(node)
+        except (ValueError, SyntaxError, TypeError):
+            raise self.error(f"not an array spec or a Python literal: {ast.unparse(node)}", node) from None
+
+    def array(self, node: ast.Subscript) -> ArraySpec:
+        base = node.value
+        name = base.attr if isinstance(base, ast.Attribute) else base.id if isinstance(base, ast.Name) else None
+        dtype = canonical_dtype(name) if name else None
+        if dtype is None:
+            raise self.error(
+                f"unknown dtype '{name or ast.unparse(base)}' (use bf16, f16, f32, f64, i8..i64, u8..u64, "
+                "bool, c64, c128 or a numpy name such as float32)",
+                base,
+            )
+        dims_node = node.slice
+        elts = dims_node.elts if isinstance(dims_node, ast.Tuple) else [dims_node]
+        shape = []
+        for dim in elts:
+            if isinstance(dim, ast.Constant) and type(dim.value) is int and dim.value >= 0:
+                shape.append(dim.value)
+            else:
+                raise self.error(f"dimension must be a non-negative integer, got {ast.unparse(dim)}", dim)
+        return ArraySpec(tuple(shape), dtype)
+
+
+def parse_shapes(text: str) -> tuple[Any, ...]:
+    """Parse ``--shapes`` text into a tuple of positional argument specs."""
+    return tuple(_Parser(text, "--shapes").parse(top_level_tuple=True))
+
+
+def parse_value(text: str, what: str = "value") -> Any:
+    """Parse a single spec or Python literal (the right-hand side of ``--arg``/``--static``)."""
+    return _Parser(text, what).parse(top_level_tuple=False)
+
+
+def parse_assignment(text: str, what: str) -> tuple[str, Any]:
+    """Parse ``name=value`` from ``--static`` or ``--arg``."""
+    name, sep, rhs = text.partition("=")
+    name = name.strip()
+    if not sep or not name.isidentifier():
+        raise SpecError(
+            f"bad {what} {text!r}: expected NAME=VALUE",
+            hint=f"for example {what} threshold=0.0" if what == "--static" else f"for example {what} x=f32[3]",
+        )
+    return name, parse_value(rhs.strip(), f"{what} {name}")
+
+
+def build_argset(
+    shapes: str | None = None,
+    statics: list[str] | None = None,
+    kwargs: list[str] | None = None,
+    label: str = "",
+) -> ArgSet:
+    """Combine ``--shapes``, ``--static`` and ``--arg`` into one ArgSet."""
+    args = parse_shapes(shapes) if shapes is not None else ()
+    kw: dict[str, Any] = {}
+    static_names: list[str] = []
+    for item in statics or ():
+        name, value = parse_assignment(item, "--static")
+        if any(True for _ in iter_array_specs(value)):
+            raise SpecError(f"--static {name}: a static value must be a Python literal, not an array spec")
+        kw[name] = value
+        static_names.append(name)
+    for item in kwargs or ():
+        name, value = parse_assignment(item, "--arg")
+        kw[name] = value
+    return ArgSet(args=args, kwargs=kw, static_names=tuple(static_names), label=label)

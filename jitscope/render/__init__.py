@@ -1,0 +1,1 @@
+"""Renderers: records in, text out. Nothing here imports jax."""

@@ -1,0 +1,43 @@
+"""Console factory: rich on a terminal, plain text when piped or with NO_COLOR.
+
+rich already drops colour when the stream is not a terminal and honours NO_COLOR;
+what we add is a wide, non-wrapping console for piped output so IR text is never
+folded at 80 columns, and stderr consoles for progress and diagnostics so stdout
+stays clean for ``--format json``.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import IO
+
+from rich.console import Console
+
+from jitscope.render.theme import THEME
+
+#: Width used when output is not a terminal: wide enough that IR lines are not folded.
+PIPE_WIDTH = 200
+
+
+def make_console(*, stderr: bool = False, file: IO[str] | None = None, width: int | None = None) -> Console:
+    """A themed console on stdout (default), stderr or ``file``."""
+    stream = file if file is not None else (sys.stderr if stderr else sys.stdout)
+    is_tty = bool(getattr(stream, "isatty", lambda: False)())
+    no_color = "NO_COLOR" in os.environ or not is_tty
+    force_term = os.environ.get("FORCE_COLOR") not in (None, "")
+    return Console(
+        file=stream,
+        theme=THEME,
+        width=width if width is not None else (None if is_tty else PIPE_WIDTH),
+        no_color=no_color and not force_term,
+        color_system=None if (no_color and not force_term) else "auto",
+        highlight=False,
+        soft_wrap=not is_tty,
+        emoji=False,
+    )
+
+
+def plain_console(file: IO[str], width: int = 100) -> Console:
+    """A colourless console with a fixed width, for tests and for writing files."""
+    return Console(file=file, theme=THEME, width=width, color_system=None, highlight=False, emoji=False)
