@@ -13,6 +13,7 @@ STYLES: dict[str, str] = {
     "jaxpr.param": "dim",
     "jaxpr.keyword": "bold",
     "jaxpr.location": "dim italic",
+    "jaxpr.label": "bold",
     # StableHLO / HLO
     "hlo.op": "bold cyan",
     "hlo.value": "yellow",
