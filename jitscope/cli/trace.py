@@ -1,0 +1,78 @@
+"""``jitscope trace``: every stage of what jit makes of a function."""
+
+from __future__ import annotations
+
+from enum import Enum
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from jitscope.cli.options import ArgOpt, ShapesOpt, StaticOpt, TargetsArg, X64Opt, enable_x64_if
+from jitscope.errors import EXIT_FINDINGS, UsageError
+
+ALL_STAGES = ("jaxpr", "stablehlo", "hlo", "cost", "memory")
+
+
+class TraceFormat(str, Enum):
+    text = "text"
+    json = "json"
+
+
+def parse_stages(text: str) -> tuple[str, ...]:
+    stages = tuple(dict.fromkeys(s.strip().lower() for s in text.split(",") if s.strip()))
+    unknown = [s for s in stages if s not in ALL_STAGES]
+    if unknown or not stages:
+        raise UsageError(f"unknown stage(s) {', '.join(unknown) or '(none)'}", hint=f"choose from {','.join(ALL_STAGES)}")
+    return stages
+
+
+def trace(
+    targets: TargetsArg,
+    shapes: ShapesOpt = None,
+    static: StaticOpt = None,
+    arg: ArgOpt = None,
+    stages: Annotated[str, typer.Option(help="Stages to show, comma-separated; stops early (no XLA compile "
+                                        "for jaxpr,stablehlo).")] = ",".join(ALL_STAGES),
+    depth: Annotated[int | None, typer.Option(help="Collapse nested jaxprs deeper than this.")] = None,
+    locations: Annotated[bool, typer.Option("--locations/--no-locations",
+                                            help="Annotate each equation with your file:line.")] = True,
+    effects: Annotated[bool, typer.Option("--effects/--no-effects",
+                                          help="Watch for trace-time side effects.")] = True,
+    out: Annotated[Path | None, typer.Option(help="Also write each stage to a file in this folder.")] = None,
+    fmt: Annotated[TraceFormat, typer.Option("--format", "-f", help="text, or one versioned JSON document.")]
+    = TraceFormat.text,
+    profile: Annotated[bool, typer.Option(help="Profile the Python side of tracing with pyinstrument.")] = False,
+    profile_html: Annotated[Path | None, typer.Option(help="Write the --profile report as HTML here.")] = None,
+    x64: X64Opt = False,
+) -> None:
+    """Trace TARGET with abstract inputs and show its jaxpr, StableHLO, HLO, cost and memory."""
+    from jitscope.tracing.pipeline import run_trace, write_outputs
+    from jitscope.render.console import make_console
+    from jitscope.render.trace import render_trace
+
+    wanted = parse_stages(stages)
+    enable_x64_if(x64)
+    report, profilers = run_trace(targets, shapes, static, arg, wanted, effects, profile or bool(profile_html))
+    if out is not None:
+        write_outputs(report, out, locations=locations, depth=depth)
+    console = make_console()
+    if fmt is TraceFormat.json:
+        from jitscope.render.json import dumps
+
+        console.file.write(dumps(report) + "\n")
+    else:
+        for record in report.traces:
+            console.print(render_trace(record, stages=wanted, locations=locations, depth=depth))
+            console.print()
+    if profilers:
+        from jitscope.render.profile import show_profiles
+
+        show_profiles(profilers, html=profile_html, console=make_console(stderr=fmt is TraceFormat.json))
+    if any(r.diagnostic is not None for r in report.traces):
+        raise typer.Exit(EXIT_FINDINGS)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("trace", no_args_is_help=True)(trace)
+

@@ -1,0 +1,87 @@
+"""Lowering, compiling and reading XLA's analyses, across JAX versions."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from jitscope.model.trace import CostRecord, MemoryRecord
+
+
+def stablehlo_text(lowered: Any) -> str:
+    """The lowered module as StableHLO (MLIR) text, with debug locations stripped for readability."""
+    try:
+        return str(lowered.as_text(dialect="stablehlo"))
+    except TypeError:  # very old JAX: as_text() takes no dialect
+        return str(lowered.as_text())
+
+
+def compiled_text(compiled: Any) -> str | None:
+    """The optimised HLO that XLA will run, or None when the backend does not expose it."""
+    try:
+        text = compiled.as_text()
+    except Exception:  # noqa: BLE001 - some backends raise NotImplementedError or XlaRuntimeError
+        return None
+    return str(text) if text else None
+
+
+def _number(table: dict[str, Any], key: str) -> float | None:
+    value = table.get(key)
+    try:
+        return float(value) if value is not None and float(value) >= 0 else None
+    except (TypeError, ValueError):
+        return None
+
+
+def cost_record(compiled: Any) -> CostRecord | None:
+    """XLA's cost analysis (flops, transcendentals, bytes accessed), or None if unavailable."""
+    try:
+        raw = compiled.cost_analysis()
+    except Exception:  # noqa: BLE001 - backends without cost analysis raise
+        return None
+    if isinstance(raw, (list, tuple)):  # JAX < 0.4.30 returned one dict per device program
+        raw = raw[0] if raw else None
+    if not isinstance(raw, dict) or not raw:
+        return None
+    return CostRecord(
+        flops=_number(raw, "flops"),
+        transcendentals=_number(raw, "transcendentals"),
+        bytes_accessed=_number(raw, "bytes accessed"),
+    )
+
+
+def memory_record(compiled: Any) -> MemoryRecord | None:
+    """XLA's memory analysis of the compiled executable, or None if unavailable."""
+    try:
+        stats = compiled.memory_analysis()
+    except Exception:  # noqa: BLE001
+        return None
+    if stats is None:
+        return None
+
+    def get(name: str) -> int | None:
+        value = getattr(stats, name, None)
+        return int(value) if isinstance(value, (int, float)) and value >= 0 else None
+
+    return MemoryRecord(
+        argument_bytes=get("argument_size_in_bytes"),
+        output_bytes=get("output_size_in_bytes"),
+        alias_bytes=get("alias_size_in_bytes"),
+        temp_bytes=get("temp_size_in_bytes"),
+        generated_code_bytes=get("generated_code_size_in_bytes"),
+    )
+
+
+def environment() -> dict[str, str]:
+    """jax/jaxlib versions, backend and devices, for every report."""
+    import jax
+    import jaxlib
+
+    devices = jax.devices()
+    return {
+        "jax": jax.__version__,
+        "jaxlib": getattr(jaxlib, "__version__", "?"),
+        "backend": jax.default_backend(),
+        "device_kind": devices[0].device_kind if devices else "?",
+        "device_count": str(len(devices)),
+        "x64": str(bool(jax.config.jax_enable_x64)).lower(),
+    }

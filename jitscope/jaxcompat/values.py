@@ -1,0 +1,86 @@
+"""What a traced function sees: tracers and static values, described without JAX objects."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from jitscope.model.trace import SeenArg
+
+
+def short_dtype(dtype: Any) -> str:
+    from jitscope.load.specs import SHORT_NAMES
+
+    name = getattr(dtype, "name", str(dtype))
+    return SHORT_NAMES.get(name, name)
+
+
+def describe_seen(path: str, value: Any) -> SeenArg:
+    """Describe one argument leaf as the function body received it."""
+    import jax
+
+    aval = getattr(value, "aval", None)
+    if isinstance(value, jax.core.Tracer) and aval is not None and hasattr(aval, "shape"):
+        return SeenArg(
+            path=path,
+            kind="traced",
+            type_name=type(value).__name__,
+            shape=tuple(int(d) for d in aval.shape),
+            dtype=short_dtype(aval.dtype),
+            weak_type=bool(getattr(aval, "weak_type", False)),
+            value_repr=str(value),
+        )
+    text = repr(value)
+    return SeenArg(
+        path=path,
+        kind="static",
+        type_name=type(value).__name__,
+        value_repr=text if len(text) <= 80 else text[:77] + "...",
+    )
+
+
+def describe_call(names: list[str], args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[SeenArg, ...]:
+    """Every leaf of every argument, with a pytree path such as ``params['w']``."""
+    import jax
+
+    seen: list[SeenArg] = []
+    items = list(zip(names, args, strict=False)) + list(kwargs.items())
+    for name, value in items:
+        leaves, _ = jax.tree_util.tree_flatten_with_path(value, is_leaf=lambda x: x is None)
+        for key_path, leaf in leaves:
+            seen.append(describe_seen(name + jax.tree_util.keystr(key_path), leaf))
+    return tuple(seen)
+
+
+_ARG_NAMES = re.compile(r"depends on the values? of the arguments? ([^.]+)\.")
+
+
+def concretization_arguments(exc: BaseException) -> list[str]:
+    """Names of the arguments a ConcretizationTypeError says the value depended on."""
+    m = _ARG_NAMES.search(str(exc))
+    if not m:
+        return []
+    return [p.strip().strip("'`") for p in re.split(r",| and ", m.group(1)) if p.strip()]
+
+
+def trace_error_kind(exc: BaseException) -> str | None:
+    """Classify a trace-time failure: concretization, unhashable_static, shape, or None."""
+    import jax
+
+    if isinstance(exc, jax.errors.TracerBoolConversionError):
+        return "bool_conversion"
+    if isinstance(exc, jax.errors.TracerIntegerConversionError):
+        return "integer_conversion"
+    if isinstance(exc, jax.errors.TracerArrayConversionError):
+        return "array_conversion"
+    if isinstance(exc, jax.errors.ConcretizationTypeError):
+        return "concretization"
+    if isinstance(exc, jax.errors.UnexpectedTracerError):
+        return "tracer_leak"
+    if isinstance(exc, ValueError) and "Non-hashable static arguments" in str(exc):
+        return "unhashable_static"
+    if isinstance(exc, TypeError) and any(
+        s in str(exc) for s in ("shape", "Incompatible shapes", "must have", "dimension")
+    ):
+        return "shape"
+    return None

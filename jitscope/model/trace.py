@@ -1,0 +1,121 @@
+"""Records produced by ``jitscope trace``: what the function saw, its effects, and each stage."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+from jitscope.model.common import SCHEMA_VERSION, Location
+from jitscope.model.effects import EffectsRecord
+from jitscope.model.jaxpr import JaxprRecord, JaxprSummary
+
+STAGES: tuple[str, ...] = ("jaxpr", "stablehlo", "hlo", "cost", "memory")
+
+
+@dataclass(frozen=True, slots=True)
+class SeenArg:
+    """One argument leaf as the function body received it: a tracer or a static value."""
+
+    path: str  # "x", "params['w']"
+    kind: Literal["traced", "static"]
+    type_name: str  # DynamicJaxprTracer, float, ...
+    shape: tuple[int, ...] = ()
+    dtype: str = ""
+    weak_type: bool = False
+    value_repr: str = ""
+
+    @property
+    def aval(self) -> str:
+        text = f"{self.dtype}[{','.join(map(str, self.shape))}]"
+        return f"~{text}" if self.weak_type else text
+
+
+@dataclass(frozen=True, slots=True)
+class CostRecord:
+    """XLA's cost analysis of the compiled program; None where the backend gives no figure."""
+
+    flops: float | None = None
+    transcendentals: float | None = None
+    bytes_accessed: float | None = None
+
+    @property
+    def arithmetic_intensity(self) -> float | None:
+        if self.flops is None or not self.bytes_accessed:
+            return None
+        return self.flops / self.bytes_accessed
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryRecord:
+    """XLA's memory analysis of the compiled program, in bytes."""
+
+    argument_bytes: int | None = None
+    output_bytes: int | None = None
+    alias_bytes: int | None = None
+    temp_bytes: int | None = None
+    generated_code_bytes: int | None = None
+
+    @property
+    def peak_bytes(self) -> int | None:
+        """Arguments + outputs + temporaries - aliased buffers: what the program needs live at once."""
+        parts = (self.argument_bytes, self.output_bytes, self.temp_bytes)
+        if any(p is None for p in parts):
+            return None
+        return sum(p for p in parts if p is not None) - (self.alias_bytes or 0)
+
+
+@dataclass(frozen=True, slots=True)
+class StagesRecord:
+    """Lowered and compiled forms; a field is None when that stage was not asked for."""
+
+    stablehlo: str | None = None
+    hlo: str | None = None
+    cost: CostRecord | None = None
+    memory: MemoryRecord | None = None
+    lower_seconds: float | None = None
+    compile_seconds: float | None = None
+    backend: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Diagnostic:
+    """A trace-time failure explained: where in the user's code, what went wrong, how to fix it."""
+
+    kind: str  # bool_conversion, concretization, unhashable_static, shape, user_error, ...
+    message: str
+    location: Location | None
+    fix: str
+    source_line: str = ""
+    traceback: str = ""  # the user's frames only
+
+
+@dataclass(frozen=True, slots=True)
+class TraceRecord:
+    """Everything ``jitscope trace`` learned about one target called with one ArgSet."""
+
+    target: str
+    how: str
+    call: str  # the argument spec, e.g. "f32[8,128], threshold=0.0"
+    static_argnums: tuple[int, ...] = ()
+    static_argnames: tuple[str, ...] = ()
+    donate_argnums: tuple[int, ...] = ()
+    seen: tuple[SeenArg, ...] = ()
+    effects: EffectsRecord | None = None
+    body_runs: int = 0
+    trace_seconds: float = 0.0
+    printed: str = ""  # what the function printed while tracing
+    jaxpr: JaxprRecord | None = None
+    summary: JaxprSummary | None = None
+    stages: StagesRecord | None = None
+    diagnostic: Diagnostic | None = None
+    warnings: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class TraceReport:
+    """The versioned JSON document of ``jitscope trace --format json``."""
+
+    traces: tuple[TraceRecord, ...]
+    environment: dict[str, str] = field(default_factory=dict)
+    schema_version: str = SCHEMA_VERSION
+    kind: str = "jitscope.trace"

@@ -1,0 +1,47 @@
+"""Traced -> Lowered -> Compiled, keeping only what was asked for (``--stages``)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Collection
+from typing import Any
+
+from jitscope.errors import CompileError
+from jitscope.jaxcompat import stages as jc
+from jitscope.model.trace import StagesRecord
+
+LOWERED_STAGES = frozenset({"stablehlo", "hlo", "cost", "memory"})
+COMPILED_STAGES = frozenset({"hlo", "cost", "memory"})
+
+
+def lower_and_compile(traced: Any, stages: Collection[str]) -> StagesRecord:
+    """Lower and compile ``traced`` as far as ``stages`` need; no XLA compile for jaxpr/StableHLO only."""
+    import jax
+
+    wanted = set(stages)
+    if not wanted & LOWERED_STAGES:
+        return StagesRecord(backend=jax.default_backend())
+    start = time.perf_counter()
+    try:
+        lowered = traced.lower()
+    except Exception as exc:  # noqa: BLE001 - lowering errors are user-facing
+        raise CompileError(f"lowering to StableHLO failed: {type(exc).__name__}: {exc}") from None
+    lower_seconds = time.perf_counter() - start
+    stablehlo = jc.stablehlo_text(lowered) if "stablehlo" in wanted else None
+    if not wanted & COMPILED_STAGES:
+        return StagesRecord(stablehlo=stablehlo, lower_seconds=lower_seconds, backend=jax.default_backend())
+    start = time.perf_counter()
+    try:
+        compiled = lowered.compile()
+    except Exception as exc:  # noqa: BLE001
+        raise CompileError(f"XLA compilation failed: {type(exc).__name__}: {exc}") from None
+    compile_seconds = time.perf_counter() - start
+    return StagesRecord(
+        stablehlo=stablehlo,
+        hlo=jc.compiled_text(compiled) if "hlo" in wanted else None,
+        cost=jc.cost_record(compiled) if "cost" in wanted else None,
+        memory=jc.memory_record(compiled) if "memory" in wanted else None,
+        lower_seconds=lower_seconds,
+        compile_seconds=compile_seconds,
+        backend=jax.default_backend(),
+    )

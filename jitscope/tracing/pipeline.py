@@ -1,0 +1,92 @@
+"""load -> trace -> lower -> compile for ``jitscope trace``; returns records only (plus profilers)."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import re
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from jitscope.load.specs import ArgSet, build_argset
+from jitscope.model.trace import TraceRecord, TraceReport
+from jitscope.stages.compile import lower_and_compile
+from jitscope.tracing.run import argsets_for, load_all
+from jitscope.tracing.session import trace_target
+
+
+def _merge(example: ArgSet, cli: ArgSet) -> ArgSet:
+    """Command-line --static/--arg values override an example's (so examples' shapes are kept)."""
+    kwargs = {**example.kwargs, **cli.kwargs}
+    statics = tuple(dict.fromkeys(example.static_names + cli.static_names))
+    return ArgSet(example.args, kwargs, statics, example.label)
+
+
+def run_trace(
+    targets: Sequence[str],
+    shapes: str | None,
+    statics: list[str] | None,
+    kwargs: list[str] | None,
+    stages: Sequence[str],
+    watch_effects: bool = True,
+    profile: bool = False,
+) -> tuple[TraceReport, list[tuple[str, Any]]]:
+    """Trace (and lower/compile as ``stages`` need) every call of every target."""
+    from jitscope.jaxcompat.stages import environment
+
+    handles = load_all(list(targets))
+    cli = build_argset(shapes, statics, kwargs) if (shapes is not None or statics or kwargs) else None
+    records: list[TraceRecord] = []
+    profilers: list[tuple[str, Any]] = []
+    for target in handles:
+        calls = argsets_for(target, None if (cli is not None and shapes is None and target.examples) else cli)
+        if cli is not None and shapes is None and target.examples:
+            calls = tuple(_merge(example, cli) for example in calls)
+        for argset in calls:
+            handle = trace_target(target, argset, watch_effects=watch_effects, profile=profile,
+                                  want_jaxpr="jaxpr" in stages)
+            record = handle.record
+            if handle.traced is not None:
+                record = dataclasses.replace(record, stages=lower_and_compile(handle.traced, stages))
+            records.append(record)
+            if handle.profiler is not None:
+                profilers.append((f"{record.target}({record.call})", handle.profiler))
+    return TraceReport(traces=tuple(records), environment=environment()), profilers
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]+", "_", text).strip("_") or "trace"
+
+
+def write_outputs(report: TraceReport, out: Path, *, locations: bool, depth: int | None) -> list[Path]:
+    """Write each stage of each trace to ``out/<target>[-N]/``, plus the whole JSON report."""
+    from jitscope.model.common import to_jsonable
+    from jitscope.render.jaxpr import render_jaxpr_text
+    from jitscope.render.json import dumps
+
+    out.mkdir(parents=True, exist_ok=True)
+    written: list[Path] = [out / "report.json"]
+    (out / "report.json").write_text(dumps(report) + "\n")
+    counts: dict[str, int] = {}
+    for record in report.traces:
+        base = _slug(record.target.rsplit(":", 1)[-1])
+        counts[base] = counts.get(base, 0) + 1
+        folder = out / (base if counts[base] == 1 else f"{base}-{counts[base]}")
+        folder.mkdir(exist_ok=True)
+        files: dict[str, str | None] = {
+            "call.txt": record.call + "\n",
+            "jaxpr.txt": render_jaxpr_text(record.jaxpr, record.summary, locations=locations, depth=depth)
+            if record.jaxpr is not None else None,
+        }
+        st = record.stages
+        if st is not None:
+            files["stablehlo.mlir"] = st.stablehlo
+            files["hlo.txt"] = st.hlo
+            files["cost.json"] = json.dumps(to_jsonable(st.cost), indent=2) + "\n" if st.cost else None
+            files["memory.json"] = json.dumps(to_jsonable(st.memory), indent=2) + "\n" if st.memory else None
+        for name, text in files.items():
+            if text is not None:
+                (folder / name).write_text(text)
+                written.append(folder / name)
+    return written

@@ -1,0 +1,167 @@
+"""jitscope's tracer: trace a target with abstract inputs while watching the Python that runs.
+
+``trace_target`` is the one place that calls ``jit(f).trace``. It wraps the user's
+function so it can record what the body *saw* (tracers or static values) and how
+often it ran, watches side effects while JAX traces, captures what the function
+printed, and turns trace-time failures into a ``Diagnostic`` that points at the
+user's line and names the fix. Inputs are ``jax.ShapeDtypeStruct``: nothing is
+allocated on the device, so ``f32[50000,50000]`` traces instantly.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import inspect
+import io
+import time
+import warnings
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from jitscope.jaxcompat.jit import make_jit
+from jitscope.load.abstract import to_abstract, warn_if_x64_disabled
+from jitscope.load.specs import ArgSet
+from jitscope.load.target import TargetHandle
+from jitscope.model.jaxpr import summarize
+from jitscope.model.trace import SeenArg, TraceRecord
+from jitscope.tracing.diagnose import diagnose
+from jitscope.tracing.origins import const_origins
+
+
+@dataclass
+class TraceHandle:
+    """Live result of tracing: the JAX ``Traced`` stage plus the record. Stays in tracing/stages code."""
+
+    target: TargetHandle
+    argset: ArgSet
+    jitted: Any
+    traced: Any | None
+    record: TraceRecord
+    profiler: Any | None = None
+
+
+@dataclass
+class _Observer:
+    """Wraps the user's function to see its arguments as the body receives them."""
+
+    names: list[str]
+    seen: tuple[SeenArg, ...] = ()
+    runs: int = 0
+    problems: list[str] = field(default_factory=list)
+
+    def wrap(self, fn: Any) -> Any:
+        from jitscope.jaxcompat.values import describe_call
+
+        @functools.wraps(fn)
+        def observed(*args: Any, **kwargs: Any) -> Any:
+            self.runs += 1
+            if self.runs == 1:
+                try:
+                    self.seen = describe_call(self.names, args, kwargs)
+                except Exception as exc:  # noqa: BLE001 - describing must never break the user's trace
+                    self.problems.append(f"could not describe arguments: {exc}")
+            return fn(*args, **kwargs)
+
+        return observed
+
+
+def _param_names(fn: Any, n_args: int) -> list[str]:
+    try:
+        params = list(inspect.signature(fn).parameters.values())
+    except (TypeError, ValueError):
+        params = []
+    names = [p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    var = next((p.name for p in params if p.kind == p.VAR_POSITIONAL), "args")
+    return names[:n_args] + [f"{var}[{i}]" for i in range(len(names), n_args)]
+
+
+@contextlib.contextmanager
+def _watching(target: TargetHandle, enabled: bool) -> Iterator[Any]:
+    if not enabled:
+        yield None
+        return
+    from jitscope.tracing.effects import watch_effects
+
+    with watch_effects(getattr(target.fn, "__code__", None)) as watch:
+        yield watch
+
+
+def _start_profiler(profile: bool) -> Any | None:
+    if not profile:
+        return None
+    from pyinstrument import Profiler
+
+    profiler = Profiler(interval=0.0005, async_mode="disabled")
+    profiler.start()
+    return profiler
+
+
+def trace_target(
+    target: TargetHandle,
+    argset: ArgSet,
+    *,
+    watch_effects: bool = True,
+    profile: bool = False,
+    want_jaxpr: bool = True,
+) -> TraceHandle:
+    """Trace ``target`` with abstract ``argset``; never raises for failures in user code."""
+    options = target.options.with_static_names(argset.static_names)
+    observer = _Observer(_param_names(target.fn, len(argset.args)))
+    jitted = make_jit(observer.wrap(target.fn), options)
+    args, kwargs = to_abstract(argset)
+    notes = [w for w in [warn_if_x64_disabled(argset)] if w]
+    printed = io.StringIO()
+    traced, error, effects = None, None, None
+    profiler = None
+    start = time.perf_counter()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with contextlib.redirect_stdout(printed), contextlib.redirect_stderr(printed):
+            with _watching(target, watch_effects) as watch:
+                profiler = _start_profiler(profile)
+                try:
+                    traced = jitted.trace(*args, **kwargs)
+                except Exception as exc:  # noqa: BLE001 - user code failed: explained below
+                    error = exc
+                finally:
+                    if profiler is not None:
+                        profiler.stop()
+            effects = watch.record() if watch is not None else None
+    elapsed = time.perf_counter() - start
+    notes += [f"{w.category.__name__}: {w.message}" for w in caught if not _is_noise(w)]
+    notes += observer.problems
+    record = TraceRecord(
+        target=target.name,
+        how=target.how,
+        call=argset.describe(),
+        static_argnums=options.static_argnums,
+        static_argnames=options.static_argnames,
+        donate_argnums=options.donate_argnums,
+        seen=observer.seen,
+        effects=effects,
+        body_runs=observer.runs,
+        trace_seconds=elapsed,
+        printed=printed.getvalue(),
+        warnings=tuple(dict.fromkeys(notes)),
+    )
+    if error is not None:
+        record = _replace(record, diagnostic=diagnose(error, options))
+    elif traced is not None and want_jaxpr:
+        from jitscope.jaxcompat.jaxpr import jaxpr_to_record
+
+        jaxpr = jaxpr_to_record(traced.jaxpr, const_origins=const_origins(target.fn))
+        record = _replace(record, jaxpr=jaxpr, summary=summarize(jaxpr))
+    return TraceHandle(target, argset, jitted, traced, record, profiler)
+
+
+def _is_noise(w: warnings.WarningMessage) -> bool:
+    # The x64 truncation warning is already reported once, in plain words, by warn_if_x64_disabled.
+    return "Explicitly requested dtype" in str(w.message)
+
+
+def _replace(record: TraceRecord, **changes: Any) -> TraceRecord:
+    import dataclasses
+
+    return dataclasses.replace(record, **changes)

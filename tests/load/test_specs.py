@@ -1,0 +1,88 @@
+from __future__ import annotations
+
+import pytest
+
+from jitscope.errors import SpecError
+from jitscope.load.specs import ArgSet, ArraySpec, build_argset, parse_shapes, parse_value
+
+
+def test_positional_arrays_and_scalars():
+    assert parse_shapes("f32[8,128], i32[8], f32[]") == (
+        ArraySpec((8, 128), "float32"),
+        ArraySpec((8,), "int32"),
+        ArraySpec((), "float32"),
+    )
+
+
+@pytest.mark.parametrize(
+    ("short", "numpy_name"),
+    [("bf16", "bfloat16"), ("f16", "float16"), ("f64", "float64"), ("i8", "int8"), ("i64", "int64"),
+     ("u8", "uint8"), ("u64", "uint64"), ("bool", "bool"), ("c64", "complex64"), ("c128", "complex128"),
+     ("float32", "float32"), ("int16", "int16")],
+)
+def test_dtype_names(short, numpy_name):
+    (spec,) = parse_shapes(f"{short}[2]")
+    assert spec.dtype == numpy_name
+
+
+def test_pytrees():
+    (params, batch) = parse_shapes("{'w': f32[128,10], 'b': f32[10]}, (f32[4], [i32[2], bool[]])")
+    assert params == {"w": ArraySpec((128, 10), "float32"), "b": ArraySpec((10,), "float32")}
+    assert batch == (ArraySpec((4,), "float32"), [ArraySpec((2,), "int32"), ArraySpec((), "bool")])
+
+
+def test_literals_pass_through():
+    assert parse_shapes("f32[2], 3, 'mode', None") == (ArraySpec((2,), "float32"), 3, "mode", None)
+
+
+def test_statics_and_keyword_args():
+    argset = build_argset("f32[]", ["threshold=0.0", "modes=('a', 'b')"], ["mask=bool[3]"])
+    assert argset.args == (ArraySpec((), "float32"),)
+    assert argset.kwargs == {"threshold": 0.0, "modes": ("a", "b"), "mask": ArraySpec((3,), "bool")}
+    assert argset.static_names == ("threshold", "modes")
+    assert argset.describe() == "f32[], threshold=0.0, modes=('a', 'b'), mask=bool[3]"
+
+
+def test_nbytes_counts_every_leaf():
+    argset = build_argset("{'w': f32[10,10]}, bf16[4]", None, ["m=u8[3]"])
+    assert argset.nbytes == 400 + 8 + 3
+
+
+def test_empty_shapes_is_no_arguments():
+    assert build_argset("") == ArgSet()
+
+
+@pytest.mark.parametrize(
+    ("text", "column", "fragment"),
+    [
+        ("f33[3]", 1, "unknown dtype 'f33'"),
+        ("f32[3], q8[2]", 9, "unknown dtype 'q8'"),
+        ("f32[-1]", 5, "non-negative integer"),
+        ("f32[2.5]", 5, "non-negative integer"),
+        ("f32[], x", 8, "unknown name 'x'"),
+        ("f32", 1, "needs a shape"),
+        ("f32[8,", 7, "unclosed bracket"),
+        ("{'a': f32[2]", 13, "unclosed bracket"),
+    ],
+)
+def test_errors_report_the_column(text, column, fragment):
+    with pytest.raises(SpecError) as info:
+        parse_shapes(text)
+    assert f"at column {column}:" in info.value.message
+    assert fragment in info.value.message
+    # the detail points at the column with a caret under the user's text
+    assert info.value.detail.splitlines()[1].index("^") == column + 1
+
+
+def test_static_must_be_literal_and_assignment_form():
+    with pytest.raises(SpecError, match="must be a Python literal"):
+        build_argset(None, ["x=f32[2]"])
+    with pytest.raises(SpecError, match="expected NAME=VALUE"):
+        build_argset(None, ["0.5"])
+    with pytest.raises(SpecError, match="--arg mask"):
+        build_argset(None, None, ["mask=bool[3"])
+
+
+def test_parse_value_single():
+    assert parse_value("f32[2,2]") == ArraySpec((2, 2), "float32")
+    assert parse_value("[1, 2]") == [1, 2]
