@@ -1,13 +1,15 @@
 """Seed 2, "static_argnums and static_argnames": Python control flow on an argument.
 
-Tracing ``conditional_double`` with a traced ``threshold`` fails (the Python ``if`` needs a
-concrete value); marking ``threshold`` static fixes it, at the price of one compile per
-distinct threshold.
+The seed's code, as written. Tracing ``conditional_double`` with a traced ``threshold``
+fails because the Python ``if`` needs a concrete value. The seed says marking ``threshold``
+static makes it work; it does not, because ``x`` is still traced and ``x > threshold`` is
+still a tracer: jitscope shows exactly that, names ``x`` as the culprit and suggests
+``jnp.where``. ``conditional_double_where`` is the fix, and ``jitted_where`` shows the
+seed's real point: each new static threshold costs a compile.
 
     jitscope trace examples/static_args.py:conditional_double --shapes "f32[], 0.0"   # fails, explained
-    jitscope trace examples/static_args.py:conditional_double --shapes "f32[]" --static threshold=0.0
-    jitscope trace examples/static_args.py:jitted_conditional_double_nums
-    jitscope trace examples/static_args.py:jitted_func            # 4 calls, 2 compiles
+    jitscope trace examples/static_args.py:jitted_conditional_double_nums             # still fails: x is traced
+    jitscope trace examples/static_args.py:jitted_where                               # 4 calls, 2 compiles
 """
 
 import jax
@@ -31,6 +33,14 @@ jitted_conditional_double_names = jax.jit(conditional_double, static_argnames=("
 # threshold is static here
 jitted_func = jax.jit(conditional_double, static_argnames=("threshold",))
 
+
+def conditional_double_where(x, threshold):
+    # Traced data picks the branch inside the compiled program; the static threshold is a constant.
+    return jnp.where(x > threshold, x * 2, x)
+
+
+jitted_where = jax.jit(conditional_double_where, static_argnames=("threshold",))
+
 JITSCOPE_EXAMPLES = {
     "conditional_double": {"shapes": "f32[]", "static": {"threshold": 0.0}},
     "jitted_conditional_double_nums": {"shapes": "f32[]", "static": {"threshold": 0.0}},
@@ -42,14 +52,18 @@ JITSCOPE_EXAMPLES = {
         {"shapes": "f32[]", "static": {"threshold": 10.0}},
         {"shapes": "f32[]", "static": {"threshold": 10.0}},
     ],
+    "jitted_where": [
+        {"shapes": "f32[]", "static": {"threshold": 0.0}},
+        {"shapes": "f32[]", "static": {"threshold": 0.0}},
+        {"shapes": "f32[]", "static": {"threshold": 10.0}},
+        {"shapes": "f32[]", "static": {"threshold": 10.0}},
+    ],
 }
 
 if __name__ == "__main__":
-    result1 = jitted_conditional_double_nums(jnp.array(5.0), threshold=0.0)
-    print(f"Result (static_argnums): {result1}")  # 10.0
-    result2 = jitted_conditional_double_names(jnp.array(-2.0), threshold=0.0)
-    print(f"Result (static_argnames): {result2}")  # -2.0
-    try:
-        jax.jit(conditional_double)(jnp.array(5.0), threshold=0.0)
-    except Exception as e:  # ConcretizationTypeError
-        print(f"Error: {type(e).__name__}")
+    for fn in (jax.jit(conditional_double), jitted_conditional_double_nums, jitted_conditional_double_names):
+        try:
+            fn(jnp.array(5.0), threshold=0.0)
+        except Exception as e:  # TracerBoolConversionError, a ConcretizationTypeError
+            print(f"Error: {type(e).__name__}")
+    print(jitted_where(jnp.array(5.0), threshold=0.0), jitted_where(jnp.array(-2.0), threshold=0.0))  # 10.0 -2.0

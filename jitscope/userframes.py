@@ -46,6 +46,21 @@ def user_frames(tb: traceback.StackSummary) -> list[traceback.FrameSummary]:
     return [frame for frame in tb if is_user_file(frame.filename)]
 
 
+def display_path(filename: str) -> str:
+    """``filename`` relative to the current directory when it is below it, as users typed it."""
+    try:
+        rel = os.path.relpath(filename)
+    except ValueError:  # another drive on Windows
+        return filename
+    return filename if rel.startswith("..") else rel
+
+
+def exception_message(exc: BaseException) -> str:
+    """``str(exc)`` without the boilerplate JAX appends about filtered frames."""
+    text = str(exc).split("\n--------------------")[0]
+    return "\n".join(line for line in text.splitlines() if not line.startswith("For simplicity, JAX"))
+
+
 def format_user_traceback(exc: BaseException, *, limit_frames: int = 12) -> str:
     """A traceback of ``exc`` trimmed to the user's frames, ending with the exception line.
 
@@ -55,8 +70,16 @@ def format_user_traceback(exc: BaseException, *, limit_frames: int = 12) -> str:
     frames = user_frames(traceback.extract_tb(exc.__traceback__))[-limit_frames:]
     lines = ["Traceback (user code only):"] if frames else []
     lines += [line.rstrip("\n") for line in traceback.format_list(frames)]
-    lines += [line.rstrip("\n") for line in traceback.format_exception_only(type(exc), exc)]
+    name = type(exc).__qualname__
+    module = type(exc).__module__
+    if module not in ("builtins", "__main__"):
+        name = f"{module}.{name}"
+    lines.append(f"{name}: {exception_message(exc)}".rstrip(": "))
     return "\n".join(lines)
+
+
+def count_user_frames(exc: BaseException) -> int:
+    return len(user_frames(traceback.extract_tb(exc.__traceback__)))
 
 
 def last_user_frame(exc: BaseException) -> traceback.FrameSummary | None:

@@ -8,12 +8,16 @@ modules import jax only inside the command body, so ``jitscope --help`` and
 from __future__ import annotations
 
 import importlib
+import os
 import sys
 
 import typer
 
 from jitscope import __version__
 from jitscope.errors import JitscopeError
+
+#: Exit code for a bug in jitscope itself (distinct from usage errors and findings).
+EXIT_INTERNAL = 3
 
 #: Command modules under ``jitscope.cli``, in the order ``--help`` lists them.
 COMMAND_MODULES: tuple[str, ...] = ("trace",)
@@ -68,3 +72,12 @@ def main(argv: list[str] | None = None) -> None:
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         sys.exit(130)
+    except Exception as exc:  # noqa: BLE001 - a jitscope bug: one line unless debugging
+        if os.environ.get("JITSCOPE_DEBUG"):
+            raise
+        print(
+            f"error: jitscope internal error: {type(exc).__name__}: {exc} "
+            "(this is a bug in jitscope: rerun with JITSCOPE_DEBUG=1 for the traceback and report it)",
+            file=sys.stderr,
+        )
+        sys.exit(EXIT_INTERNAL)

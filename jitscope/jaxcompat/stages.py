@@ -15,13 +15,36 @@ def stablehlo_text(lowered: Any) -> str:
         return str(lowered.as_text())
 
 
+_FRAME_TABLES = ("FileNames", "FunctionNames", "FileLocations", "StackFrames")
+
+
+def strip_stack_frame_tables(hlo: str) -> str:
+    """Drop the stack-frame tables newer XLA prints after the module header.
+
+    They list every Python frame of the process that lowered the module (typer, click,
+    jitscope...) and say nothing about the program; op metadata keeps the user's lines.
+    """
+    out: list[str] = []
+    skipping = False
+    for line in hlo.splitlines():
+        stripped = line.strip()
+        if stripped in _FRAME_TABLES:
+            skipping = True
+            continue
+        if skipping and (not stripped or stripped[0].isdigit()):
+            continue
+        skipping = False
+        out.append(line)
+    return "\n".join(out).rstrip() + "\n"
+
+
 def compiled_text(compiled: Any) -> str | None:
     """The optimised HLO that XLA will run, or None when the backend does not expose it."""
     try:
         text = compiled.as_text()
     except Exception:  # noqa: BLE001 - some backends raise NotImplementedError or XlaRuntimeError
         return None
-    return str(text) if text else None
+    return strip_stack_frame_tables(str(text)) if text else None
 
 
 def _number(table: dict[str, Any], key: str) -> float | None:

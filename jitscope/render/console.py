@@ -16,8 +16,8 @@ from rich.console import Console
 
 from jitscope.render.theme import THEME
 
-#: Width used when output is not a terminal: wide enough that IR lines are not folded.
-PIPE_WIDTH = 200
+#: Width of rules and tables when output is not a terminal; IR lines are never folded (soft wrap).
+PIPE_WIDTH = 100
 
 
 def make_console(*, stderr: bool = False, file: IO[str] | None = None, width: int | None = None) -> Console:

@@ -9,7 +9,6 @@ from __future__ import annotations
 from collections.abc import Collection, Iterator
 
 from rich.console import Group, RenderableType
-from rich.padding import Padding
 from rich.rule import Rule
 from rich.table import Table
 from rich.text import Text
@@ -82,9 +81,8 @@ def render_seen(record: TraceRecord) -> RenderableType:
 def render_printed(record: TraceRecord) -> RenderableType | None:
     if not record.printed:
         return None
-    text = Text(record.printed.rstrip("\n"))
-    return Group(_heading("printed while tracing", "runs once per trace, never in the compiled program"),
-                 Padding(text, (0, 0, 0, 2)))
+    text = Text("\n".join("  " + line for line in record.printed.rstrip("\n").splitlines()))
+    return Group(_heading("printed while tracing", "runs once per trace, never in the compiled program"), text)
 
 
 def render_effects(record: TraceRecord) -> RenderableType | None:
@@ -118,7 +116,8 @@ def render_diagnostic(diag: Diagnostic, *, show_traceback: bool = True) -> Rende
     fix.append(diag.fix)
     parts.append(fix)
     if show_traceback and diag.traceback:
-        parts.append(Padding(Text(diag.traceback, style="jitscope.muted"), (0, 0, 0, 2)))
+        indented = "\n".join("  " + line for line in diag.traceback.splitlines())
+        parts.append(Text(indented, style="jitscope.muted"))
     return Group(*parts)
 
 
@@ -189,4 +188,9 @@ def render_trace(
         parts.append(render_diagnostic(record.diagnostic))
     else:
         parts.extend(_stage_sections(record, stages, locations, depth))
-    return Group(*[p for p in parts if p is not None])
+    # A blank line between sections keeps long reports scannable.
+    spaced: list[RenderableType] = []
+    for part in parts:
+        if part is not None:
+            spaced += [part, Text("")]
+    return Group(*spaced[:-1])

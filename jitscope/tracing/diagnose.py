@@ -8,7 +8,7 @@ from jitscope.jaxcompat.jit import JitOptions
 from jitscope.jaxcompat.values import concretization_arguments, trace_error_kind
 from jitscope.model.common import Location
 from jitscope.model.trace import Diagnostic
-from jitscope.userframes import format_user_traceback, last_user_frame
+from jitscope.userframes import count_user_frames, display_path, format_user_traceback, last_user_frame
 
 
 def _first_line(exc: BaseException) -> str:
@@ -50,7 +50,7 @@ def diagnose(exc: BaseException, options: JitOptions) -> Diagnostic:
     frame = last_user_frame(exc)
     location = source_line = None
     if frame is not None and frame.lineno is not None:
-        location = Location(frame.filename, frame.lineno, frame.name, (getattr(frame, "colno", 0) or 0) + 1)
+        location = Location(display_path(frame.filename), frame.lineno, frame.name, (getattr(frame, "colno", 0) or 0) + 1)
         source_line = linecache.getline(frame.filename, frame.lineno).rstrip()
     return Diagnostic(
         kind=kind or "user_error",
@@ -58,5 +58,6 @@ def diagnose(exc: BaseException, options: JitOptions) -> Diagnostic:
         location=location,
         fix=_fix_for(kind, exc, options),
         source_line=source_line or "",
-        traceback=format_user_traceback(exc),
+        # One user frame is already shown as the location and code line; a deeper stack is worth showing.
+        traceback=format_user_traceback(exc) if count_user_frames(exc) > 1 or kind is None else "",
     )

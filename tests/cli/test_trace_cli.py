@@ -1,0 +1,91 @@
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+from tests.conftest import EXAMPLES, ROOT, run_cli
+
+
+def test_help_does_not_import_jax():
+    code = (
+        "import sys\n"
+        "from typer.testing import CliRunner\n"
+        "from jitscope.cli.app import app\n"
+        "for args in (['--help'], ['trace', '--help']):\n"
+        "    result = CliRunner().invoke(app, args)\n"
+        "    assert result.exit_code == 0, result.output\n"
+        "print('jax' in sys.modules)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True)
+    assert out.stdout.strip() == "False"
+
+
+def test_trace_text_shows_every_stage():
+    result = run_cli("trace", "tracing_peek.py:f", cwd=EXAMPLES)
+    assert result.returncode == 0, result.stderr
+    out = result.stdout
+    for heading in ("what the function saw", "printed while tracing", "jaxpr", "StableHLO", "HLO (optimised)",
+                    "cost analysis (XLA)", "memory analysis (XLA)"):
+        assert heading in out
+    assert "dot_general" in out and "stablehlo.dot_general" in out and "ENTRY" in out
+    assert "\x1b[" not in out  # plain text when piped
+
+
+def test_trace_jaxpr_only_json(tmp_path):
+    result = run_cli("trace", "static_args.py:jitted_where", "--stages", "jaxpr", "--format", "json",
+                     cwd=EXAMPLES)
+    assert result.returncode == 0, result.stderr
+    doc = json.loads(result.stdout)
+    assert doc["kind"] == "jitscope.trace" and doc["schema_version"].startswith("1.")
+    assert len(doc["traces"]) == 4  # the module's call sequence
+    first = doc["traces"][0]
+    assert first["call"] == "f32[], threshold=0.0"
+    assert first["stages"]["stablehlo"] is None and first["stages"]["compile_seconds"] is None
+    assert first["jaxpr"]["eqns"]
+    assert doc["environment"]["backend"] == "cpu"
+
+
+def test_trace_out_dir_writes_each_stage(tmp_path):
+    result = run_cli("trace", "scan_rnn.py:rnn", "--out", str(tmp_path), "--format", "json", cwd=EXAMPLES)
+    assert result.returncode == 0, result.stderr
+    files = sorted(p.name for p in (tmp_path / "rnn").iterdir())
+    assert files == ["call.txt", "cost.json", "hlo.txt", "jaxpr.txt", "memory.json", "stablehlo.mlir"]
+    assert "scan[" in (tmp_path / "rnn" / "jaxpr.txt").read_text()
+    assert json.loads((tmp_path / "report.json").read_text())["traces"][0]["target"] == "scan_rnn.py:rnn"
+
+
+def test_trace_failure_is_explained_with_exit_1():
+    result = run_cli("trace", "static_args.py:conditional_double", "--shapes", "f32[], 0.0", cwd=EXAMPLES)
+    assert result.returncode == 1
+    assert "tracing failed" in result.stdout and "if x > threshold:" in result.stdout
+    assert "Traceback (most recent call last)" not in result.stdout + result.stderr
+
+
+def test_bad_inputs_are_one_line_with_exit_2():
+    cases = [
+        (("trace", "nope.py:f"), "error: file not found: nope.py"),
+        (("trace", "mlp.py:train_stp"), "did you mean 'train_step'"),
+        (("trace", "mlp.py:predict", "--shapes", "f32[8,"), "bad --shapes at column 7"),
+        (("trace", "mlp.py:predict", "--stages", "jaxpr,asm"), "unknown stage(s) asm"),
+        (("trace", "no_such_module:f"), "no module named 'no_such_module'"),
+        (("trace", "tracing_peek.py:jax"), "is a module, not a function"),
+    ]
+    for args, expected in cases:
+        result = run_cli(*args, cwd=EXAMPLES)
+        assert result.returncode == 2, (args, result.stderr)
+        assert expected in result.stderr, (args, result.stderr)
+        assert "Traceback" not in result.stderr
+        assert result.stdout == ""
+
+
+def test_missing_arguments_says_how_to_pass_them(tmp_path):
+    (tmp_path / "m.py").write_text("def f(x, y):\n    return x + y\n")
+    result = run_cli("trace", "m.py:f", cwd=tmp_path)
+    assert result.returncode == 2
+    assert "no arguments for m.py:f: it takes (x, y)" in result.stderr and "--shapes" in result.stderr
+
+
+def test_python_m_and_version():
+    result = run_cli("--version")
+    assert result.returncode == 0 and result.stdout.startswith("jitscope ")
