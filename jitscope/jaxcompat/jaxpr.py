@@ -15,14 +15,14 @@ from __future__ import annotations
 
 import itertools
 import os
-import re
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
 from jax._src import source_info_util
 from jax.extend import core as jex_core
 
+from jitscope.jaxcompat.jaxpr_params import format_param, shown_params
 from jitscope.model.common import Location
 from jitscope.model.jaxpr import (
     AvalRecord,
@@ -40,125 +40,6 @@ DropVar = jex_core.DropVar
 
 #: jitscope's own frames (its tracer calls the user's function) are never "the user's line".
 _JITSCOPE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
-_ADDRESS = re.compile(r" at 0x([0-9a-fA-F]+)")
-
-ParamRule = Callable[[dict[str, Any]], dict[str, Any]]
-
-
-# ---------------------------------------------------------------- parameter tables
-# Mirrors JAX's own pretty-printing rules (core.pp_eqn_rules), so the parameters
-# shown are the ones a user recognises from ``print(jax.make_jaxpr(f)(x))``.
-
-
-def _drop_none(*names: str) -> ParamRule:
-    def rule(params: dict[str, Any]) -> dict[str, Any]:
-        return {k: v for k, v in params.items() if not (k in names and v is None)}
-
-    return rule
-
-
-def _jit_params(params: dict[str, Any]) -> dict[str, Any]:
-    out = dict(params)
-    out.pop("inline", None)
-    defaults: dict[str, Callable[[Any], bool]] = {
-        "donated_invars": lambda v: not any(v),
-        "in_shardings": lambda v: all(type(s).__name__ == "UnspecifiedValue" for s in v),
-        "out_shardings": lambda v: all(type(s).__name__ == "UnspecifiedValue" for s in v),
-        "in_layouts": lambda v: all(x is None for x in v),
-        "out_layouts": lambda v: all(x is None for x in v),
-        "keep_unused": lambda v: not v,
-        "ctx_mesh": lambda v: bool(getattr(v, "empty", False)),
-        "compiler_options_kvs": lambda v: not v,
-    }
-    for key, is_default in defaults.items():
-        if key in out and is_default(out[key]):
-            del out[key]
-    return out
-
-
-def _func_name(obj: Any) -> Any:
-    debug_info = getattr(obj, "debug_info", None)
-    return getattr(debug_info, "func_name", obj)
-
-
-def _custom_call_params(params: dict[str, Any]) -> dict[str, Any]:
-    out = dict(params)
-    if not out.get("num_consts"):
-        out.pop("num_consts", None)
-    out.pop("out_trees", None)
-    for old, new in (("jvp_jaxpr_fun", "jvp"), ("fwd_jaxpr_thunk", "fwd"), ("bwd", "bwd")):
-        if old in out:
-            out[new] = _func_name(out.pop(old))
-    call_jaxpr = out.get("call_jaxpr")
-    if call_jaxpr is not None:
-        jaxpr = getattr(call_jaxpr, "jaxpr", call_jaxpr)
-        out["name"] = _func_name(jaxpr)
-    return out
-
-
-def _dot_general_params(params: dict[str, Any]) -> dict[str, Any]:
-    out = {k: v for k, v in params.items() if v is not None and k != "out_sharding"}
-    dims = out.get("dimension_numbers")
-    try:
-        (lc, rc), (lb, rb) = dims  # type: ignore[misc]
-        out["dimension_numbers"] = ((list(lc), list(rc)), (list(lb), list(rb)))
-    except (TypeError, ValueError):
-        pass
-    return out
-
-
-def _broadcast_in_dim_params(params: dict[str, Any]) -> dict[str, Any]:
-    out = {k: v for k, v in params.items() if k not in ("shape", "sharding")}
-    if not out.get("broadcast_dimensions", True):
-        del out["broadcast_dimensions"]
-    return out
-
-
-def _drop(*names: str) -> ParamRule:
-    def rule(params: dict[str, Any]) -> dict[str, Any]:
-        return {k: v for k, v in params.items() if k not in names}
-
-    return rule
-
-
-_UNARY_WITH_ACCURACY = [
-    "cbrt",
-    "cos",
-    "exp",
-    "exp2",
-    "expm1",
-    "log",
-    "log1p",
-    "logistic",
-    "rsqrt",
-    "sin",
-    "sqrt",
-    "tan",
-    "tanh",
-]
-
-#: primitive name -> which parameters to show (the rest of the table is "all of them").
-PARAM_RULES: dict[str, ParamRule] = {
-    "jit": _jit_params,
-    "pjit": _jit_params,
-    "custom_jvp_call": _custom_call_params,
-    "custom_vjp_call": _custom_call_params,
-    "dot_general": _dot_general_params,
-    "broadcast_in_dim": _broadcast_in_dim_params,
-    "convert_element_type": _drop("sharding"),
-    "mul": _drop_none("out_dtype"),
-    **{name: _drop_none("accuracy") for name in _UNARY_WITH_ACCURACY},
-}
-
-
-def format_param(value: Any) -> str:
-    """A parameter value as JAX prints it, with memory addresses masked (stable output)."""
-    if isinstance(value, frozenset):
-        return f"frozenset({{{', '.join(repr(e) for e in sorted(value))}}})"
-    text = str(value)
-    if " at 0x" in text:
-        text = _ADDRESS.sub(lambda m: " at 0x" + "X" * len(m.group(1)), text)
-    return text
 
 
 def _jaxprs_in(value: Any) -> tuple[Any, ...] | None:
@@ -172,6 +53,10 @@ def _jaxprs_in(value: Any) -> tuple[Any, ...] | None:
 
 def _inner(jaxpr: Any) -> Any:
     return jaxpr.jaxpr if isinstance(jaxpr, ClosedJaxpr) else jaxpr
+
+
+#: Call primitives whose inner jaxpr reuses the caller's variable names.
+_SAME_NAMES_INSIDE = frozenset({"jit", "pjit"})
 
 
 def _var_names(taken: set[str]) -> Iterator[str]:
@@ -190,8 +75,10 @@ def _var_names(taken: set[str]) -> Iterator[str]:
 
 
 class _Walker:
-    def __init__(self, const_origins: dict[int, str], shared: dict[int, str]) -> None:
+    def __init__(self, const_origins: dict[int, str], shared: dict[int, str], unused: set[int]) -> None:
         self.const_origins = const_origins
+        #: id() of top-level outputs nobody reads: named ``_`` as JAX prints them.
+        self.unused = unused
         #: id(inner Jaxpr) -> name, for jaxprs used at several places (printed once, as JAX does).
         self.shared = shared
         self.next_name = _var_names(set(shared.values())).__next__
@@ -203,6 +90,8 @@ class _Walker:
         self.user_files: dict[str, bool] = {}
         self.effects: dict[int, str] = {}
         self.done: dict[int, JaxprRecord] = {}
+        #: id(var) -> name to reuse: a jit's inner variables take the names of the call's operands.
+        self.suggested: dict[int, str] = {}
 
     # -- values
 
@@ -228,9 +117,10 @@ class _Walker:
         return rec
 
     def bind(self, var: Any) -> VarRecord:
-        if isinstance(var, DropVar):
+        if isinstance(var, DropVar) or id(var) in self.unused:
             return VarRecord("_", self.aval(var.aval))
-        rec = VarRecord(self.next_name(), self.aval(var.aval))
+        name = self.suggested.pop(id(var), None) if self.suggested else None
+        rec = VarRecord(name or self.next_name(), self.aval(var.aval))
         self.vars[id(var)] = rec
         return rec
 
@@ -339,6 +229,8 @@ class _Walker:
             params: tuple[tuple[str, str], ...] = ()
             subs: tuple[tuple[str, JaxprRecord], ...] = ()
             if eqn.params:
+                if eqn.primitive.name in _SAME_NAMES_INSIDE:
+                    self.suggest_names(eqn, invar_recs, outvar_recs)
                 params, subs = self.params(eqn.primitive.name, eqn.params)
             for v, rec in zip(eqn.invars, invar_recs, strict=False):
                 if type(rec) is LiteralRecord:
@@ -366,6 +258,29 @@ class _Walker:
             self.shared.get(id(jaxpr), ""),
         )
 
+    def suggest_names(self, eqn: Any, invars: tuple[Any, ...], outvars: tuple[VarRecord, ...]) -> None:
+        """Name a jit's inner inputs and outputs after the call's, as JAX's printer does
+        (``pjit._pjit_pp_rule``), so ``a`` outside is ``a`` inside."""
+        inner = _inner(eqn.params.get("jaxpr"))
+        if inner is None or id(inner) in self.shared or id(inner) in self.done:
+            return
+        for for_vars, like in ((inner.invars, invars), (inner.outvars, outvars)):
+            if len(for_vars) != len(like):
+                continue
+            used: set[str] = set()
+            for for_v, like_v in zip(for_vars, like, strict=True):
+                name = getattr(like_v, "name", None)
+                if (
+                    type(like_v) is VarRecord
+                    and name not in used
+                    and name != "_"
+                    and not isinstance(for_v, Literal)
+                    and id(for_v) not in self.vars
+                    and id(for_v) not in self.suggested
+                ):
+                    used.add(name)  # type: ignore[arg-type]
+                    self.suggested[id(for_v)] = name  # type: ignore[assignment]
+
     def sub(self, closed_or_open: Any) -> JaxprRecord:
         inner = _inner(closed_or_open)
         rec = self.done.get(id(inner))
@@ -378,16 +293,9 @@ class _Walker:
     def params(
         self, primitive: str, params: dict[str, Any]
     ) -> tuple[tuple[tuple[str, str], ...], tuple[tuple[str, JaxprRecord], ...]]:
-        rule = PARAM_RULES.get(primitive)
-        shown = rule(params) if rule is not None else params
-        keys = sorted(shown)
-        if "name" in shown:  # JAX puts name= first so the equation is easy to scan
-            keys.remove("name")
-            keys.insert(0, "name")
         texts: list[tuple[str, str]] = []
         subs: list[tuple[str, JaxprRecord]] = []
-        for key in keys:
-            value = shown[key]
+        for key, value in shown_params(primitive, params):
             jaxprs = _jaxprs_in(value)
             if jaxprs is None:
                 texts.append((key, format_param(value)))
@@ -412,44 +320,59 @@ def _short_dtype_name(dtype: Any) -> str:
     return name
 
 
-def _shared_jaxprs(root: Any) -> dict[int, str]:
-    """Name the jaxprs used at more than one place, so they are printed once (JAX's `let f = ... in`).
+def _shared_jaxprs(root: Any) -> dict[int, tuple[str, Any]]:
+    """The jaxprs used at more than one place, named, dependencies first: id(Jaxpr) -> (name, jaxpr).
 
-    A jaxpr reached through an equation with a ``name`` parameter (a jit call) takes that name.
+    They are printed once, on top (JAX's ``let block = ... in``). A jaxpr reached through an
+    equation with a ``name`` parameter (a jit call) takes that name. Unlike JAX, a big jaxpr
+    used once stays nested where it is used, so indentation and ``--depth`` keep their meaning.
     """
     refs: dict[int, int] = {}
-    names: dict[int, str] = {}
-    stack = [root]
-    while stack:
-        jaxpr = stack.pop()
+    first: dict[int, tuple[str, Any]] = {}
+    order: list[int] = []  # post-order: a jaxpr after the jaxprs it uses
+
+    def visit(jaxpr: Any) -> None:
         for eqn in jaxpr.eqns:
             params = eqn.params
             if not params:
                 continue
             for value in params.values():
                 found = _jaxprs_in(value)
-                if found is None:
-                    continue
-                for sub in found:
-                    inner = _inner(sub)
-                    key = id(inner)
+                for sub in found or ():
+                    key = id(_inner(sub))
                     if key in refs:
                         refs[key] += 1
                         continue
                     refs[key] = 1
                     name = params.get("name")
-                    names[key] = name.strip("<>") if isinstance(name, str) and name.strip("<>") else "jaxpr"
-                    stack.append(inner)
-    shared: dict[int, str] = {}
+                    name = name.strip("<>") if isinstance(name, str) else ""
+                    first[key] = (name or "jaxpr", sub)
+                    visit(_inner(sub))
+                    order.append(key)
+
+    visit(root)
+    shared: dict[int, tuple[str, Any]] = {}
     used: dict[str, int] = {}
-    for key, count in refs.items():
-        if count < 2:
+    for key in order:
+        if refs[key] < 2:
             continue
-        base = names[key]
+        base, sub = first[key]
         n = used.get(base, 0)
         used[base] = n + 1
-        shared[key] = base if n == 0 else f"{base}{n}"
+        shared[key] = (base if n == 0 else f"{base}{n}", sub)
     return shared
+
+
+def _unused_outputs(jaxpr: Any) -> set[int]:
+    """Equation outputs of the top-level jaxpr that nothing reads (core._dropvars)."""
+    used = {id(v) for v in jaxpr.outvars if not isinstance(v, Literal)}
+    unused = set()
+    for eqn in reversed(jaxpr.eqns):
+        for v in eqn.outvars:
+            if id(v) not in used:
+                unused.add(id(v))
+        used.update(id(v) for v in eqn.invars)
+    return unused
 
 
 def jaxpr_to_record(closed_jaxpr: Any, *, const_origins: dict[int, str] | None = None) -> JaxprRecord:
@@ -460,6 +383,12 @@ def jaxpr_to_record(closed_jaxpr: Any, *, const_origins: dict[int, str] | None =
     get the origin "unknown".
     """
     inner = _inner(closed_jaxpr)
-    walker = _Walker(const_origins or {}, _shared_jaxprs(inner))
+    shared = _shared_jaxprs(inner)
+    walker = _Walker(
+        const_origins or {}, {key: name for key, (name, _) in shared.items()}, _unused_outputs(inner)
+    )
+    # Shared jaxprs first, in the order they are printed, so names run a, b, c... down the page.
+    for _, sub in shared.values():
+        walker.sub(sub)
     consts = closed_jaxpr.consts if isinstance(closed_jaxpr, ClosedJaxpr) else None
     return walker.jaxpr(inner, consts)

@@ -21,6 +21,7 @@ STYLES: dict[str, str] = {
     "hlo.attr": "dim",
     "hlo.number": "magenta",
     "hlo.comment": "dim italic",
+    "hlo.string": "italic green",
     # shared
     "jitscope.title": "bold",
     "jitscope.heading": "bold underline",

@@ -1,0 +1,81 @@
+"""Styled lines: the fast path from a layout to plain text, a rich ``Text`` or console segments.
+
+A layout is a list of lines, each a list of ``(text, style name)`` pieces ("" for no
+style). Plain text joins the pieces; the rich view turns them straight into segments.
+Rich's word wrapping is what makes a 20,000-line ``Text`` slow, so it is used only for
+the rare line wider than the console (and never when the console soft-wraps).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from rich.console import Console, ConsoleOptions, RenderResult
+from rich.measure import Measurement
+from rich.segment import Segment
+from rich.style import Style
+from rich.text import Span, Text
+
+Piece = tuple[str, str]
+Line = list[Piece]
+
+
+def line_width(line: Line) -> int:
+    return sum(len(text) for text, _ in line)
+
+
+def lines_to_plain(lines: list[Line]) -> str:
+    """The lines as plain text, each ending in a newline."""
+    return "".join(["".join([text for text, _ in line]) + "\n" for line in lines])
+
+
+def lines_to_text(lines: list[Line]) -> Text:
+    """One styled, non-wrapping ``Text`` (convenient for tests and embedding; slow to wrap when huge)."""
+    parts: list[str] = []
+    spans: list[Span] = []
+    pos = 0
+    for i, line in enumerate(lines):
+        if i:
+            parts.append("\n")
+            pos += 1
+        for text, style in line:
+            end = pos + len(text)
+            if style:
+                spans.append(Span(pos, end, style))
+            parts.append(text)
+            pos = end
+    return Text("".join(parts), spans=spans, no_wrap=True, overflow="ignore", end="\n")
+
+
+@dataclass(frozen=True, slots=True)
+class StyledLines:
+    """A rich renderable for a list of styled lines."""
+
+    lines: list[Line]
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        styles: dict[str, Style] = {"": Style.null()}
+        width = options.max_width
+        fold = not options.no_wrap
+        newline = Segment.line()
+        for line in self.lines:
+            if fold and line_width(line) > width:
+                yield from console.render(_wrapping_text(line), options)
+                continue
+            for text, name in line:
+                style = styles.get(name)
+                if style is None:
+                    style = styles[name] = console.get_style(name)
+                yield Segment(text, style)
+            yield newline
+
+    def __rich_measure__(self, console: Console, options: ConsoleOptions) -> Measurement:
+        widest = max((line_width(line) for line in self.lines), default=0)
+        return Measurement(min(widest, options.max_width), min(widest, options.max_width))
+
+
+def _wrapping_text(line: Line) -> Text:
+    text = Text(no_wrap=False, overflow="fold")
+    for piece, style in line:
+        text.append(piece, style or None)
+    return text
