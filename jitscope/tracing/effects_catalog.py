@@ -1,0 +1,295 @@
+"""The catalogue of host functions whose call is a trace-time side effect.
+
+A profiler sees two sorts of calls: C functions (``c_call`` events carry the function
+object) and Python functions (``call`` events carry the new frame and its code
+object). So the catalogue is built as two lookup tables, one keyed by the C function
+object and one by the code object, plus a table of owner types whose every public
+method is an effect (``random.Random``, sockets, open files). Only modules that are
+already imported are looked at: importing ``urllib.request`` just to watch it would
+cost more than the whole watch, and code that calls it has imported it anyway.
+"""
+
+from __future__ import annotations
+
+import sys
+import types
+from dataclasses import dataclass, field
+
+from jitscope.model.effects import EffectKind
+
+K = EffectKind
+
+
+@dataclass(frozen=True, slots=True)
+class EffectSpec:
+    """How to report a call of one catalogued function."""
+
+    kind: EffectKind
+    #: Shown in the record, e.g. ``time.time()``.
+    detail: str
+
+
+#: (module, attribute paths, kind). ``Class.method`` paths name methods; a class
+#: alone means "constructing it" (its ``__init__``).
+_CATALOGUE: tuple[tuple[str, tuple[str, ...], EffectKind], ...] = (
+    ("builtins", ("print",), K.PRINT),
+    ("builtins", ("open",), K.FILE_IO),
+    ("io", ("open", "open_code"), K.FILE_IO),
+    ("os", ("open", "read", "write", "truncate", "sendfile", "fdopen"), K.FILE_IO),
+    (
+        "os",
+        (
+            "remove", "unlink", "rename", "renames", "replace", "mkdir", "makedirs", "rmdir", "removedirs",
+            "listdir", "scandir", "walk", "stat", "lstat", "chdir", "chmod", "chown", "link", "symlink",
+            "utime", "access", "putenv", "unsetenv", "mkfifo", "_Environ.__setitem__",
+            "_Environ.__delitem__", "_Environ.clear", "_Environ.pop", "_Environ.update",
+            "_Environ.setdefault",
+        ),
+        K.OS,
+    ),
+    ("os.path", ("exists", "isfile", "isdir", "islink", "getsize", "getmtime", "getatime"), K.OS),
+    ("os", ("urandom", "getrandom"), K.RANDOMNESS),
+    (
+        "os",
+        (
+            "system", "popen", "fork", "forkpty", "kill", "killpg", "execv", "execve", "execvp", "execvpe",
+            "execl", "execle", "execlp", "execlpe", "spawnv", "spawnve", "spawnvp", "spawnvpe", "spawnl",
+            "spawnle", "spawnlp", "spawnlpe", "posix_spawn", "posix_spawnp",
+        ),
+        K.SUBPROCESS,
+    ),
+    (
+        "shutil",
+        (
+            "copy", "copy2", "copyfile", "copyfileobj", "copytree", "copymode", "copystat", "rmtree", "move",
+            "make_archive", "unpack_archive", "disk_usage", "chown",
+        ),
+        K.FILE_IO,
+    ),
+    (
+        "tempfile",
+        (
+            "mkstemp", "mkdtemp", "mktemp", "NamedTemporaryFile", "TemporaryFile", "TemporaryDirectory",
+            "SpooledTemporaryFile",
+        ),
+        K.FILE_IO,
+    ),
+    (
+        "pathlib",
+        tuple(
+            f"Path.{name}"
+            for name in (
+                "open", "read_text", "read_bytes", "write_text", "write_bytes", "touch", "mkdir", "unlink",
+                "rmdir", "rename", "replace", "iterdir", "glob", "rglob", "exists", "is_file", "is_dir",
+                "stat", "chmod", "symlink_to", "hardlink_to", "readlink", "samefile", "walk",
+            )
+        ),
+        K.FILE_IO,
+    ),
+    ("socket", ("socket", "create_connection", "create_server", "getaddrinfo", "gethostbyname",
+                "gethostbyname_ex", "gethostbyaddr", "socketpair", "fromfd"), K.NETWORK),
+    ("urllib.request", ("urlopen", "urlretrieve", "OpenerDirector.open"), K.NETWORK),
+    (
+        "http.client",
+        ("HTTPConnection.request", "HTTPConnection.connect", "HTTPConnection.getresponse",
+         "HTTPSConnection.connect"),
+        K.NETWORK,
+    ),
+    ("subprocess", ("run", "call", "check_call", "check_output", "Popen", "getoutput",
+                    "getstatusoutput"), K.SUBPROCESS),
+    ("logging", ("debug", "info", "warning", "warn", "error", "exception", "critical", "fatal", "log"),
+     K.LOGGING),
+    (
+        "logging",
+        tuple(
+            f"{owner}.{name}"
+            for owner in ("Logger", "LoggerAdapter")
+            for name in ("debug", "info", "warning", "warn", "error", "exception", "critical", "fatal", "log")
+        ),
+        K.LOGGING,
+    ),
+    ("warnings", ("warn", "warn_explicit"), K.LOGGING),
+    (
+        "random",
+        (
+            "random", "uniform", "triangular", "randint", "randrange", "choice", "choices", "shuffle",
+            "sample", "seed", "getstate", "setstate", "getrandbits", "randbytes", "gauss", "normalvariate",
+            "lognormvariate", "expovariate", "vonmisesvariate", "gammavariate", "betavariate",
+            "paretovariate", "weibullvariate", "binomialvariate",
+        ),
+        K.RANDOMNESS,
+    ),
+    ("secrets", ("token_bytes", "token_hex", "token_urlsafe", "randbelow", "randbits"), K.RANDOMNESS),
+    ("uuid", ("uuid1", "uuid4"), K.RANDOMNESS),
+    (
+        "time",
+        (
+            "time", "time_ns", "perf_counter", "perf_counter_ns", "monotonic", "monotonic_ns",
+            "process_time", "process_time_ns", "thread_time", "thread_time_ns", "localtime", "ctime",
+            "strftime", "clock_gettime", "clock_gettime_ns",
+        ),
+        K.CLOCK,
+    ),
+    ("datetime", ("datetime.now", "datetime.utcnow", "datetime.today", "date.today"), K.CLOCK),
+)
+
+#: Owner types whose every public method call is an effect of one kind, as (module, class, kind).
+#: Checked after the stdout/stderr test, so ``sys.stdout.write`` is reported as stdout.
+_EFFECTFUL_OWNERS: tuple[tuple[str, str, EffectKind], ...] = (
+    ("random", "Random", K.RANDOMNESS),
+    ("random", "SystemRandom", K.RANDOMNESS),
+    ("socket", "socket", K.NETWORK),
+    ("io", "FileIO", K.FILE_IO),
+    ("io", "BufferedReader", K.FILE_IO),
+    ("io", "BufferedWriter", K.FILE_IO),
+    ("io", "BufferedRandom", K.FILE_IO),
+    ("io", "TextIOWrapper", K.FILE_IO),
+)
+
+#: Methods of an open file that touch the file.
+_FILE_METHODS: frozenset[str] = frozenset(
+    {"read", "read1", "readinto", "readline", "readlines", "write", "writelines", "flush", "seek", "truncate"}
+)
+
+#: Methods that change a list, dict, set, bytearray or deque in place.
+MUTATING_METHODS: frozenset[str] = frozenset(
+    {
+        "append", "appendleft", "extend", "extendleft", "insert", "pop", "popleft", "popitem", "remove",
+        "clear", "sort", "reverse", "rotate", "update", "setdefault", "add", "discard",
+        "difference_update", "intersection_update", "symmetric_difference_update",
+        "__setitem__", "__delitem__", "__iadd__", "__imul__", "__ior__", "__iand__", "__ixor__", "__isub__",
+    }
+)
+
+#: Methods that write to a text stream: how ``sys.stdout.write`` is recognised.
+STREAM_WRITE_METHODS: frozenset[str] = frozenset({"write", "writelines"})
+
+
+@dataclass(slots=True)
+class EffectCatalog:
+    """Lookup tables built from the catalogue for the modules imported right now."""
+
+    #: C functions, keyed by the function object (bound builtin methods compare by owner and method).
+    by_callable: dict[object, EffectSpec] = field(default_factory=dict)
+    #: Python functions, keyed by their code object.
+    by_code: dict[types.CodeType, EffectSpec] = field(default_factory=dict)
+    #: Owner type -> kind, for C methods called on instances (``rng.random()``, ``sock.send()``).
+    by_owner_type: dict[type, EffectKind] = field(default_factory=dict)
+
+    def spec_for_method(self, owner: object, name: str) -> EffectSpec | None:
+        """The effect of calling C method ``name`` on ``owner``, if it is one."""
+        if name.startswith("_"):
+            return None
+        for owner_type in type(owner).__mro__:
+            kind = self.by_owner_type.get(owner_type)
+            if kind is None:
+                continue
+            if kind is K.FILE_IO and name not in _FILE_METHODS:
+                return None
+            return EffectSpec(kind, f"{owner_type.__name__}.{name}()")
+        return None
+
+
+def _resolve(module: types.ModuleType, path: str) -> object | None:
+    value: object = module
+    for part in path.split("."):
+        value = getattr(value, part, None)
+        if value is None:
+            return None
+    return value
+
+
+def _code_of(value: object) -> types.CodeType | None:
+    if isinstance(value, type):
+        init = value.__dict__.get("__init__")
+        return getattr(init, "__code__", None)
+    function = getattr(value, "__func__", value)
+    code = getattr(function, "__code__", None)
+    return code if isinstance(code, types.CodeType) else None
+
+
+_ENVIRON_DETAILS = {"_Environ.__setitem__": "os.environ[...] = ...", "_Environ.__delitem__": "del os.environ[...]"}
+
+
+def _detail_for(module_name: str, path: str, kind: EffectKind) -> str:
+    if module_name == "builtins":
+        return f"{path}()"
+    if kind is K.LOGGING and path.startswith(("Logger.", "LoggerAdapter.")):
+        return f"logger.{path.split('.')[-1]}()"
+    if path.startswith("_Environ."):
+        return _ENVIRON_DETAILS.get(path, f"os.environ.{path.split('.')[-1]}()")
+    return f"{module_name}.{path}()"
+
+
+def build_effect_catalog(modules: dict[str, types.ModuleType] | None = None) -> EffectCatalog:
+    """Tables for every catalogued function whose module is imported (``sys.modules`` by default)."""
+    loaded = sys.modules if modules is None else modules
+    catalog = EffectCatalog()
+    for module_name, paths, kind in _CATALOGUE:
+        module = loaded.get(module_name)
+        if module is None:
+            continue
+        for path in paths:
+            value = _resolve(module, path)
+            if value is None:
+                continue
+            spec = EffectSpec(kind, _detail_for(module_name, path, kind))
+            code = _code_of(value)
+            if code is not None:
+                catalog.by_code.setdefault(code, spec)
+            elif callable(value):
+                try:
+                    catalog.by_callable.setdefault(value, spec)
+                except TypeError:  # an unhashable callable cannot be a key; skip it
+                    continue
+    for module_name, class_name, kind in _EFFECTFUL_OWNERS:
+        owner_type = getattr(loaded.get(module_name), class_name, None)
+        if isinstance(owner_type, type):
+            catalog.by_owner_type.setdefault(owner_type, kind)
+    return catalog
+
+
+@dataclass(frozen=True, slots=True)
+class NumpyRandomSupport:
+    """What is needed to spot NumPy random calls, which the profiler cannot see.
+
+    NumPy's random methods are Cython functions: calling them raises no profile event,
+    so the monitor finds them in the bytecode (by name) and confirms them by type.
+    """
+
+    #: RandomState, Generator and BitGenerator (empty when numpy.random is not imported).
+    owner_types: tuple[type, ...] = ()
+    #: Method and module-level function names that may be a NumPy random call.
+    names: frozenset[str] = frozenset()
+
+    def is_random_owner(self, value: object) -> bool:
+        return bool(self.owner_types) and isinstance(value, self.owner_types)
+
+    def is_random_callable(self, value: object) -> bool:
+        """A bound NumPy random method, e.g. ``np.random.normal`` (bound to the global RandomState)."""
+        return self.is_random_owner(getattr(value, "__self__", None))
+
+
+_NOT_DRAWS = frozenset({"default_rng", "spawn", "bit_generator"})
+
+
+def numpy_random_support(modules: dict[str, types.ModuleType] | None = None) -> NumpyRandomSupport:
+    """Names and types of NumPy's random API, if ``numpy.random`` is imported."""
+    loaded = sys.modules if modules is None else modules
+    module = loaded.get("numpy.random")
+    if module is None:
+        return NumpyRandomSupport()
+    owner_types = tuple(
+        owner
+        for owner in (getattr(module, name, None) for name in ("RandomState", "Generator", "BitGenerator"))
+        if isinstance(owner, type)
+    )
+    # Only methods: properties such as ``Generator.bit_generator`` are reads, not draws.
+    names = {
+        name
+        for owner in owner_types
+        for name in dir(owner)
+        if not name.startswith("_") and callable(getattr(owner, name, None))
+    }
+    names.update(name for name in getattr(module, "__all__", ()) if not name[:1].isupper())
+    return NumpyRandomSupport(owner_types, frozenset(names - _NOT_DRAWS))
