@@ -36,6 +36,10 @@ STYLES: dict[str, str] = {
     "lint.warning": "yellow",
     "lint.info": "blue",
     "lint.code": "bold magenta",
+    # bench
+    "bench.phase": "",
+    "bench.run": "bold cyan",
+    "bench.compile": "bold magenta",
 }
 
 THEME = Theme(STYLES)

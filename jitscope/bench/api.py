@@ -1,0 +1,45 @@
+"""``run_bench``: the whole of ``jitscope bench`` minus rendering, for the CLI and for Python users."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from pathlib import Path
+
+from jitscope.bench.compare import compare as compare_reports
+from jitscope.bench.compare import load_report, parse_threshold
+from jitscope.bench.plan import plan_calls
+from jitscope.bench.runner import BenchOptions, BenchResult, Progress, bench_calls
+
+#: Threshold used to label changes when --compare is given without --fail-if-slower.
+DEFAULT_THRESHOLD = 0.10
+
+
+def run_bench(
+    targets: Sequence[str],
+    shapes: Sequence[str] | None = None,
+    statics: Sequence[str] | None = None,
+    kwargs: Sequence[str] | None = None,
+    *,
+    options: BenchOptions | None = None,
+    save: Path | None = None,
+    compare: Path | None = None,
+    fail_if_slower: str | None = None,
+    progress: Progress | None = None,
+) -> tuple[BenchResult, bool]:
+    """Plan, measure, compare and save. Returns the result and whether it failed the regression gate."""
+    from jitscope.render.json import dumps
+
+    threshold = parse_threshold(fail_if_slower) if fail_if_slower is not None else DEFAULT_THRESHOLD
+    baseline = load_report(compare) if compare is not None else None  # fail fast, before measuring
+    calls = plan_calls(targets, shapes, statics, kwargs)
+    result = bench_calls(calls, options, progress)
+    failed = False
+    if baseline is not None and compare is not None:
+        comparison = compare_reports(result.report, baseline, threshold=threshold, baseline_name=str(compare))
+        result.report = dataclasses.replace(result.report, comparison=comparison)
+        failed = fail_if_slower is not None and comparison.regressions > 0
+    if save is not None:
+        save.parent.mkdir(parents=True, exist_ok=True)
+        save.write_text(dumps(result.report) + "\n")
+    return result, failed

@@ -1,0 +1,106 @@
+"""``--compare BASELINE.json --fail-if-slower 10%``: regressions of cached-call median or compile time.
+
+Rows are matched by target and call. A metric regresses when the current value exceeds
+the baseline by more than the threshold; it improves when it is below by more than the
+threshold. Rows only in one report are listed as ``new`` or ``missing`` and never fail.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+from jitscope.errors import UsageError
+from jitscope.model.bench import BENCH_KIND, BenchReport, BenchRow, ComparisonEntry, ComparisonRecord
+from jitscope.model.common import SCHEMA_VERSION, from_jsonable
+
+#: metric name -> how to read it from a row
+METRICS: dict[str, Callable[[BenchRow], float | None]] = {
+    "cached median": lambda row: row.cached.blocked.median,
+    "compile": lambda row: row.cold.median.compile,
+}
+#: Environment keys that make timings incomparable when they differ.
+_ENV_KEYS = ("backend", "device_kind", "device_count", "jax", "jaxlib")
+
+
+def parse_threshold(text: str) -> float:
+    """``"10%"`` -> 0.10; ``"0.1"`` -> 0.10. Must be positive."""
+    raw = text.strip()
+    try:
+        value = float(raw[:-1]) / 100 if raw.endswith("%") else float(raw)
+    except ValueError:
+        raise UsageError(f"bad --fail-if-slower {text!r}", hint="use a percentage like 10%") from None
+    if not value > 0:
+        raise UsageError(f"--fail-if-slower must be positive, got {text!r}")
+    return value
+
+
+def load_report(path: Path) -> BenchReport:
+    """Read a saved ``jitscope bench --format json`` / ``--save`` document."""
+    try:
+        data = json.loads(path.read_text())
+    except OSError as exc:
+        raise UsageError(f"cannot read baseline {path}: {exc.strerror or exc}") from None
+    except ValueError as exc:
+        raise UsageError(f"baseline {path} is not JSON: {exc}") from None
+    if not isinstance(data, dict) or data.get("kind") != BENCH_KIND:
+        raise UsageError(f"baseline {path} is not a jitscope bench report", hint="write one with --save FILE")
+    major = str(data.get("schema_version", "")).split(".")[0]
+    if major != SCHEMA_VERSION.split(".")[0]:
+        raise UsageError(f"baseline {path} has schema {data.get('schema_version')}, this jitscope writes "
+                         f"{SCHEMA_VERSION}", hint="re-create the baseline with this version")
+    try:
+        return from_jsonable(BenchReport, data)
+    except (TypeError, KeyError, ValueError) as exc:
+        raise UsageError(f"baseline {path} is malformed: {exc}") from None
+
+
+def _status(baseline: float | None, current: float | None, threshold: float) -> tuple[float | None, str]:
+    if baseline is None and current is None:
+        return None, "same"
+    if baseline is None:
+        return None, "new"
+    if current is None:
+        return None, "missing"
+    if baseline <= 0:  # a clock that did not tick: no ratio to judge
+        return None, "same"
+    change = current / baseline - 1
+    if change > threshold:
+        return change, "regression"
+    if change < -threshold:
+        return change, "improvement"
+    return change, "same"
+
+
+def compare(current: BenchReport, baseline: BenchReport, *, threshold: float, baseline_name: str = "") -> ComparisonRecord:
+    """Compare every metric of every row of ``current`` with ``baseline``."""
+    old = {row.key: row for row in baseline.rows}
+    entries: list[ComparisonEntry] = []
+    for row in current.rows:
+        base = old.get(row.key)
+        for metric, read in METRICS.items():
+            value = read(row)
+            if base is None:
+                entries.append(ComparisonEntry(row.key, metric, None, value, None, "new"))
+                continue
+            before = read(base)
+            change, status = _status(before, value, threshold)
+            entries.append(ComparisonEntry(row.key, metric, before, value, change, status))
+    seen = {row.key for row in current.rows}
+    for key, gone in old.items():
+        if key not in seen:
+            entries.append(ComparisonEntry(key, "cached median", METRICS["cached median"](gone), None, None,
+                                           "missing"))
+    notes = [
+        f"{k} differs: baseline {baseline.environment.get(k)}, now {current.environment.get(k)}"
+        for k in _ENV_KEYS
+        if baseline.environment.get(k) != current.environment.get(k)
+    ]
+    return ComparisonRecord(
+        baseline=baseline_name,
+        threshold=threshold,
+        entries=tuple(entries),
+        regressions=sum(1 for e in entries if e.status == "regression"),
+        notes=tuple(notes),
+    )

@@ -1,0 +1,142 @@
+"""Concrete device inputs for an ArgSet, the memory check before allocating them, and blockers.
+
+Inputs are made once, before any timing: random normal floats (seedable), small
+non-negative ints (valid as indices into most axes), random bools. They are generated
+with numpy, so the same seed gives the same values on every backend, then placed on
+the default device and waited for.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from typing import Any
+
+from jitscope.errors import ResourceError
+from jitscope.load.abstract import map_specs
+from jitscope.load.specs import ArgSet, ArraySpec
+
+#: Refuse inputs that would take more than this fraction of the memory available.
+MEMORY_HEADROOM = 0.8
+#: Integer inputs are drawn from [0, INT_HIGH).
+INT_HIGH = 8
+
+
+def format_size(n: float) -> str:
+    for unit, scale in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if n >= scale:
+            return f"{n / scale:.1f} {unit}"
+    return f"{int(n)} B"
+
+
+def host_available_bytes() -> int | None:
+    """Memory the OS could give us now (MemAvailable on Linux), or None if unknown."""
+    try:
+        with open("/proc/meminfo", encoding="ascii") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    try:
+        return int(os.sysconf("SC_AVPHYS_PAGES")) * int(os.sysconf("SC_PAGE_SIZE"))
+    except (ValueError, OSError, AttributeError):
+        return None
+
+
+def check_fits(argset: ArgSet, *, host_available: int | None, device_free: int | None, on_cpu: bool,
+               what: str = "") -> None:
+    """Raise ResourceError, before anything is allocated, when the inputs cannot fit.
+
+    On a CPU backend the host holds both the numpy staging copy and the device array;
+    on an accelerator the host holds the staging copy and the device the array.
+    """
+    need = argset.nbytes
+    if need == 0:
+        return
+    name = f" for {what}" if what else ""
+    checks = [("host", host_available, 2 * need if on_cpu else need)]
+    if not on_cpu:
+        checks.append(("device", device_free, need))
+    for where, available, required in checks:
+        if available is not None and required > MEMORY_HEADROOM * available:
+            raise ResourceError(
+                f"inputs{name} need an estimated {format_size(required)} of {where} memory "
+                f"({argset.describe()}), but only {format_size(available)} is available",
+                hint="use smaller --shapes",
+            )
+
+
+def _host_array(spec: ArraySpec, rng: Any) -> Any:
+    import jax.numpy as jnp
+    import numpy as np
+
+    dtype = jnp.dtype(spec.dtype)
+    shape = spec.shape
+    if np.issubdtype(dtype, np.complexfloating):
+        real = rng.standard_normal(shape, dtype=np.float32)
+        return (real + 1j * rng.standard_normal(shape, dtype=np.float32)).astype(dtype)
+    if dtype == np.bool_:
+        return rng.random(shape) < 0.5
+    if np.issubdtype(dtype, np.integer):
+        return rng.integers(0, INT_HIGH, size=shape).astype(dtype)
+    # float16/bfloat16/float8 (ml_dtypes) are drawn in float32 and rounded.
+    return rng.standard_normal(shape, dtype=np.float32).astype(dtype)
+
+
+def make_inputs(argset: ArgSet, seed: int) -> tuple[tuple[Any, ...], dict[str, Any]]:
+    """Concrete arrays for every ArraySpec of ``argset``, on the default device and ready."""
+    import jax
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    args, kwargs = map_specs(argset, lambda spec: jax.device_put(_host_array(spec, rng)))
+    jax.block_until_ready((args, kwargs))
+    return args, kwargs
+
+
+def copy_arrays(tree: Any) -> Any:
+    """Device copies of every array leaf (for donated arguments), ready before returning."""
+    import jax
+
+    copied = jax.tree.map(lambda x: x.copy() if isinstance(x, jax.Array) else x, tree)
+    jax.block_until_ready(copied)
+    return copied
+
+
+def tree_nbytes(tree: Any) -> int:
+    import jax
+
+    return sum(int(getattr(leaf, "nbytes", 0)) for leaf in jax.tree.leaves(tree))
+
+
+def count_array_leaves(tree: Any) -> int:
+    import jax
+
+    return sum(1 for leaf in jax.tree.leaves(tree) if isinstance(leaf, jax.Array))
+
+
+def blocker_for(out: Any) -> Callable[[Any], Any]:
+    """The cheapest correct way to wait for every output leaf of outputs shaped like ``out``.
+
+    One array: its own ``block_until_ready``. Several: ``jax.block_until_ready`` (one batched
+    wait). None at all (``None``, ``()``, Python values): ``jax.effects_barrier`` so side
+    effects such as callbacks still finish inside the timing.
+    """
+    import jax
+
+    if isinstance(out, jax.Array):
+        return _block_one
+    if count_array_leaves(out):
+        return jax.block_until_ready
+    barrier = jax.effects_barrier
+    return lambda _out: barrier()
+
+
+def _block_one(x: Any) -> Any:
+    return x.block_until_ready()
+
+
+def block_all(out: Any) -> Any:
+    """Wait for every array leaf (and pending effects when there are none)."""
+    return blocker_for(out)(out)

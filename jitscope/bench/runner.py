@@ -1,0 +1,309 @@
+"""load -> inputs -> cold call -> cached calls -> analyses -> BenchReport.
+
+``bench_calls`` benchmarks every (target, ArgSet) pair and returns records only, plus
+the live pyinstrument profilers for ``--profile`` (which the CLI shows or saves, as
+``jitscope trace`` does). Every step that runs the user's code turns a failure into a
+``UserCodeError`` with their trimmed traceback.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from jitscope.bench import inputs as inp
+from jitscope.bench.clock import Clock, clock_name, clock_resolution, perf_clock
+from jitscope.bench.cold import ColdOutcome, cold_record, measure_cold, user_code_failed
+from jitscope.bench.loops import (
+    Measured,
+    blocked_round,
+    dispatch_round,
+    fresh_input_round,
+    measure,
+    run_rounds,
+)
+from jitscope.bench.scaling import scaling_records
+from jitscope.bench.stats import summarize
+from jitscope.jaxcompat.caches import PersistentCacheState, persistent_cache
+from jitscope.load.specs import ArgSet
+from jitscope.load.target import TargetHandle
+from jitscope.model.bench import (
+    BenchReport,
+    BenchRow,
+    BenchSettings,
+    CachedRecord,
+    DerivedRecord,
+    EagerRecord,
+    TimingStats,
+)
+
+#: (completed steps, total steps, what is happening now)
+Progress = Callable[[float, int, str], None]
+#: Donated inputs are copied for every call; keep the copies of one round below this.
+FRESH_INPUT_BYTES = 256 * 2**20
+#: The dispatch-only measurement gets this fraction of the budget.
+DISPATCH_SHARE = 0.25
+
+
+@dataclass(frozen=True, slots=True)
+class BenchOptions:
+    budget: float = 0.5  # seconds of timed rounds per row (eager gets as much again)
+    min_rounds: int = 5
+    cold_runs: int = 1
+    cold_process: bool = False
+    eager: bool = False
+    dispatch: bool = True
+    profile: bool = False
+    seed: int = 0
+    persistent_cache: str | None = None  # None: respect JAX's config; "off"; or a directory
+    clock: Clock = perf_clock
+
+
+@dataclass
+class BenchResult:
+    """The report, plus live profilers (label, pyinstrument.Profiler) for ``--profile``."""
+
+    report: BenchReport
+    profilers: list[tuple[str, Any]] = field(default_factory=list)
+
+
+@dataclass
+class _Context:
+    options: BenchOptions
+    cache: PersistentCacheState
+    resolution: float
+    progress: Progress
+    total: int
+    done: int = 0
+
+    def step(self, fraction: float, text: str) -> None:
+        self.progress(self.done + fraction, self.total, text)
+
+
+def _no_progress(completed: float, total: int, text: str) -> None:
+    return None
+
+
+def _device_state() -> tuple[bool, int | None, int | None]:
+    import jax
+
+    from jitscope.jaxcompat.monitoring import device_memory
+
+    mem = device_memory()
+    return jax.default_backend() == "cpu", mem.free if mem else None, mem.peak_bytes_in_use if mem else None
+
+
+def _statics(argset: ArgSet) -> dict[str, str]:
+    return {name: repr(argset.kwargs[name]) for name in argset.static_names if name in argset.kwargs}
+
+
+def harness_overhead(clock: Clock, resolution: float, budget: float) -> float:
+    """Per-call cost of the timed loop itself: a call that returns an already-ready array."""
+    import jax
+    import numpy as np
+
+    ready = jax.device_put(np.zeros((), np.float32)).block_until_ready()
+
+    def give() -> Any:
+        return ready
+
+    rounds = blocked_round(give, (), {}, inp.blocker_for(ready), clock)
+    return measure(rounds, budget=budget, min_rounds=5, resolution=resolution, clock=clock).stats.median
+
+
+def _cached(target: TargetHandle, argset: ArgSet, cold: ColdOutcome, args: tuple[Any, ...],
+            kwargs: dict[str, Any], ctx: _Context) -> tuple[CachedRecord, list[str]]:
+    opts, clock, notes = ctx.options, ctx.options.clock, []
+    block = inp.blocker_for(cold.out)
+    donated = _donated(target, args)
+    dispatch: TimingStats | None = None
+    try:
+        if donated:
+            def prepare() -> tuple[tuple[Any, ...], dict[str, Any]]:
+                return _fresh(donated, args), kwargs
+
+            donated_bytes = max(1, sum(inp.tree_nbytes(args[i]) for i in donated))
+            rounds = fresh_input_round(cold.jitted, prepare, block, clock)
+            measured = measure(rounds, budget=opts.budget, min_rounds=opts.min_rounds, resolution=ctx.resolution,
+                               clock=clock, max_loops=max(1, FRESH_INPUT_BYTES // donated_bytes))
+            notes.append("donated arguments: every call got fresh copies, made outside the timed region; "
+                         "dispatch-only time not measured")
+        else:
+            rounds = blocked_round(cold.jitted, args, kwargs, block, clock)
+            measured = measure(rounds, budget=opts.budget, min_rounds=opts.min_rounds, resolution=ctx.resolution,
+                               clock=clock)
+            if opts.dispatch:
+                ctx.step(0.7, f"{target.name}: dispatch-only calls")
+                unblocked = dispatch_round(cold.jitted, args, kwargs, block, clock)
+                samples, spent = run_rounds(unblocked, measured.stats.loops, budget=opts.budget * DISPATCH_SHARE,
+                                            min_rounds=opts.min_rounds, clock=clock)
+                dispatch = summarize(samples, measured.stats.loops, total_seconds=spent)
+    except Exception as exc:  # noqa: BLE001 - the user's compiled function failed when run again
+        raise user_code_failed(target.name, argset.describe(), exc, target.options, "on a cached call") from None
+    stats = measured.stats
+    if stats.unreliable:
+        notes.append(f"cached-call times are unreliable: the slowest round took {stats.max / stats.min:.1f}x "
+                     "the fastest (max >= 4 x min); close other programs or raise --budget"
+                     if stats.min > 0 else "cached-call times are unreliable: the clock did not move")
+    record = CachedRecord(
+        blocked=stats,
+        dispatch=dispatch,
+        warmup_calls=measured.warmup_calls,
+        output_leaves=inp.count_array_leaves(cold.out),
+        fresh_inputs=bool(donated),
+    )
+    return record, notes
+
+
+def _donated(target: TargetHandle, args: tuple[Any, ...]) -> tuple[int, ...]:
+    return tuple(i for i in target.options.donate_argnums if i < len(args))
+
+
+def _fresh(donated: tuple[int, ...], args: tuple[Any, ...]) -> tuple[Any, ...]:
+    """Arguments with device copies of the donated ones: a donated buffer is gone after the call."""
+    return tuple(inp.copy_arrays(a) if i in donated else a for i, a in enumerate(args)) if donated else args
+
+
+def _eager(target: TargetHandle, args: tuple[Any, ...], kwargs: dict[str, Any], jit_median: float,
+           ctx: _Context) -> EagerRecord:
+    opts = ctx.options
+    try:
+        first = target.fn(*args, **kwargs)
+        block = inp.blocker_for(first)
+        block(first)
+        measured: Measured = measure(blocked_round(target.fn, args, kwargs, block, opts.clock), budget=opts.budget,
+                                     min_rounds=opts.min_rounds, resolution=ctx.resolution, clock=opts.clock)
+    except Exception as exc:  # noqa: BLE001 - functions that only work under jit are common
+        return EagerRecord(stats=None, speedup=None, error=f"{type(exc).__name__}: {str(exc).splitlines()[0]}"
+                           if str(exc) else type(exc).__name__)
+    speedup = measured.stats.median / jit_median if jit_median > 0 else None
+    return EagerRecord(stats=measured.stats, speedup=speedup)
+
+
+def _analyses(cold: ColdOutcome, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, Any, list[str]]:
+    from jitscope.jaxcompat.stages import cost_record, memory_record
+
+    try:
+        compiled = cold.jitted.lower(*args, **kwargs).compile()
+    except Exception as exc:  # noqa: BLE001 - analyses are extras; the timings stand without them
+        return None, None, [f"no cost/memory analysis: {type(exc).__name__}: {exc}"]
+    return cost_record(compiled), memory_record(compiled), []
+
+
+def derive(cold_total: float, cached: float, eager: EagerRecord | None, cost: Any) -> DerivedRecord:
+    """Figures computed from the measurements (pure)."""
+    overhead = cold_total - cached
+    breakeven = None
+    if eager is not None and eager.stats is not None and eager.stats.median > cached:
+        breakeven = overhead / (eager.stats.median - cached)
+    flops = getattr(cost, "flops", None)
+    accessed = getattr(cost, "bytes_accessed", None)
+    return DerivedRecord(
+        cold_in_calls=overhead / cached if cached > 0 else None,
+        breakeven_calls=breakeven,
+        flops_per_second=flops / cached if flops and cached > 0 else None,
+        bytes_per_second=accessed / cached if accessed and cached > 0 else None,
+    )
+
+
+def bench_row(target: TargetHandle, argset: ArgSet, ctx: _Context) -> tuple[BenchRow, Any | None]:
+    """Benchmark one call of one target."""
+    from jitscope.load.abstract import warn_if_x64_disabled
+
+    opts = ctx.options
+    name, call = target.name, argset.describe()
+    on_cpu, device_free, _ = _device_state()
+    inp.check_fits(argset, host_available=inp.host_available_bytes(), device_free=device_free, on_cpu=on_cpu,
+                   what=f"{name}({call})")
+    notes = [w for w in [warn_if_x64_disabled(argset)] if w]
+    ctx.step(0.0, f"{name}: making inputs")
+    args, kwargs = inp.make_inputs(argset, opts.seed)
+    options = target.options.with_static_names(argset.static_names)
+    target = dataclasses.replace(target, options=options)
+    donated = _donated(target, args)
+    outcomes: list[ColdOutcome] = []
+    for i in range(opts.cold_runs):
+        ctx.step(0.1 + 0.2 * i / opts.cold_runs, f"{name}: cold call {i + 1}/{opts.cold_runs}")
+        try:
+            outcomes.append(measure_cold(target.fn, options, _fresh(donated, args), kwargs, clock=opts.clock))
+        except Exception as exc:  # noqa: BLE001 - the user's function failed on its first call
+            raise user_code_failed(name, call, exc, options, "on its first call") from None
+    cold = cold_record([o.run for o in outcomes])
+    profiler = None
+    if opts.profile:  # an extra cold call: the profiler's overhead must not touch the measured ones
+        ctx.step(0.3, f"{name}: profiling a cold call")
+        profiler = measure_cold(target.fn, options, _fresh(donated, args), kwargs, clock=opts.clock,
+                                profile=True).profiler
+    ctx.step(0.35, f"{name}: cached calls")
+    cached, cached_notes = _cached(target, argset, outcomes[-1], args, kwargs, ctx)
+    notes += cached_notes
+    eager = None
+    if opts.eager:
+        ctx.step(0.8, f"{name}: eager calls")
+        eager = _eager(target, args, kwargs, cached.blocked.median, ctx)
+        if eager.error:
+            notes.append(f"--eager: the un-jitted function failed: {eager.error}")
+    cost, memory, analysis_notes = _analyses(outcomes[-1], args, kwargs)
+    notes += analysis_notes
+    process = None
+    if opts.cold_process:
+        import jax
+
+        from jitscope.bench.process import measure_process
+
+        ctx.step(0.9, f"{name}: cold process")
+        process = measure_process(name, argset, seed=opts.seed, cache=ctx.cache.label if ctx.cache.enabled else "off",
+                                  x64=bool(jax.config.read("jax_enable_x64")), runs=opts.cold_runs)
+    notes += _cold_notes(cold.median.compiles, cold.median.cache_hit, ctx.cache)
+    _, _, peak = _device_state()
+    row = BenchRow(
+        target=name, call=call, label=argset.label, statics=_statics(argset), input_bytes=argset.nbytes,
+        cold=cold, cached=cached, process=process, eager=eager, cost=cost, memory=memory, device_peak_bytes=peak,
+        derived=derive(cold.median.total, cached.blocked.median, eager, cost), warnings=tuple(notes),
+    )
+    return row, profiler
+
+
+def _cold_notes(compiles: int, cache_hit: bool | None, cache: PersistentCacheState) -> list[str]:
+    notes = []
+    if compiles > 1:
+        notes.append(f"the first call compiled {compiles} programs (eager operations ran while tracing); "
+                     "trace/lower/compile are their sums")
+    if cache_hit:
+        notes.append("the compile was served by the persistent compilation cache: 'compile' is a disk read")
+    elif cache_hit is False and cache.min_compile_seconds:
+        notes.append(f"persistent cache miss; JAX only writes entries for compiles over "
+                     f"{cache.min_compile_seconds:g} s (jax_persistent_cache_min_compile_time_secs)")
+    return notes
+
+
+def bench_calls(calls: Sequence[tuple[TargetHandle, ArgSet]], options: BenchOptions | None = None,
+                progress: Progress | None = None) -> BenchResult:
+    """Benchmark every call; the persistent cache is set up for the run and restored afterwards."""
+    from jitscope.jaxcompat.stages import environment
+
+    options = options or BenchOptions()
+    resolution = clock_resolution(options.clock)
+    rows: list[BenchRow] = []
+    profilers: list[tuple[str, Any]] = []
+    with persistent_cache(options.persistent_cache) as cache:
+        ctx = _Context(options, cache, resolution, progress or _no_progress, len(calls))
+        overhead = harness_overhead(options.clock, resolution, min(0.05, options.budget / 5))
+        for target, argset in calls:
+            row, profiler = bench_row(target, argset, ctx)
+            rows.append(row)
+            if profiler is not None:
+                profilers.append((f"{row.target}({row.call})", profiler))
+            ctx.done += 1
+            ctx.step(0.0, "done")
+    settings = BenchSettings(
+        budget=options.budget, min_rounds=options.min_rounds, cold_runs=options.cold_runs,
+        cold_process=options.cold_process, eager=options.eager, seed=options.seed,
+        persistent_cache=cache.label, persistent_cache_source=cache.source, clock=clock_name(options.clock),
+        clock_resolution=resolution, harness_overhead=overhead,
+    )
+    report = BenchReport(rows=tuple(rows), settings=settings, environment=environment(),
+                         scaling=scaling_records(rows))
+    return BenchResult(report, profilers)

@@ -1,0 +1,98 @@
+"""``jitscope bench``: the cold first call against cached calls, measured honestly."""
+
+from __future__ import annotations
+
+from enum import Enum
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from jitscope.cli.options import ArgOpt, TargetsArg, X64Opt, enable_x64_if
+from jitscope.errors import EXIT_FINDINGS, UsageError
+
+
+class BenchFormat(str, Enum):
+    text = "text"
+    json = "json"
+
+
+ShapesListOpt = Annotated[
+    list[str] | None,
+    typer.Option("--shapes", "-s", show_default=False,
+                 help="Positional arguments as abstract arrays, e.g. \"f32[8,128], i32[8]\"; repeat for one row "
+                 "per shape set. Without it, the module's JITSCOPE_EXAMPLES are used."),
+]
+BenchStaticOpt = Annotated[
+    list[str] | None,
+    typer.Option("--static", show_default=False,
+                 help="A static argument NAME=PYTHON_LITERAL; repeat a name with other values for one row each."),
+]
+
+
+def bench(
+    targets: TargetsArg,
+    shapes: ShapesListOpt = None,
+    static: BenchStaticOpt = None,
+    arg: ArgOpt = None,
+    budget: Annotated[float, typer.Option(help="Seconds of timed cached-call rounds per row.")] = 0.5,
+    min_rounds: Annotated[int, typer.Option(help="Time at least this many rounds, whatever the budget.")] = 5,
+    cold_runs: Annotated[int, typer.Option(help="Cold first calls per row (the median is reported).")] = 1,
+    cold_process: Annotated[bool, typer.Option("--cold-process", help="Also time a truly cold process: python start, import "
+                                               "jax, load, first call.")] = False,
+    eager: Annotated[bool, typer.Option("--eager", help="Also time the un-jitted function and show the jit speedup.")] = False,
+    dispatch: Annotated[bool, typer.Option("--dispatch/--no-dispatch",
+                                           help="Also time dispatch only (calls not blocked).")] = True,
+    seed: Annotated[int, typer.Option(help="Seed for the random inputs.")] = 0,
+    persistent_cache: Annotated[str | None, typer.Option(
+        help="Persistent compilation cache: a directory to use it, 'off' to force it off. Default: off "
+        "unless JAX's config (JAX_COMPILATION_CACHE_DIR) turns it on.", show_default=False)] = None,
+    profile: Annotated[bool, typer.Option("--profile", help="Profile the Python side of a cold call with pyinstrument.")] = False,
+    profile_html: Annotated[Path | None, typer.Option(help="Write the --profile report as HTML here.")] = None,
+    fmt: Annotated[BenchFormat, typer.Option("--format", "-f", help="text, or one versioned JSON document.")]
+    = BenchFormat.text,
+    save: Annotated[Path | None, typer.Option(help="Also write the JSON report to this file.")] = None,
+    compare: Annotated[Path | None, typer.Option(help="A saved report (--save) to compare with.")] = None,
+    fail_if_slower: Annotated[str | None, typer.Option(
+        help="With --compare: exit 1 if a cached-call median or compile time is this much slower, e.g. 10%.",
+        show_default=False)] = None,
+    x64: X64Opt = False,
+) -> None:
+    """Time TARGET's cold first call (trace, lower, compile, first run) and its cached calls."""
+    from jitscope.bench.api import run_bench
+    from jitscope.bench.runner import BenchOptions
+    from jitscope.render.bench import bench_progress, render_bench
+    from jitscope.render.console import make_console
+
+    if fail_if_slower is not None and compare is None:
+        raise UsageError("--fail-if-slower needs --compare BASELINE.json")
+    if not budget > 0 or min_rounds < 1 or cold_runs < 1:
+        raise UsageError("--budget must be positive, and --min-rounds and --cold-runs at least 1")
+    enable_x64_if(x64)
+    options = BenchOptions(budget=budget, min_rounds=min_rounds, cold_runs=cold_runs, cold_process=cold_process,
+                           eager=eager, dispatch=dispatch, profile=profile or profile_html is not None, seed=seed,
+                           persistent_cache=persistent_cache)
+    stderr = make_console(stderr=True)
+    with bench_progress(stderr) as progress:
+        result, failed = run_bench(targets, shapes, static, arg, options=options, save=save, compare=compare,
+                                   fail_if_slower=fail_if_slower, progress=progress)
+    console = make_console()
+    if fmt is BenchFormat.json:
+        from jitscope.render.json import dumps
+
+        console.file.write(dumps(result.report) + "\n")
+    else:
+        console.print(render_bench(result.report))
+    if result.profilers:
+        from jitscope.render.profile import show_profiles
+
+        show_profiles(result.profilers, html=profile_html, console=stderr if fmt is BenchFormat.json else console)
+    if failed:
+        comparison = result.report.comparison
+        stderr.print(f"[jitscope.bad]regression:[/] {comparison.regressions if comparison else 0} metric(s) more "
+                     f"than {fail_if_slower} slower than {compare}", highlight=False)
+        raise typer.Exit(EXIT_FINDINGS)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("bench", no_args_is_help=True)(bench)

@@ -1,0 +1,304 @@
+"""Render a ``BenchReport``: cold first call, cached calls, derived figures, scaling, comparison.
+
+Rich renderables built from records only (nothing here imports jax). The same
+renderables print as plain text on a colourless console (pipes, NO_COLOR, tests); the
+scaling chart switches to ASCII markers when the console cannot encode others.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+from collections.abc import Callable, Iterator, Sequence
+
+from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
+from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.rule import Rule
+from rich.table import Table
+from rich.text import Text
+
+from jitscope.model.bench import BenchReport, BenchRow, ComparisonRecord, ScalingRecord
+
+NA = "n/a"
+
+
+def fmt_time(seconds: float | None) -> str:
+    """3 significant digits in ns, µs, ms or s."""
+    if seconds is None or math.isnan(seconds):
+        return NA
+    for scale, unit in ((1.0, "s"), (1e-3, "ms"), (1e-6, "µs")):
+        if abs(seconds) >= scale:
+            return f"{seconds / scale:.3g} {unit}"
+    return f"{seconds * 1e9:.3g} ns"
+
+
+def fmt_bytes(n: float | None) -> str:
+    if n is None:
+        return NA
+    for scale, unit in ((2**30, "GiB"), (2**20, "MiB"), (2**10, "KiB")):
+        if abs(n) >= scale:
+            return f"{n / scale:.3g} {unit}"
+    return f"{int(n)} B"
+
+
+def fmt_rate(value: float | None, unit: str) -> str:
+    if value is None:
+        return NA
+    for scale, prefix in ((1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")):
+        if abs(value) >= scale:
+            return f"{value / scale:.3g} {prefix}{unit}/s"
+    return f"{value:.3g} {unit}/s"
+
+
+def fmt_count(value: float | None) -> str:
+    if value is None:
+        return NA
+    return f"{value:,.0f}" if value >= 10 else f"{value:.2g}"
+
+
+def fmt_slope(value: float | None) -> str:
+    return NA if value is None else f"{value:.2f}"
+
+
+def _name(row: BenchRow) -> str:
+    name = f"{row.target.rsplit(':', 1)[-1]}({row.call})"
+    return f"{name} [{row.label}]" if row.label else name
+
+
+def _table(title: str) -> Table:
+    table = Table(title=Text(title, style="jitscope.heading"), title_justify="left", box=None, pad_edge=False,
+                  header_style="jitscope.muted", show_edge=False)
+    return table
+
+
+def _cold_table(rows: Sequence[BenchRow]) -> Table:
+    table = _table("first call (cold): fresh jit wrapper, JAX's in-memory caches cleared")
+    table.add_column("call", overflow="fold")
+    for head in ("total", "trace", "lower", "compile", "1st run", "other"):
+        table.add_column(head, justify="right", style="bench.phase" if head != "total" else "jitscope.number")
+    if any(r.cold.median.cache_hit is not None for r in rows):
+        table.add_column("disk cache")
+    for row in rows:
+        m = row.cold.median
+        cells: list[str | Text] = [_name(row), fmt_time(m.total), fmt_time(m.trace), fmt_time(m.lower),
+                                   fmt_time(m.compile), fmt_time(m.first_run), fmt_time(m.unattributed)]
+        if len(table.columns) > 7:
+            cells.append(NA if m.cache_hit is None else Text("hit", "jitscope.warn") if m.cache_hit else "miss")
+        table.add_row(*cells)
+    return table
+
+
+def _cached_table(rows: Sequence[BenchRow]) -> Table:
+    table = _table("cached calls: every call blocks on every output leaf")
+    table.add_column("call", overflow="fold")
+    for head in ("median", "IQR", "min", "mean ± stddev", "dispatch", "rounds×loops", "outliers"):
+        table.add_column(head, justify="right")
+    for row in rows:
+        s = row.cached.blocked
+        median = Text(fmt_time(s.median), "jitscope.warn" if s.unreliable else "jitscope.number")
+        if s.unreliable:
+            median.append(" !", "jitscope.warn")
+        dispatch = fmt_time(row.cached.dispatch.median) if row.cached.dispatch else NA
+        table.add_row(_name(row), median, fmt_time(s.iqr), fmt_time(s.min),
+                      f"{fmt_time(s.mean)} ± {fmt_time(s.stddev)}", dispatch, f"{s.rounds}×{s.loops}",
+                      f"{s.outliers_iqr};{s.outliers_stddev}")
+    return table
+
+
+def _derived_table(rows: Sequence[BenchRow]) -> Table:
+    table = _table("what it means")
+    table.add_column("call", overflow="fold")
+    table.add_column("1st call =", justify="right")
+    table.add_column("FLOP/s", justify="right")
+    table.add_column("bytes/s", justify="right")
+    table.add_column("XLA memory", justify="right")
+    if any(r.device_peak_bytes is not None for r in rows):
+        table.add_column("device peak", justify="right")
+    if any(r.eager is not None for r in rows):
+        table.add_column("eager", justify="right")
+        table.add_column("jit speedup", justify="right")
+        table.add_column("break-even", justify="right")
+    for row in rows:
+        d = row.derived
+        calls = f"{fmt_count(d.cold_in_calls)} calls" if d.cold_in_calls is not None else NA
+        cells: list[str | Text] = [_name(row), calls, fmt_rate(d.flops_per_second, "FLOP"),
+                                   fmt_rate(d.bytes_per_second, "B"),
+                                   fmt_bytes(row.memory.peak_bytes if row.memory else None)]
+        if any(r.device_peak_bytes is not None for r in rows):
+            cells.append(fmt_bytes(row.device_peak_bytes))
+        if any(r.eager is not None for r in rows):
+            eager = row.eager
+            stats = eager.stats if eager else None
+            speedup = Text(f"{eager.speedup:.2f}x", "jitscope.good" if eager.speedup >= 1 else "jitscope.warn") \
+                if eager and eager.speedup else Text(NA)
+            cells += [fmt_time(stats.median) if stats else ("failed" if eager and eager.error else NA), speedup,
+                      f"{fmt_count(d.breakeven_calls)} calls" if d.breakeven_calls is not None else NA]
+        table.add_row(*cells)
+    return table
+
+
+def _process_table(rows: Sequence[BenchRow]) -> Table:
+    table = _table("truly cold process: start python, import jax, load, first call")
+    table.add_column("call", overflow="fold")
+    for head in ("process", "startup", "import jax", "load", "inputs", "1st call", "compile"):
+        table.add_column(head, justify="right")
+    for row in rows:
+        if row.process is None:
+            continue
+        runs = row.process.runs
+        mid = sorted(runs, key=lambda r: r.wall)[len(runs) // 2]
+        table.add_row(_name(row), Text(fmt_time(row.process.median_wall), "jitscope.number"), fmt_time(mid.startup),
+                      fmt_time(mid.import_jax), fmt_time(mid.load_target), fmt_time(mid.make_inputs),
+                      fmt_time(mid.first_call.total), fmt_time(mid.first_call.compile))
+    return table
+
+
+def _scaling_table(records: Sequence[ScalingRecord]) -> Table:
+    table = _table("scaling: slope of log(time) against log(input bytes)")
+    table.add_column("target")
+    table.add_column("inputs", justify="right")
+    table.add_column("run-time slope", justify="right")
+    table.add_column("compile-time slope", justify="right")
+    for rec in records:
+        name = rec.target.rsplit(":", 1)[-1] + (f" [{rec.variant}]" if rec.variant else "")
+        span = f"{fmt_bytes(rec.points[0].input_bytes)} .. {fmt_bytes(rec.points[-1].input_bytes)}"
+        table.add_row(name, span, fmt_slope(rec.run_slope), fmt_slope(rec.compile_slope))
+    return table
+
+
+class ScalingChart:
+    """A log-log scatter of cached run time and compile time against input size."""
+
+    def __init__(self, record: ScalingRecord, width: int = 56, height: int = 10) -> None:
+        self.record = record
+        self.width = width
+        self.height = height
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        ascii_only = options.ascii_only or not (options.encoding or "").lower().startswith("utf")
+        run_mark, compile_mark = ("o", "x") if ascii_only else ("●", "▲")
+        pts = self.record.points
+        series = [(p.input_bytes, p.run_seconds, run_mark, "bench.run") for p in pts]
+        series += [(p.input_bytes, p.compile_seconds, compile_mark, "bench.compile") for p in pts
+                   if p.compile_seconds]
+        series = [s for s in series if s[0] > 0 and s[1] and s[1] > 0]
+        if not series:
+            return
+        xs = [math.log10(s[0]) for s in series]
+        ys = [math.log10(float(s[1] or 0)) for s in series]
+        x0, x1 = min(xs), max(xs) if max(xs) > min(xs) else min(xs) + 1
+        y0, y1 = min(ys), max(ys) if max(ys) > min(ys) else min(ys) + 1
+        width = max(16, min(self.width, options.max_width - 12))
+        grid: list[list[tuple[str, str]]] = [[(" ", "")] * width for _ in range(self.height)]
+        for (_, _, mark, style), x, y in zip(series, xs, ys, strict=True):
+            col = round((x - x0) / (x1 - x0) * (width - 1))
+            line = self.height - 1 - round((y - y0) / (y1 - y0) * (self.height - 1))
+            grid[line][col] = (mark, style)
+        name = self.record.target.rsplit(":", 1)[-1]
+        yield Text(f"{name}{' [' + self.record.variant + ']' if self.record.variant else ''}: time vs input size "
+                   "(log-log)", style="jitscope.muted")
+        labels = {0: fmt_time(10**y1), self.height - 1: fmt_time(10**y0)}
+        for i, cells in enumerate(grid):
+            text = Text(f"{labels.get(i, ''):>9} |", style="jitscope.muted")
+            for char, style in cells:
+                text.append(char, style=style or None)
+            yield text
+        yield Text(" " * 10 + "+" + "-" * width, style="jitscope.muted")
+        left, right = fmt_bytes(10**x0), fmt_bytes(10**x1)
+        yield Text(" " * 11 + left + right.rjust(width - len(left)), style="jitscope.muted")
+        legend = Text(" " * 11)
+        legend.append(run_mark, "bench.run")
+        legend.append(" cached call   ", "jitscope.muted")
+        legend.append(compile_mark, "bench.compile")
+        legend.append(" XLA compile", "jitscope.muted")
+        yield legend
+
+
+def render_comparison(comparison: ComparisonRecord) -> RenderableType:
+    table = _table(f"compared with {comparison.baseline or 'baseline'} "
+                   f"(regression: more than {comparison.threshold:.0%} slower)")
+    for head, justify in (("call", "left"), ("metric", "left"), ("baseline", "right"), ("now", "right"),
+                          ("change", "right"), ("", "left")):
+        table.add_column(head, justify=justify)  # type: ignore[arg-type]
+    styles = {"regression": "jitscope.bad", "improvement": "jitscope.good", "new": "jitscope.muted",
+              "missing": "jitscope.muted", "same": ""}
+    for e in comparison.entries:
+        change = f"{e.change:+.1%}" if e.change is not None else NA
+        table.add_row(e.key, e.metric, fmt_time(e.baseline), fmt_time(e.current), change,
+                      Text(e.status, styles.get(e.status) or ""))
+    parts: list[RenderableType] = [table]
+    parts += [Text(f"note: {n}", style="jitscope.warn") for n in comparison.notes]
+    verdict = (Text(f"{comparison.regressions} regression(s)", "jitscope.bad") if comparison.regressions
+               else Text("no regressions", "jitscope.good"))
+    parts.append(verdict)
+    return Group(*parts)
+
+
+def render_environment(report: BenchReport) -> Text:
+    env, s = report.environment, report.settings
+    text = Text("environment: ", style="jitscope.muted")
+    text.append(f"jax {env.get('jax', '?')}, jaxlib {env.get('jaxlib', '?')}, backend {env.get('backend', '?')}, "
+                f"{env.get('device_count', '?')} x {env.get('device_kind', '?')}, x64 {env.get('x64', '?')}; "
+                f"persistent cache {s.persistent_cache} ({s.persistent_cache_source}); budget {s.budget:g} s, "
+                f"min {s.min_rounds} rounds, {s.cold_runs} cold run(s), seed {s.seed}; clock {s.clock} "
+                f"(step {fmt_time(s.clock_resolution)}), harness {fmt_time(s.harness_overhead)}/call")
+    return text
+
+
+_LEGEND = (
+    "trace/lower/compile: JAX's monitoring events; 1st run: end of compile until outputs ready; other: "
+    "the rest of the first call (no event covers it). median/IQR/min/mean: per call over rounds; dispatch: "
+    "until the call returned, not waiting for results; outliers: beyond 1.5 IQR;beyond 1 stddev. "
+    "1st call = N calls: cold minus cached, in cached calls."
+)
+
+
+def render_bench(report: BenchReport, *, legend: bool = True) -> RenderableType:
+    """The whole report as one renderable."""
+    rows = report.rows
+    parts: list[RenderableType] = [Rule(Text("jitscope bench", style="jitscope.title"), align="left",
+                                        characters="━")]
+    if not rows:
+        parts.append(Text("(nothing benchmarked)", style="jitscope.muted"))
+    else:
+        parts += [_cold_table(rows), Text(), _cached_table(rows), Text(), _derived_table(rows)]
+        if any(r.process is not None for r in rows):
+            parts += [Text(), _process_table(rows)]
+    if report.scaling:
+        parts += [Text(), _scaling_table(report.scaling)]
+        for rec in report.scaling:
+            parts += [Text(), ScalingChart(rec)]
+    notes = [(row, w) for row in rows for w in row.warnings] + [(None, w) for w in report.warnings]
+    if notes:
+        parts.append(Text())
+        for row, note in notes:
+            prefix = f"{_name(row)}: " if row is not None else ""
+            parts.append(Text(f"warning: {prefix}{note}", style="jitscope.warn"))
+    if report.comparison is not None:
+        parts += [Text(), render_comparison(report.comparison)]
+    parts.append(Text())
+    if legend and rows:
+        parts.append(Text(_LEGEND, style="jitscope.muted"))
+    parts.append(render_environment(report))
+    return Group(*parts)
+
+
+def _no_progress(completed: float, total: int, text: str) -> None:
+    return None
+
+
+@contextlib.contextmanager
+def bench_progress(console: Console) -> Iterator[Callable[[float, int, str], None]]:
+    """A transient progress bar on ``console`` (stderr) when it is a terminal; otherwise a no-op callback."""
+    if not console.is_terminal:
+        yield _no_progress
+        return
+    progress = Progress(TextColumn("{task.description}"), BarColumn(), TimeElapsedColumn(), console=console,
+                        transient=True)
+    with progress:
+        task = progress.add_task("jitscope bench", total=1)
+
+        def update(completed: float, total: int, text: str) -> None:
+            progress.update(task, completed=completed, total=max(total, 1), description=text)
+
+        yield update
