@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import itertools
 import os
+import string
 from collections.abc import Iterator
 from typing import Any
 
@@ -60,15 +61,20 @@ _SAME_NAMES_INSIDE = frozenset({"jit", "pjit"})
 
 
 def _var_names(taken: set[str]) -> Iterator[str]:
-    """a, b, ..., z, ba, bb, ...: JAX's naming (core._encode_digits_alphabetic)."""
-    for i in itertools.count():
-        s = ""
-        n = i
-        while not s or n:
-            n, r = divmod(n, 26)
-            s = chr(97 + r) + s
-        if s not in taken:
-            yield s
+    """a, b, ..., z, ba, bb, ...: JAX's naming (core._encode_digits_alphabetic: base 26, a = 0)."""
+    letters = string.ascii_lowercase
+    candidates = itertools.chain(
+        letters,
+        (
+            first + "".join(rest)
+            for size in itertools.count(1)
+            for first in letters[1:]
+            for rest in itertools.product(letters, repeat=size)
+        ),
+    )
+    if not taken:
+        return candidates
+    return (name for name in candidates if name not in taken)
 
 
 # ---------------------------------------------------------------- the walker
@@ -86,10 +92,14 @@ class _Walker:
         self.avals: dict[int, AvalRecord] = {}
         self.aval_keys: dict[tuple[Any, ...], AvalRecord] = {}
         self.tracebacks: dict[int, Location | None] = {}
-        self.code_locations: dict[tuple[Any, int], Location] = {}
-        self.user_files: dict[str, bool] = {}
+        self.code_locations: dict[tuple[int, int], Location] = {}
+        self.user_codes: set[int] = set()
+        self.not_user_codes: set[int] = set()
         self.effects: dict[int, str] = {}
         self.done: dict[int, JaxprRecord] = {}
+        self.literals: dict[tuple[str, int], LiteralRecord] = {}
+        #: Constants found as literals in the jaxpr being walked (see ``literal``).
+        self.literal_consts: list[ConstRecord] = []
         #: id(var) -> name to reuse: a jit's inner variables take the names of the call's operands.
         self.suggested: dict[int, str] = {}
 
@@ -128,11 +138,27 @@ class _Walker:
         rec = self.vars.get(id(atom))
         if rec is not None:
             return rec
-        if isinstance(atom, Literal):
-            val = atom.val
-            text = str(np.asarray(val).item()) if not np.shape(val) else "[...]"
-            return LiteralRecord(text, self.aval(atom.aval))
+        if type(atom) is Literal:
+            return self.literal(atom)
         return self.bind(atom)  # a free variable: name it where first seen
+
+    def literal(self, atom: Any) -> LiteralRecord:
+        """``1.0:f32[]``, or ``[...]`` for an array, as JAX prints it (Literal.pretty_print)."""
+        val = atom.val
+        shape = getattr(val, "shape", ())
+        text = "[...]" if shape else str(val.item() if hasattr(val, "item") else val)
+        aval = self.aval(atom.aval)
+        key = (text, id(aval))
+        rec = self.literals.get(key)
+        if rec is None:
+            rec = self.literals[key] = LiteralRecord(text, aval)
+        # An array JAX inlined as a literal is a captured constant; so is a scalar we know the origin of.
+        if shape or self.const_origins:
+            origin = self.origin(val)
+            if shape or origin != "unknown":
+                nbytes = getattr(val, "nbytes", None) or aval.nbytes or 0
+                self.literal_consts.append(ConstRecord(text, aval, int(nbytes), origin, literal=True))
+        return rec
 
     def origin(self, value: Any) -> str:
         """Where a constant came from, following numpy views back to the user's array."""
@@ -148,14 +174,6 @@ class _Walker:
             if value is None:
                 break
         return "unknown"
-
-    def literal_const(self, atom: Any, rec: LiteralRecord) -> ConstRecord | None:
-        """An array JAX inlined as a literal counts as a captured constant if it is one."""
-        origin = self.origin(atom.val)
-        if origin == "unknown" and not np.shape(atom.val):
-            return None  # a plain scalar such as the 1 in `x + 1`
-        nbytes = getattr(atom.val, "nbytes", None)
-        return ConstRecord(rec.value, rec.aval, int(nbytes or rec.aval.nbytes or 0), origin, literal=True)
 
     def effect_names(self, effects: Any) -> tuple[str, ...]:
         if not effects:
@@ -186,31 +204,37 @@ class _Walker:
         except Exception:  # noqa: BLE001 - a missing location must never break tracing
             codes, lastis = [], []
         # Innermost first, like source_info_util.user_frame, but skipping jitscope's own frames.
-        for code, lasti in zip(codes, lastis, strict=False):
-            fname = code.co_filename
-            is_user = self.user_files.get(fname)
-            if is_user is None:
-                is_user = source_info_util.is_user_filename(fname) and not fname.startswith(_JITSCOPE_DIR)
-                self.user_files[fname] = is_user
-            if is_user:
-                loc = self.code_location(code, lasti)
-                break
+        # Keyed by id(): hashing a code object hashes its contents, and there are ~10 per equation.
+        not_user, user = self.not_user_codes, self.user_codes
+        for i, code in enumerate(codes):
+            code_id = id(code)
+            if code_id in not_user:
+                continue
+            if code_id not in user:
+                fname = code.co_filename
+                if not source_info_util.is_user_filename(fname) or fname.startswith(_JITSCOPE_DIR):
+                    not_user.add(code_id)
+                    continue
+                user.add(code_id)
+            loc = self.code_location(code, lastis[i])
+            break
         self.tracebacks[key] = loc
         return loc
 
     def code_location(self, code: Any, lasti: int) -> Location:
-        loc = self.code_locations.get((code, lasti))
+        loc = self.code_locations.get((id(code), lasti))
         if loc is None:
             frame = source_info_util.raw_frame_to_frame(code, lasti)
             loc = Location(frame.file_name, frame.start_line, frame.function_name, frame.start_column)
-            self.code_locations[(code, lasti)] = loc
+            self.code_locations[(id(code), lasti)] = loc
         return loc
 
     # -- jaxprs
 
     def jaxpr(self, jaxpr: Any, consts: Any = None) -> JaxprRecord:
-        constvars = tuple(self.bind(v) for v in jaxpr.constvars)
-        invars = tuple(self.bind(v) for v in jaxpr.invars)
+        bind, atom = self.bind, self.atom
+        constvars = tuple([bind(v) for v in jaxpr.constvars])
+        invars = tuple([bind(v) for v in jaxpr.invars])
         const_recs: list[ConstRecord] = []
         for i, var in enumerate(constvars):
             if consts is not None and i < len(consts):
@@ -221,37 +245,28 @@ class _Walker:
                 )
             else:
                 const_recs.append(ConstRecord(var.name, var.aval, var.aval.nbytes or 0))
+        outer_literal_consts, self.literal_consts = self.literal_consts, []
         eqns = []
-        atom = self.atom
         for eqn in jaxpr.eqns:
-            invar_recs = tuple(atom(v) for v in eqn.invars)
-            outvar_recs = tuple(self.bind(v) for v in eqn.outvars)
+            primitive = eqn.primitive.name
+            invar_recs = tuple([atom(v) for v in eqn.invars])
+            outvar_recs = tuple([bind(v) for v in eqn.outvars])
             params: tuple[tuple[str, str], ...] = ()
             subs: tuple[tuple[str, JaxprRecord], ...] = ()
             if eqn.params:
-                if eqn.primitive.name in _SAME_NAMES_INSIDE:
+                if primitive in _SAME_NAMES_INSIDE:
                     self.suggest_names(eqn, invar_recs, outvar_recs)
-                params, subs = self.params(eqn.primitive.name, eqn.params)
-            for v, rec in zip(eqn.invars, invar_recs, strict=False):
-                if type(rec) is LiteralRecord:
-                    const = self.literal_const(v, rec)
-                    if const is not None:
-                        const_recs.append(const)
-            eqns.append(
-                EqnRecord(
-                    eqn.primitive.name,
-                    outvar_recs,
-                    invar_recs,
-                    params,
-                    subs,
-                    self.location(eqn.source_info),
-                    self.effect_names(eqn.effects),
-                )
-            )
+                params, subs = self.params(primitive, eqn.params)
+            effects = self.effect_names(eqn.effects) if eqn.effects else ()
+            location = self.location(eqn.source_info)
+            eqns.append(EqnRecord(primitive, outvar_recs, invar_recs, params, subs, location, effects))
+        outvars = tuple([atom(v) for v in jaxpr.outvars])
+        const_recs += self.literal_consts
+        self.literal_consts = outer_literal_consts
         return JaxprRecord(
             constvars,
             invars,
-            tuple(atom(v) for v in jaxpr.outvars),
+            outvars,
             tuple(eqns),
             self.effect_names(jaxpr.effects),
             tuple(const_recs),
@@ -365,13 +380,13 @@ def _shared_jaxprs(root: Any) -> dict[int, tuple[str, Any]]:
 
 def _unused_outputs(jaxpr: Any) -> set[int]:
     """Equation outputs of the top-level jaxpr that nothing reads (core._dropvars)."""
-    used = {id(v) for v in jaxpr.outvars if not isinstance(v, Literal)}
+    used = set(map(id, jaxpr.outvars))
     unused = set()
     for eqn in reversed(jaxpr.eqns):
         for v in eqn.outvars:
             if id(v) not in used:
                 unused.add(id(v))
-        used.update(id(v) for v in eqn.invars)
+        used.update(map(id, eqn.invars))
     return unused
 
 

@@ -33,8 +33,17 @@ from jitscope.model.jaxpr import (
     VarRecord,
     count_eqns,
 )
-from jitscope.render.jaxpr_header import layout_jaxpr_header
+from jitscope.render.jaxpr_header import format_bytes, layout_jaxpr_header
 from jitscope.render.lines import Line, StyledLines, line_width, lines_to_plain, lines_to_text
+
+__all__ = [
+    "JaxprRenderOptions",
+    "JaxprView",
+    "format_bytes",
+    "layout_jaxpr",
+    "render_jaxpr",
+    "render_jaxpr_text",
+]
 
 PRIM = "jaxpr.primitive"
 VAR = "jaxpr.var"
@@ -65,11 +74,6 @@ class JaxprRenderOptions:
     header: bool = True
 
 
-def _location_text(eqn: EqnRecord) -> str:
-    loc = eqn.location
-    return f"# {os.path.basename(loc.file)}:{loc.line}" if loc is not None else ""
-
-
 class _Layout:
     """Builds the lines of one rendering; ``lines[i]`` is annotated with ``locations[i]``."""
 
@@ -80,6 +84,7 @@ class _Layout:
         self.locations: list[str] = []
         self.aval_texts: dict[int, str] = {}
         self.eqn_counts: dict[int, int] = {}
+        self.location_texts: dict[int, str] = {}
 
     def emit(self, line: Line, location: str = "") -> None:
         self.lines.append(line)
@@ -185,14 +190,29 @@ class _Layout:
             eqn_lines = self.lines[start + 1 : -1]
             self.join_from(start, [*head, (" ", "")], eqn_lines, "; ", [(" ", ""), *tail[1:]], [])
 
+    def location(self, eqn: EqnRecord) -> str:
+        loc = eqn.location
+        if loc is None or not self.options.locations:
+            return ""
+        text = self.location_texts.get(id(loc))
+        if text is None:
+            text = self.location_texts[id(loc)] = f"# {os.path.basename(loc.file)}:{loc.line}"
+        return text
+
     def eqn(self, eqn: EqnRecord, indent: str, level: int) -> None:
-        start = len(self.lines)
         line: Line = [(indent, "")]
         if eqn.outvars:
             self.binders(line, eqn.outvars)
             line.append((" = ", ""))
         line.append((eqn.primitive, PRIM))
-        location = _location_text(eqn) if self.options.locations else ""
+        if not eqn.params and not eqn.subjaxprs:  # the common case, kept short
+            if eqn.invars:
+                line.append((" ", ""))
+                self.atoms(line, eqn.invars)
+            self.emit(line, self.location(eqn))
+            return
+        start = len(self.lines)
+        location = self.location(eqn)
         operands: Line = []
         if eqn.invars:
             operands.append((" ", ""))
@@ -255,18 +275,42 @@ class _Layout:
 
     # -- output
 
+    def location_column(self, widths: list[int]) -> int:
+        """Where locations start: aligned, but never pushed past the width."""
+        longest = max(len(loc) for loc in self.locations if loc)
+        return max(min(max(widths), MAX_LOCATION_COLUMN, self.width - longest - 2), 0)
+
     def annotated(self) -> list[Line]:
-        """Lines with their locations appended, aligned on one column that fits the width."""
+        """Lines with their locations appended, aligned on one column."""
         lines, locations = self.lines, self.locations
         if not any(locations):
             return lines
         widths = [line_width(line) if loc else 0 for line, loc in zip(lines, locations, strict=True)]
-        longest = max(len(loc) for loc in locations)
-        column = max(min(max(widths), MAX_LOCATION_COLUMN, self.width - longest - 2), 0)
+        column = self.location_column(widths)
         return [
             [*line, (" " * max(column - width, 0) + "  ", ""), (loc, LOC)] if loc else line
             for line, loc, width in zip(lines, locations, widths, strict=True)
         ]
+
+    def annotated_plain(self) -> str:
+        """``annotated`` as plain text, joining each line once (the fast path for big jaxprs)."""
+        texts = ["".join([t for t, _ in line]) for line in self.lines]
+        locations = self.locations
+        if any(locations):
+            widths = [len(text) if loc else 0 for text, loc in zip(texts, locations, strict=True)]
+            column = self.location_column(widths)
+            texts = [
+                f"{text}{' ' * max(column - len(text), 0)}  {loc}" if loc else text
+                for text, loc in zip(texts, locations, strict=True)
+            ]
+        return "\n".join(texts) + "\n"
+
+
+def _layout(record: JaxprRecord, options: JaxprRenderOptions, width: int) -> _Layout:
+    layout = _Layout(options, width)
+    layout.shared_definitions(record)
+    layout.jaxpr(record, "", [], 0)
+    return layout
 
 
 def layout_jaxpr(
@@ -281,10 +325,7 @@ def layout_jaxpr(
     are never folded here (a viewer or terminal can do it).
     """
     opts = options or JaxprRenderOptions()
-    layout = _Layout(opts, width)
-    layout.shared_definitions(record)
-    layout.jaxpr(record, "", [], 0)
-    body = layout.annotated()
+    body = _layout(record, opts, width).annotated()
     if opts.header and summary is not None:
         return layout_jaxpr_header(summary, width) + body
     return body
@@ -299,7 +340,11 @@ def render_jaxpr_text(
     header: bool = True,
 ) -> str:
     """Plain text (for ``--out`` files, pipes and tests), ending in a newline."""
-    return lines_to_plain(layout_jaxpr(record, summary, JaxprRenderOptions(locations, depth, header)))
+    opts = JaxprRenderOptions(locations, depth, header)
+    body = _layout(record, opts, TEXT_WIDTH).annotated_plain()
+    if header and summary is not None:
+        return lines_to_plain(layout_jaxpr_header(summary, TEXT_WIDTH)) + body
+    return body
 
 
 @dataclass(frozen=True, slots=True)
