@@ -93,12 +93,12 @@ class _Layout:
     def join_from(
         self, start: int, prefix: Line, parts: list[Line], sep: str, suffix: Line, rest: Line
     ) -> None:
-        """Replace ``lines[start:]`` by one line if it fits JAX's width (only without locations).
+        """Replace ``lines[start:]`` by one line if it fits JAX's width and loses no location.
 
         Like JAX's printer, the fit is measured up to the end of the group (``suffix``);
         ``rest`` (the operands after ``]``) may run past it.
         """
-        if self.options.locations:
+        if any(self.locations[start:]):
             return
         line = [*prefix]
         for i, part in enumerate(parts):

@@ -54,19 +54,24 @@ class StyledLines:
     lines: list[Line]
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
-        styles: dict[str, Style] = {"": Style.null()}
         width = options.max_width
         fold = not options.no_wrap
         newline = Segment.line()
+        # Without colour the styles are dropped anyway: one segment per line is much cheaper.
+        plain = console.no_color or console.color_system is None
+        styles: dict[str, Style] = {"": Style.null()}
         for line in self.lines:
             if fold and line_width(line) > width:
                 yield from console.render(_wrapping_text(line), options)
                 continue
-            for text, name in line:
-                style = styles.get(name)
-                if style is None:
-                    style = styles[name] = console.get_style(name)
-                yield Segment(text, style)
+            if plain:
+                yield Segment("".join([text for text, _ in line]))
+            else:
+                for text, name in line:
+                    style = styles.get(name)
+                    if style is None:
+                        style = styles[name] = console.get_style(name)
+                    yield Segment(text, style)
             yield newline
 
     def __rich_measure__(self, console: Console, options: ConsoleOptions) -> Measurement:
