@@ -254,7 +254,7 @@ def bench_row(target: TargetHandle, argset: ArgSet, ctx: _Context) -> tuple[Benc
         from jitscope.bench.process import measure_process
 
         ctx.step(0.9, f"{name}: cold process")
-        process = measure_process(name, argset, seed=opts.seed, cache=ctx.cache.label if ctx.cache.enabled else "off",
+        process = measure_process(_reloadable(target), argset, seed=opts.seed, cache=ctx.cache.label if ctx.cache.enabled else "off",
                                   x64=bool(jax.config.read("jax_enable_x64")), runs=opts.cold_runs)
     notes += _cold_notes(cold.median.compiles, cold.median.cache_hit, ctx.cache)
     _, _, peak = _device_state()
@@ -264,6 +264,17 @@ def bench_row(target: TargetHandle, argset: ArgSet, ctx: _Context) -> tuple[Benc
         derived=derive(cold.median.total, cached.blocked.median, eager, cost), warnings=tuple(notes),
     )
     return row, profiler
+
+
+def _reloadable(target: TargetHandle) -> str:
+    """The target as a new process in the current directory can load it: files by absolute path."""
+    from pathlib import Path
+
+    head = target.name[: -len(target.attr_path) - 1]
+    module_file = getattr(target.module, "__file__", None)
+    if module_file and (head.endswith(".py") or "/" in head):
+        return f"{Path(module_file).resolve()}:{target.attr_path}"
+    return target.name
 
 
 def _cold_notes(compiles: int, cache_hit: bool | None, cache: PersistentCacheState) -> list[str]:

@@ -65,14 +65,18 @@ def _name(row: BenchRow) -> str:
     return f"{name} [{row.label}]" if row.label else name
 
 
-def _table(title: str) -> Table:
-    table = Table(title=Text(title, style="jitscope.heading"), title_justify="left", box=None, pad_edge=False,
-                  header_style="jitscope.muted", show_edge=False)
-    return table
+def _table() -> Table:
+    return Table(box=None, pad_edge=False, header_style="jitscope.muted", show_edge=False)
 
 
-def _cold_table(rows: Sequence[BenchRow]) -> Table:
-    table = _table("first call (cold): fresh jit wrapper, JAX's in-memory caches cleared")
+def _section(title: str, table: Table) -> Group:
+    """A heading line above a table (a table title would be wrapped to the table's width)."""
+    return Group(Text(title, style="jitscope.heading"), table)
+
+
+def _cold_table(rows: Sequence[BenchRow]) -> Group:
+    title = "first call (cold): fresh jit wrapper, JAX's in-memory caches cleared"
+    table = _table()
     table.add_column("call", overflow="fold")
     for head in ("total", "trace", "lower", "compile", "1st run", "other"):
         table.add_column(head, justify="right", style="bench.phase" if head != "total" else "jitscope.number")
@@ -85,11 +89,12 @@ def _cold_table(rows: Sequence[BenchRow]) -> Table:
         if len(table.columns) > 7:
             cells.append(NA if m.cache_hit is None else Text("hit", "jitscope.warn") if m.cache_hit else "miss")
         table.add_row(*cells)
-    return table
+    return _section(title, table)
 
 
-def _cached_table(rows: Sequence[BenchRow]) -> Table:
-    table = _table("cached calls: every call blocks on every output leaf")
+def _cached_table(rows: Sequence[BenchRow]) -> Group:
+    title = "cached calls: every call blocks on every output leaf"
+    table = _table()
     table.add_column("call", overflow="fold")
     for head in ("median", "IQR", "min", "mean ± stddev", "dispatch", "rounds×loops", "outliers"):
         table.add_column(head, justify="right")
@@ -102,11 +107,12 @@ def _cached_table(rows: Sequence[BenchRow]) -> Table:
         table.add_row(_name(row), median, fmt_time(s.iqr), fmt_time(s.min),
                       f"{fmt_time(s.mean)} ± {fmt_time(s.stddev)}", dispatch, f"{s.rounds}×{s.loops}",
                       f"{s.outliers_iqr};{s.outliers_stddev}")
-    return table
+    return _section(title, table)
 
 
-def _derived_table(rows: Sequence[BenchRow]) -> Table:
-    table = _table("what it means")
+def _derived_table(rows: Sequence[BenchRow]) -> Group:
+    title = "what it means"
+    table = _table()
     table.add_column("call", overflow="fold")
     table.add_column("1st call =", justify="right")
     table.add_column("FLOP/s", justify="right")
@@ -134,11 +140,12 @@ def _derived_table(rows: Sequence[BenchRow]) -> Table:
             cells += [fmt_time(stats.median) if stats else ("failed" if eager and eager.error else NA), speedup,
                       f"{fmt_count(d.breakeven_calls)} calls" if d.breakeven_calls is not None else NA]
         table.add_row(*cells)
-    return table
+    return _section(title, table)
 
 
-def _process_table(rows: Sequence[BenchRow]) -> Table:
-    table = _table("truly cold process: start python, import jax, load, first call")
+def _process_table(rows: Sequence[BenchRow]) -> Group:
+    title = "truly cold process: start python, import jax, load, first call"
+    table = _table()
     table.add_column("call", overflow="fold")
     for head in ("process", "startup", "import jax", "load", "inputs", "1st call", "compile"):
         table.add_column(head, justify="right")
@@ -150,11 +157,12 @@ def _process_table(rows: Sequence[BenchRow]) -> Table:
         table.add_row(_name(row), Text(fmt_time(row.process.median_wall), "jitscope.number"), fmt_time(mid.startup),
                       fmt_time(mid.import_jax), fmt_time(mid.load_target), fmt_time(mid.make_inputs),
                       fmt_time(mid.first_call.total), fmt_time(mid.first_call.compile))
-    return table
+    return _section(title, table)
 
 
-def _scaling_table(records: Sequence[ScalingRecord]) -> Table:
-    table = _table("scaling: slope of log(time) against log(input bytes)")
+def _scaling_table(records: Sequence[ScalingRecord]) -> Group:
+    title = "scaling: slope of log(time) against log(input bytes)"
+    table = _table()
     table.add_column("target")
     table.add_column("inputs", justify="right")
     table.add_column("run-time slope", justify="right")
@@ -163,7 +171,7 @@ def _scaling_table(records: Sequence[ScalingRecord]) -> Table:
         name = rec.target.rsplit(":", 1)[-1] + (f" [{rec.variant}]" if rec.variant else "")
         span = f"{fmt_bytes(rec.points[0].input_bytes)} .. {fmt_bytes(rec.points[-1].input_bytes)}"
         table.add_row(name, span, fmt_slope(rec.run_slope), fmt_slope(rec.compile_slope))
-    return table
+    return _section(title, table)
 
 
 class ScalingChart:
@@ -215,8 +223,9 @@ class ScalingChart:
 
 
 def render_comparison(comparison: ComparisonRecord) -> RenderableType:
-    table = _table(f"compared with {comparison.baseline or 'baseline'} "
-                   f"(regression: more than {comparison.threshold:.0%} slower)")
+    title = (f"compared with {comparison.baseline or 'baseline'} "
+             f"(regression: more than {comparison.threshold:.0%} slower)")
+    table = _table()
     for head, justify in (("call", "left"), ("metric", "left"), ("baseline", "right"), ("now", "right"),
                           ("change", "right"), ("", "left")):
         table.add_column(head, justify=justify)  # type: ignore[arg-type]
@@ -226,7 +235,7 @@ def render_comparison(comparison: ComparisonRecord) -> RenderableType:
         change = f"{e.change:+.1%}" if e.change is not None else NA
         table.add_row(e.key, e.metric, fmt_time(e.baseline), fmt_time(e.current), change,
                       Text(e.status, styles.get(e.status) or ""))
-    parts: list[RenderableType] = [table]
+    parts: list[RenderableType] = [_section(title, table)]
     parts += [Text(f"note: {n}", style="jitscope.warn") for n in comparison.notes]
     verdict = (Text(f"{comparison.regressions} regression(s)", "jitscope.bad") if comparison.regressions
                else Text("no regressions", "jitscope.good"))

@@ -1,0 +1,97 @@
+"""``jitscope bench`` as a user runs it: in a subprocess, from the fixture project."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+PROJECT = Path(__file__).resolve().parents[1] / "targets" / "bench_project"
+FAST = ["--budget", "0.02", "--min-rounds", "3"]
+
+
+def jitscope(*args: str, cwd: Path = PROJECT) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "NO_COLOR": "1", "COLUMNS": "100"}
+    env.pop("FORCE_COLOR", None)
+    return subprocess.run([sys.executable, "-m", "jitscope", "bench", *args], cwd=cwd, env=env,
+                          capture_output=True, text=True, timeout=300)
+
+
+def test_help_does_not_import_jax():
+    code = (
+        "import sys\n"
+        "from jitscope.cli.app import main\n"
+        "try:\n    main(['bench', '--help'])\nexcept SystemExit:\n    pass\n"
+        "print('JAX_IMPORTED' if 'jax' in sys.modules else 'NO_JAX')\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert "--fail-if-slower" in proc.stdout and "--cold-runs" in proc.stdout
+    assert proc.stdout.strip().endswith("NO_JAX")
+
+
+@pytest.fixture(scope="module")
+def saved(tmp_path_factory) -> tuple[subprocess.CompletedProcess[str], Path]:
+    path = tmp_path_factory.mktemp("bench") / "base.json"
+    return jitscope("bench_targets.py:scale", *FAST, "--format", "json", "--save", str(path)), path
+
+
+def test_json_output_and_save(saved):
+    proc, path = saved
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads(proc.stdout)
+    assert data["kind"] == "jitscope.bench" and data["schema_version"] == "1.0"
+    assert [r["call"] for r in data["rows"]] == ["f32[16]"]
+    assert json.loads(path.read_text())["rows"][0]["call"] == "f32[16]"
+    assert proc.stderr == ""  # no progress bar when stderr is not a terminal
+
+
+def doctor(path: Path, out: Path, factor: float) -> Path:
+    """A copy of a saved report with cached medians and compile times multiplied by ``factor``."""
+    data = json.loads(path.read_text())
+    for row in data["rows"]:
+        row["cached"]["blocked"]["median"] *= factor
+        row["cold"]["median"]["compile"] *= factor
+    out.write_text(json.dumps(data))
+    return out
+
+
+def test_compare_fails_on_regression(saved, tmp_path):
+    _, path = saved
+    faster_baseline = doctor(path, tmp_path / "fast.json", 0.01)
+    proc = jitscope("bench_targets.py:scale", *FAST, "--compare", str(faster_baseline), "--fail-if-slower", "10%")
+    assert proc.returncode == 1, proc.stderr
+    assert "regression:" in proc.stderr and "2 metric(s)" in proc.stderr
+    assert "compared with" in proc.stdout and "regression" in proc.stdout
+
+
+def test_compare_passes_when_faster(saved, tmp_path):
+    _, path = saved
+    slower_baseline = doctor(path, tmp_path / "slow.json", 100.0)
+    proc = jitscope("bench_targets.py:scale", *FAST, "--compare", str(slower_baseline), "--fail-if-slower", "10%",
+                    "--format", "json")
+    assert proc.returncode == 0, proc.stderr
+    comparison = json.loads(proc.stdout)["comparison"]
+    assert comparison["regressions"] == 0
+    assert {e["status"] for e in comparison["entries"]} == {"improvement"}
+
+
+def test_text_report_with_static_variants():
+    proc = jitscope("bench_targets.py:power", "--shapes", "f32[8]", "--static", "n=1", "--static", "n=3", *FAST)
+    assert proc.returncode == 0, proc.stderr
+    out = proc.stdout
+    assert "first call (cold)" in out and "cached calls" in out and "environment: jax" in out
+    assert "power(f32[8], n=1)" in out and "power(f32[8], n=3)" in out
+
+
+def test_bad_usage_and_failing_target():
+    proc = jitscope("bench_targets.py:scale", "--fail-if-slower", "10%")
+    assert proc.returncode == 2 and "--fail-if-slower needs --compare" in proc.stderr
+    proc = jitscope("bench_targets.py:fails_at_run", "--shapes", "f32[3]", *FAST)
+    assert proc.returncode == 1
+    assert "error: bench_targets.py:fails_at_run(f32[3]) failed on its first call" in proc.stderr
+    assert "broken on purpose" in proc.stderr and "Traceback" not in proc.stdout

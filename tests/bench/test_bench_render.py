@@ -1,0 +1,103 @@
+"""The bench renderer on fixed records, printed on a colourless console."""
+
+from __future__ import annotations
+
+import dataclasses
+import io
+
+from jitscope.bench.compare import compare
+from jitscope.bench.scaling import scaling_records
+from jitscope.model.bench import ScalingPoint, ScalingRecord
+from jitscope.render.bench import ScalingChart, fmt_bytes, fmt_rate, fmt_time, render_bench
+from jitscope.render.console import plain_console
+
+
+def text_of(renderable, width: int = 100) -> str:
+    buf = io.StringIO()
+    plain_console(buf, width=width).print(renderable)
+    return buf.getvalue()
+
+
+def test_formatters():
+    assert [fmt_time(x) for x in (2.5, 0.0123, 4.56e-6, 3.2e-8, None)] == ["2.5 s", "12.3 ms", "4.56 µs", "32 ns",
+                                                                          "n/a"]
+    assert [fmt_bytes(x) for x in (12, 2048, 3 * 2**20, None)] == ["12 B", "2 KiB", "3 MiB", "n/a"]
+    assert fmt_rate(2.5e9, "FLOP") == "2.5 GFLOP/s"
+
+
+def test_report_tables(make_row, make_report):
+    out = text_of(render_bench(make_report(make_row(call="f32[8]", median=1e-5, total=0.03))))
+    lines = out.splitlines()
+    assert lines[0].startswith("jitscope bench ━")
+    assert "first call (cold): fresh jit wrapper, JAX's in-memory caches cleared" in out
+    cold = next(line for line in lines if line.startswith("f(f32[8])") and "30 ms" in line)
+    assert cold.split() == ["f(f32[8])", "30", "ms", "2", "ms", "4", "ms", "20", "ms", "1", "ms", "3", "ms"]
+    cached = next(line for line in lines if line.startswith("f(f32[8])") and "µs" in line and "ms" not in line)
+    assert "10 µs" in cached and "3×100" in cached
+    assert "2,999 calls" in out  # (30 ms - 10 us) / 10 us
+    assert "1 GFLOP/s" in out
+    flat = " ".join(out.split())
+    assert "environment: jax 0.10.2, jaxlib 0.10.2, backend cpu, 1 x cpu" in flat
+    assert "persistent cache off (default)" in flat
+
+
+def test_unreliable_median_is_flagged_and_warnings_listed(make_row, make_report):
+    r = make_row()
+    stats = dataclasses.replace(r.cached.blocked, unreliable=True)
+    r = dataclasses.replace(r, cached=dataclasses.replace(r.cached, blocked=stats), warnings=("spread too wide",))
+    out = text_of(render_bench(make_report(r)))
+    assert "10 µs !" in out
+    assert "warning: f(f32[8]): spread too wide" in out
+
+
+def test_comparison_section(make_row, make_report):
+    current = make_report(make_row(median=2e-5))
+    comp = compare(current, make_report(make_row(median=1e-5)), threshold=0.1, baseline_name="base.json")
+    out = text_of(render_bench(dataclasses.replace(current, comparison=comp)))
+    assert "compared with base.json (regression: more than 10% slower)" in out
+    line = next(line for line in out.splitlines() if "cached median" in line)
+    assert "+100.0%" in line and line.rstrip().endswith("regression")
+    assert "1 regression(s)" in out
+
+
+def test_scaling_chart_ascii_exact():
+    record = ScalingRecord("m.py:f", "", (ScalingPoint("a", 10, 1e-6, 1e-2), ScalingPoint("b", 1000, 1e-4, 1e-2)),
+                           run_slope=1.0, compile_slope=0.0)
+    buf = io.StringIO()
+    console = plain_console(buf, width=60)
+    console.print(ScalingChart(record, width=20, height=5))
+    got = [line.rstrip() for line in buf.getvalue().splitlines()]
+    assert got == [
+        "f: time vs input size (log-log)",
+        "    10 ms |▲                  ▲",
+        "          |",
+        "          |                   ●",
+        "          |",
+        "     1 µs |●",
+        "          +--------------------",
+        "           10 B          1000 B",
+        "           ● cached call   ▲ XLA compile",
+    ]
+
+
+def test_scaling_chart_falls_back_to_ascii():
+    record = ScalingRecord("m.py:f", "n=2", (ScalingPoint("a", 10, 1e-6, None), ScalingPoint("b", 100, 1e-5, None)),
+                           run_slope=1.0, compile_slope=None)
+    console = plain_console(io.StringIO(), width=60)
+    options = console.options.copy()
+    options.encoding = "ascii"
+    lines = console.render_lines(ScalingChart(record, width=10, height=3), options, pad=False)
+    text = [("".join(seg.text for seg in line)).rstrip() for line in lines]
+    assert text[0] == "f [n=2]: time vs input size (log-log)"
+    assert text[1] == "    10 µs |" + " " * 15 + "o"  # charts are at least 16 columns wide
+    assert text[-1] == "           o cached call   x XLA compile"
+
+
+def test_scaling_section_in_report(make_row, make_report):
+    rows = [make_row(call="f32[10]", input_bytes=40, median=1e-5), make_row(call="f32[1000]", input_bytes=4000,
+                                                                             median=1e-3)]
+    rep = dataclasses.replace(make_report(*rows), scaling=scaling_records(rows))
+    out = text_of(render_bench(rep))
+    assert "scaling: slope of log(time) against log(input bytes)" in out
+    line = next(line for line in out.splitlines() if line.startswith("f ") and "B .." in line)
+    assert line.split()[-2:] == ["1.00", "0.00"]
