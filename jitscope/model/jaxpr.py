@@ -190,33 +190,50 @@ def count_eqns(record: JaxprRecord) -> int:
     return total
 
 
+@dataclass(slots=True)
+class _Totals:
+    """What one jaxpr contributes, nested jaxprs included (independent of where it is used)."""
+
+    n_eqns: int
+    counts: Counter[str]
+    n_subjaxprs: int
+    height: int  # levels of nesting below it
+
+
 def summarize(record: JaxprRecord) -> JaxprSummary:
-    """Count equations, primitives, constants and effects over ``record`` and its nested jaxprs."""
-    counts: Counter[str] = Counter()
+    """Count equations, primitives, constants and effects over ``record`` and its nested jaxprs.
+
+    Equations count once per place a nested jaxpr is used (a jit called twice counts twice),
+    never per loop iteration. Captured constants of a shared jaxpr are listed once.
+    """
+    shared: dict[str, _Totals] = {}
     constants: list[ConstRecord] = []
-    n_total = 0
-    n_sub = 0
-    max_depth = 0
-    # Iterative walk: deeply nested jaxprs must not hit the recursion limit.
-    stack: list[tuple[JaxprRecord, int]] = [(record, 0)]
-    while stack:
-        jaxpr, depth = stack.pop()
-        n_total += len(jaxpr.eqns)
+
+    def totals(jaxpr: JaxprRecord) -> _Totals:
+        if jaxpr.shared_name and jaxpr.shared_name in shared:
+            return shared[jaxpr.shared_name]
         constants.extend(jaxpr.consts)
-        counts.update(eqn.primitive for eqn in jaxpr.eqns)
-        max_depth = max(max_depth, depth)
-        nested = [sub for eqn in jaxpr.eqns if eqn.subjaxprs for _, sub in eqn.subjaxprs]
-        n_sub += len(nested)
-        # Reversed so nested jaxprs are visited in source order.
-        stack.extend((sub, depth + 1) for sub in reversed(nested))
+        result = _Totals(len(jaxpr.eqns), Counter(eqn.primitive for eqn in jaxpr.eqns), 0, 0)
+        for eqn in jaxpr.eqns:
+            for _, sub in eqn.subjaxprs:
+                inner = totals(sub)
+                result.n_eqns += inner.n_eqns
+                result.counts.update(inner.counts)
+                result.n_subjaxprs += 1 + inner.n_subjaxprs
+                result.height = max(result.height, 1 + inner.height)
+        if jaxpr.shared_name:
+            shared[jaxpr.shared_name] = result
+        return result
+
+    top = totals(record)
     return JaxprSummary(
         in_avals=tuple(v.aval for v in record.invars),
         out_avals=tuple(v.aval for v in record.outvars),
         n_eqns=len(record.eqns),
-        n_eqns_total=n_total,
-        n_subjaxprs=n_sub,
-        max_depth=max_depth,
-        primitive_counts=tuple(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))),
+        n_eqns_total=top.n_eqns,
+        n_subjaxprs=top.n_subjaxprs,
+        max_depth=top.height,
+        primitive_counts=tuple(sorted(top.counts.items(), key=lambda kv: (-kv[1], kv[0]))),
         constants=tuple(constants),
         const_bytes=sum(c.nbytes for c in constants),
         effects=record.effects,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import inspect
+import json
 from typing import Any
 
 import jax
@@ -14,6 +15,7 @@ from jax.sharding import PartitionSpec as P
 
 from jitscope.jaxcompat.jaxpr import format_param, jaxpr_to_record
 from jitscope.model.jaxpr import EqnRecord, JaxprRecord, LiteralRecord, VarRecord, summarize
+from jitscope.render.jaxpr import render_jaxpr_text
 
 
 def line_of(fn: Any, marker: str) -> int:
@@ -225,3 +227,50 @@ def test_format_param(value: object, text: str | None) -> None:
         assert out == text
     else:
         assert " at 0xX" in out and "0x0" not in out.lower().replace("0xx", "")
+
+
+def test_json_round_trip_of_a_real_record() -> None:
+    from jitscope.model.common import from_jsonable, to_jsonable
+    from jitscope.model.jaxpr import JaxprSummary
+
+    origins = {id(W): "global `W`", id(SCALE): "global `SCALE`"}
+    record = jaxpr_to_record(
+        jax.make_jaxpr(lambda x: nested(captures(x)))(jnp.zeros(3)), const_origins=origins
+    )
+    data = json.loads(json.dumps(to_jsonable(record)))
+    back = from_jsonable(JaxprRecord, data)
+    assert back == record
+    assert isinstance(back.eqns[0].invars[0], (VarRecord, LiteralRecord))
+    assert any(isinstance(a, LiteralRecord) for e in back.eqns for a in e.invars)
+    assert back.eqns[0].location == record.eqns[0].location
+    summary = summarize(record)
+    assert from_jsonable(JaxprSummary, json.loads(json.dumps(to_jsonable(summary)))) == summary
+    assert summarize(back) == summary
+
+
+def _fidelity_cases() -> list[tuple[str, Any, tuple[Any, ...]]]:
+    def softmax_norm(x: Any) -> Any:
+        return jnp.linalg.norm(jax.nn.softmax(x @ x.T))
+
+    def mixed(x: Any, y: Any) -> Any:
+        z = jnp.sin(x) @ jnp.ones((3, 3)) + W
+        q = jnp.where(z > 0, z, y).astype(jnp.int32)
+        return q.reshape(3, 1), jnp.cumsum(x), jax.nn.relu(y)[::2], jnp.broadcast_to(x, (2, 3))
+
+    return [
+        ("seed", seed, (jnp.zeros(2), jnp.zeros(2))),
+        ("one-liner", lambda x: x + 1, (1.0,)),
+        ("nested", nested, (jnp.zeros(3),)),
+        ("shared jit", lambda x: _inner_block(_inner_block(x)), (jnp.zeros(3),)),
+        ("grad of remat", jax.grad(lambda y: jnp.sum(jax.checkpoint(jnp.sin)(y))), (jnp.ones(3),)),
+        ("softmax norm", softmax_norm, (jnp.ones((4, 5)),)),
+        ("mixed", mixed, (jnp.zeros(3), jnp.zeros(3))),
+    ]
+
+
+@pytest.mark.parametrize(("name", "fn", "args"), _fidelity_cases(), ids=[c[0] for c in _fidelity_cases()])
+def test_text_without_locations_matches_str_jaxpr(name: str, fn: Any, args: tuple[Any, ...]) -> None:
+    """Users recognise the layout: without locations and header it is JAX's own text."""
+    closed = jax.make_jaxpr(fn)(*args)
+    text = render_jaxpr_text(jaxpr_to_record(closed), locations=False, header=False)
+    assert text == str(closed) + "\n"
