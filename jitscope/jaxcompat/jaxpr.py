@@ -98,6 +98,8 @@ class _Walker:
         self.effects: dict[int, str] = {}
         self.done: dict[int, JaxprRecord] = {}
         self.literals: dict[tuple[str, int], LiteralRecord] = {}
+        #: Location of the equation whose nested jaxpr is being walked (see ``jaxpr``).
+        self.call_site: Location | None = None
         #: Constants found as literals in the jaxpr being walked (see ``literal``).
         self.literal_consts: list[ConstRecord] = []
         #: id(var) -> name to reuse: a jit's inner variables take the names of the call's operands.
@@ -251,14 +253,19 @@ class _Walker:
             primitive = eqn.primitive.name
             invar_recs = tuple([atom(v) for v in eqn.invars])
             outvar_recs = tuple([bind(v) for v in eqn.outvars])
+            # JAX keeps only the innermost frames of a traceback, so inside library code
+            # (jax.nn.relu's inner jit) the user's frame is often cut off: the equation then
+            # gets the location of the user's call that contains it.
+            location = self.location(eqn.source_info) or self.call_site
             params: tuple[tuple[str, str], ...] = ()
             subs: tuple[tuple[str, JaxprRecord], ...] = ()
             if eqn.params:
                 if primitive in _SAME_NAMES_INSIDE:
                     self.suggest_names(eqn, invar_recs, outvar_recs)
+                outer_call_site, self.call_site = self.call_site, location
                 params, subs = self.params(primitive, eqn.params)
+                self.call_site = outer_call_site
             effects = self.effect_names(eqn.effects) if eqn.effects else ()
-            location = self.location(eqn.source_info)
             eqns.append(EqnRecord(primitive, outvar_recs, invar_recs, params, subs, location, effects))
         outvars = tuple([atom(v) for v in jaxpr.outvars])
         const_recs += self.literal_consts
@@ -301,7 +308,11 @@ class _Walker:
         rec = self.done.get(id(inner))
         if rec is None:
             consts = closed_or_open.consts if isinstance(closed_or_open, ClosedJaxpr) else None
+            call_site = self.call_site
+            if id(inner) in self.shared:
+                self.call_site = None  # used from several places: no single call site to inherit
             rec = self.jaxpr(inner, consts)
+            self.call_site = call_site
             self.done[id(inner)] = rec
         return rec
 

@@ -274,3 +274,21 @@ def test_text_without_locations_matches_str_jaxpr(name: str, fn: Any, args: tupl
     closed = jax.make_jaxpr(fn)(*args)
     text = render_jaxpr_text(jaxpr_to_record(closed), locations=False, header=False)
     assert text == str(closed) + "\n"
+
+
+def uses_relu(x: Any) -> Any:
+    return jax.nn.relu(x) * 2  # relu-line
+
+
+def test_equations_deep_in_library_code_get_the_users_call_site() -> None:
+    # JAX keeps only the innermost frames, so inside jax.nn.relu's own jit the user's frame is
+    # cut off; the equation is attributed to the user's line that called relu.
+    record = jaxpr_to_record(jax.make_jaxpr(uses_relu)(jnp.ones(3)))
+    relu = record.eqns[0]
+    assert relu.primitive == "custom_jvp_call"
+    inner_jit = _subjaxpr(relu, "call_jaxpr").eqns[0]
+    deepest = _subjaxpr(inner_jit, "jaxpr").eqns[0]
+    assert deepest.primitive == "max"
+    expected = line_of(uses_relu, "relu-line")
+    for eqn in (relu, inner_jit, deepest):
+        assert eqn.location is not None and eqn.location.line == expected
