@@ -1,0 +1,120 @@
+"""Does ``jitscope bench`` measure what a careful hand-written loop measures?
+
+1. Cached calls: jitscope's measurement (``bench_calls``: warm-up, 1-2-5 calibration, rounds
+   until the budget, GC off, every call blocked on its outputs) against a hand-written
+   ``timeit`` loop ``lambda: f(x).block_until_ready()`` sized by ``Timer.autorange``, for a
+   dispatch-bound, a medium and a large function (examples/bench_workloads.py). The two
+   alternate ``--pairs`` times in one process; the ratio of the medians of their medians
+   should be within 5% of 1. Also printed: jitscope's harness overhead per call (its timed
+   loop around a call that returns a ready array) next to timeit's for the same loop.
+2. Phase split: trace + lower + compile + first run (JAX monitoring events) against the cold
+   call's wall time, for ``--cold-runs`` cold calls of each function; the events should
+   account for at least 90% of the wall time.
+
+    python benchmarks/bench_accuracy.py [--budget 1.0] [--pairs 3] [--cold-runs 5]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import timeit
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from jitscope.bench.clock import perf_clock  # noqa: E402
+from jitscope.bench.cold import measure_cold  # noqa: E402
+from jitscope.bench.inputs import make_inputs  # noqa: E402
+from jitscope.bench.plan import plan_calls  # noqa: E402
+from jitscope.bench.runner import BenchOptions, bench_calls  # noqa: E402
+from jitscope.jaxcompat.caches import persistent_cache  # noqa: E402
+
+WORKLOADS = ("small", "medium", "large")
+
+
+def timeit_median(fn, args, budget: float) -> float:
+    """The hand-written reference: timeit with block_until_ready, autorange-sized, median of repeats."""
+    timer = timeit.Timer(lambda: fn(*args).block_until_ready())
+    number, seconds = timer.autorange()  # >= 0.2 s per repeat, 1-2-5 ladder
+    repeats = max(5, round(budget / max(seconds, 1e-9)))
+    return statistics.median(t / number for t in timer.repeat(repeat=repeats, number=number))
+
+
+def timeit_overhead(budget: float) -> float:
+    import jax
+    import numpy as np
+
+    ready = jax.device_put(np.zeros((), np.float32)).block_until_ready()
+    timer = timeit.Timer(lambda: ready.block_until_ready())
+    number, _ = timer.autorange()
+    return statistics.median(t / number for t in timer.repeat(repeat=5, number=number))
+
+
+def cached_accuracy(budget: float, pairs: int) -> list[tuple[str, float, float, float]]:
+    import jax
+
+    out = []
+    for name in WORKLOADS:
+        (call,) = plan_calls([f"{ROOT / 'examples' / 'bench_workloads.py'}:{name}"])
+        target, argset = call
+        args, _ = make_inputs(argset, seed=0)
+        jitted = jax.jit(target.fn)
+        jitted(*args).block_until_ready()
+        ours, theirs = [], []
+        for _ in range(pairs):
+            report = bench_calls([call], BenchOptions(budget=budget, dispatch=False)).report
+            ours.append(report.rows[0].cached.blocked.median)
+            theirs.append(timeit_median(jitted, args, budget))
+        a, b = statistics.median(ours), statistics.median(theirs)
+        out.append((f"{name}({argset.describe()})", a, b, report.settings.harness_overhead or 0.0))
+    return out
+
+
+def phase_split(cold_runs: int) -> list[tuple[str, float, float, list[float]]]:
+    out = []
+    with persistent_cache(None):
+        for name in WORKLOADS:
+            ((target, argset),) = plan_calls([f"{ROOT / 'examples' / 'bench_workloads.py'}:{name}"])
+            args, kwargs = make_inputs(argset, seed=0)
+            runs = [measure_cold(target.fn, target.options, args, kwargs, clock=perf_clock).run
+                    for _ in range(cold_runs)]
+            shares = [(r.total - (r.unattributed or 0.0)) / r.total for r in runs]
+            out.append((name, statistics.median(r.total for r in runs),
+                        statistics.median(r.total - (r.unattributed or 0.0) for r in runs), shares))
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--budget", type=float, default=1.0, help="seconds per measurement (each side)")
+    parser.add_argument("--pairs", type=int, default=3, help="alternations of jitscope and timeit")
+    parser.add_argument("--cold-runs", type=int, default=5)
+    opts = parser.parse_args()
+
+    import jax
+
+    dev = jax.devices()[0]
+    print(f"jax {jax.__version__}, backend {jax.default_backend()}, {dev.device_kind}; budget {opts.budget} s, "
+          f"{opts.pairs} alternations")
+    print("\n1. cached call: jitscope bench vs hand-written timeit + block_until_ready (median per call)")
+    print(f"{'function':<44}{'jitscope':>12}{'timeit':>12}{'ratio':>8}  within 5%")
+    worst = 0.0
+    for label, ours, theirs, _ in (results := cached_accuracy(opts.budget, opts.pairs)):
+        ratio = ours / theirs
+        worst = max(worst, abs(ratio - 1))
+        print(f"{label:<44}{ours * 1e6:>10.2f}µs{theirs * 1e6:>10.2f}µs{ratio:>8.3f}  {'yes' if abs(ratio - 1) <= 0.05 else 'NO'}")
+    print(f"harness overhead per call: jitscope {results[-1][3] * 1e9:.0f} ns, "
+          f"timeit lambda + block_until_ready {timeit_overhead(0.2) * 1e9:.0f} ns; worst |ratio - 1| = {worst:.1%}")
+
+    print(f"\n2. phase split: trace + lower + compile + first run vs cold-call wall time ({opts.cold_runs} runs)")
+    print(f"{'function':<12}{'cold wall':>12}{'phases':>12}{'share':>8}  {'min share':>9}  >= 90%")
+    for name, total, phases, shares in phase_split(opts.cold_runs):
+        print(f"{name:<12}{total * 1e3:>10.2f}ms{phases * 1e3:>10.2f}ms{phases / total:>8.1%}  {min(shares):>9.1%}  "
+              f"{'yes' if min(shares) >= 0.9 else 'NO'}")
+
+
+if __name__ == "__main__":
+    main()
