@@ -133,7 +133,6 @@ class BenchRow:
     cost: CostRecord | None = None
     memory: MemoryRecord | None = None
     device_peak_bytes: int | None = None  # device-wide peak since the process started, where reported
-    profile_html: str | None = None
     warnings: tuple[str, ...] = ()
 
     @property

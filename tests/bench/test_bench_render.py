@@ -101,3 +101,18 @@ def test_scaling_section_in_report(make_row, make_report):
     assert "scaling: slope of log(time) against log(input bytes)" in out
     line = next(line for line in out.splitlines() if line.startswith("f ") and "B .." in line)
     assert line.split()[-2:] == ["1.00", "0.00"]
+
+
+def test_progress_only_on_a_terminal():
+    from rich.console import Console
+
+    from jitscope.render.bench import bench_progress
+
+    piped = io.StringIO()
+    with bench_progress(plain_console(piped)) as update:
+        update(0.5, 2, "scale: cached calls")
+    assert piped.getvalue() == ""
+    tty = io.StringIO()
+    with bench_progress(Console(file=tty, force_terminal=True, width=80)) as update:
+        update(0.5, 2, "scale: cached calls")
+    assert "scale: cached calls" in tty.getvalue()

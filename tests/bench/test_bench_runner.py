@@ -136,3 +136,18 @@ def test_truly_cold_process(bench_project):
     (proc,) = row.process.runs
     assert proc.wall > proc.import_jax > 0 and proc.first_call.total > 0
     assert proc.first_call.compile is not None and proc.wall > row.cold.median.total
+
+
+def test_persistent_cache_from_jax_config_is_respected(bench_project, tmp_path):
+    import jax
+
+    before = jax.config.jax_compilation_cache_dir
+    jax.config.update("jax_compilation_cache_dir", str(tmp_path / "user-cache"))
+    try:
+        report = run(bench_project, "scale").report
+    finally:
+        jax.config.update("jax_compilation_cache_dir", before)
+    (row,) = report.rows
+    assert report.settings.persistent_cache_source == "jax config"
+    assert row.cold.median.cache_hit is False  # consulted, and missed: JAX only writes compiles over 1 s
+    assert any("only writes entries for compiles over 1 s" in w for w in row.warnings)

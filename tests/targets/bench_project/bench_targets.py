@@ -24,8 +24,7 @@ def several(x, y):
 
 
 def nothing(x):
-    del x
-    return None
+    del x  # returns None: no outputs at all
 
 
 def empty_tuple(x):
