@@ -25,12 +25,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from jitscope.bench.clock import perf_clock  # noqa: E402
-from jitscope.bench.cold import measure_cold  # noqa: E402
-from jitscope.bench.inputs import make_inputs  # noqa: E402
-from jitscope.bench.plan import plan_calls  # noqa: E402
-from jitscope.bench.runner import BenchOptions, bench_calls  # noqa: E402
-from jitscope.jaxcompat.caches import persistent_cache  # noqa: E402
+from jitscope.bench.clock import perf_clock
+from jitscope.bench.cold import measure_cold
+from jitscope.bench.inputs import make_inputs
+from jitscope.bench.plan import plan_calls
+from jitscope.bench.runner import BenchOptions, bench_calls
+from jitscope.jaxcompat.caches import persistent_cache
 
 WORKLOADS = ("small", "medium", "large")
 
