@@ -90,7 +90,7 @@ class _Walker:
         self.next_name = _var_names(set(shared.values())).__next__
         self.vars: dict[int, VarRecord] = {}
         self.avals: dict[int, AvalRecord] = {}
-        self.aval_keys: dict[tuple[Any, ...], AvalRecord] = {}
+        self.aval_keys: dict[Any, AvalRecord] = {}
         self.tracebacks: dict[int, Location | None] = {}
         self.code_locations: dict[tuple[int, int], Location] = {}
         self.user_codes: set[int] = set()
@@ -116,15 +116,22 @@ class _Walker:
         if shape is None or dtype is None:
             rec = AvalRecord(dtype=type(aval).__name__, text=aval.str_short(short_dtypes=True))
         else:
-            key = (shape, dtype, aval.weak_type, getattr(aval, "sharding", None))
-            rec = self.aval_keys.get(key)
+            # Equal avals share a record. The aval itself is the key: its hash covers what its
+            # text shows (memory space, varying axes, Ref{...}), which a hand-made key would miss.
+            try:
+                key: Any = (type(aval), aval)
+                rec = self.aval_keys.get(key)
+            except TypeError:  # an unhashable aval kind
+                key, rec = None, None
             if rec is None:
                 dims = tuple(d if type(d) is int else str(d) for d in shape)
                 short = _short_dtype_name(dtype)
                 text = aval.str_short(short_dtypes=True)
                 plain = f"{short}[{','.join(map(str, dims))}]"
-                rec = AvalRecord(dims, short, bool(aval.weak_type), "" if text == plain else text)
-                self.aval_keys[key] = rec
+                weak = bool(getattr(aval, "weak_type", False))
+                rec = AvalRecord(dims, short, weak, "" if text == plain else text)
+                if key is not None:
+                    self.aval_keys[key] = rec
         self.avals[id(aval)] = rec
         return rec
 
@@ -148,7 +155,14 @@ class _Walker:
         """``1.0:f32[]``, or ``[...]`` for an array, as JAX prints it (Literal.pretty_print)."""
         val = atom.val
         shape = getattr(val, "shape", ())
-        text = "[...]" if shape else str(val.item() if hasattr(val, "item") else val)
+        if shape:
+            text = "[...]"
+        elif type(val) in (float, int, bool):
+            text = str(val)
+        elif isinstance(val, (np.ndarray, np.generic)):
+            text = str(val.item())
+        else:  # e.g. jax's TypedInt / TypedFloat
+            text = str(np.asarray(val).item())
         aval = self.aval(atom.aval)
         key = (text, id(aval))
         rec = self.literals.get(key)

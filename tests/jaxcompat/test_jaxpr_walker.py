@@ -292,3 +292,22 @@ def test_equations_deep_in_library_code_get_the_users_call_site() -> None:
     expected = line_of(uses_relu, "relu-line")
     for eqn in (relu, inner_jit, deepest):
         assert eqn.location is not None and eqn.location.line == expected
+
+
+def test_refs_keys_and_typed_literals_keep_jaxs_text() -> None:
+    def with_ref(x: Any) -> Any:
+        ref = jax.new_ref(x)
+        ref[...] = x * 2
+        return ref[...]
+
+    record = jaxpr_to_record(jax.make_jaxpr(with_ref)(jnp.ones(3)))
+    # A Ref and a plain array of the same shape and dtype must not share a record.
+    assert str(record.eqns[0].outvars[0].aval) == "Ref{f32[3]}"
+    assert str(record.eqns[1].outvars[0].aval) == "f32[3]"
+
+    key = jaxpr_to_record(jax.make_jaxpr(lambda k: jax.random.normal(k, (3,)))(jax.random.key(0)))
+    assert str(key.invars[0].aval) == "key<fry>[]"
+
+    loop = jaxpr_to_record(jax.make_jaxpr(lambda x: jax.lax.fori_loop(0, 3, lambda i, c: c + i, x))(1.0))
+    (scan,) = loop.eqns
+    assert [str(a) for a in scan.invars] == ["0:i32[]", "a"]
