@@ -8,10 +8,14 @@ The layout follows ``str(jaxpr)`` so users recognise it::
 
 As in JAX, parameters go one per line when an equation has nested jaxprs or would pass
 80 columns, jaxprs used at several places are printed once on top (``let block = { ... }
-in``), and, without locations, a small jaxpr that fits in 80 columns stays on one line
-(so ``render_jaxpr_text(r, locations=False, header=False)`` mostly equals ``str(jaxpr)``).
-Deviations: long binder and operand lists are not folded; a tuple of jaxprs that is
-collapsed or shared is shown as ``branches[0]=...``. Nested jaxprs deeper than ``depth`` collapse to
+in``), and, without locations, a small jaxpr that fits in 80 columns stays on one line, so
+``render_jaxpr_text(r, locations=False, header=False)`` usually equals ``str(jaxpr)``.
+
+Deliberate deviations: a nested jaxpr used once stays where it is used even when it is big
+(JAX hoists those with more than 10 equations to the top), so indentation and ``depth``
+keep their meaning; long binder and operand lists are not folded; state primitives
+(``swap``/``get`` on refs) print in the generic form; a collapsed or shared tuple of jaxprs
+shows as ``branches[0]=...``. Nested jaxprs deeper than ``depth`` collapse to
 ``<jaxpr: 12 eqns collapsed>``.
 """
 
