@@ -13,16 +13,14 @@ because the jaxpr being walked holds it.
 
 from __future__ import annotations
 
-import itertools
 import os
-import string
-from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
 from jax._src import source_info_util
 from jax.extend import core as jex_core
 
+from jitscope.jaxcompat.jaxpr_naming import inner_jaxpr, jaxprs_in, shared_jaxprs, unused_outputs, var_names
 from jitscope.jaxcompat.jaxpr_params import format_param, shown_params
 from jitscope.model.common import Location
 from jitscope.model.jaxpr import (
@@ -43,38 +41,8 @@ DropVar = jex_core.DropVar
 _JITSCOPE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 
 
-def _jaxprs_in(value: Any) -> tuple[Any, ...] | None:
-    """The jaxprs a parameter holds: (j,) for one, a tuple for a tuple of them, None for neither."""
-    if isinstance(value, (ClosedJaxpr, Jaxpr)):
-        return (value,)
-    if type(value) is tuple and value and all(isinstance(v, (ClosedJaxpr, Jaxpr)) for v in value):
-        return value
-    return None
-
-
-def _inner(jaxpr: Any) -> Any:
-    return jaxpr.jaxpr if isinstance(jaxpr, ClosedJaxpr) else jaxpr
-
-
 #: Call primitives whose inner jaxpr reuses the caller's variable names.
 _SAME_NAMES_INSIDE = frozenset({"jit", "pjit"})
-
-
-def _var_names(taken: set[str]) -> Iterator[str]:
-    """a, b, ..., z, ba, bb, ...: JAX's naming (core._encode_digits_alphabetic: base 26, a = 0)."""
-    letters = string.ascii_lowercase
-    candidates = itertools.chain(
-        letters,
-        (
-            first + "".join(rest)
-            for size in itertools.count(1)
-            for first in letters[1:]
-            for rest in itertools.product(letters, repeat=size)
-        ),
-    )
-    if not taken:
-        return candidates
-    return (name for name in candidates if name not in taken)
 
 
 # ---------------------------------------------------------------- the walker
@@ -87,7 +55,7 @@ class _Walker:
         self.unused = unused
         #: id(inner Jaxpr) -> name, for jaxprs used at several places (printed once, as JAX does).
         self.shared = shared
-        self.next_name = _var_names(set(shared.values())).__next__
+        self.next_name = var_names(set(shared.values())).__next__
         self.vars: dict[int, VarRecord] = {}
         self.avals: dict[int, AvalRecord] = {}
         self.aval_keys: dict[Any, AvalRecord] = {}
@@ -297,7 +265,7 @@ class _Walker:
     def suggest_names(self, eqn: Any, invars: tuple[Any, ...], outvars: tuple[VarRecord, ...]) -> None:
         """Name a jit's inner inputs and outputs after the call's, as JAX's printer does
         (``pjit._pjit_pp_rule``), so ``a`` outside is ``a`` inside."""
-        inner = _inner(eqn.params.get("jaxpr"))
+        inner = inner_jaxpr(eqn.params.get("jaxpr"))
         if inner is None or id(inner) in self.shared or id(inner) in self.done:
             return
         for for_vars, like in ((inner.invars, invars), (inner.outvars, outvars)):
@@ -318,7 +286,7 @@ class _Walker:
                     self.suggested[id(for_v)] = name  # type: ignore[assignment]
 
     def sub(self, closed_or_open: Any) -> JaxprRecord:
-        inner = _inner(closed_or_open)
+        inner = inner_jaxpr(closed_or_open)
         rec = self.done.get(id(inner))
         if rec is None:
             consts = closed_or_open.consts if isinstance(closed_or_open, ClosedJaxpr) else None
@@ -336,7 +304,7 @@ class _Walker:
         texts: list[tuple[str, str]] = []
         subs: list[tuple[str, JaxprRecord]] = []
         for key, value in shown_params(primitive, params):
-            jaxprs = _jaxprs_in(value)
+            jaxprs = jaxprs_in(value)
             if jaxprs is None:
                 texts.append((key, format_param(value)))
             elif type(value) is tuple:
@@ -360,61 +328,6 @@ def _short_dtype_name(dtype: Any) -> str:
     return name
 
 
-def _shared_jaxprs(root: Any) -> dict[int, tuple[str, Any]]:
-    """The jaxprs used at more than one place, named, dependencies first: id(Jaxpr) -> (name, jaxpr).
-
-    They are printed once, on top (JAX's ``let block = ... in``). A jaxpr reached through an
-    equation with a ``name`` parameter (a jit call) takes that name. Unlike JAX, a big jaxpr
-    used once stays nested where it is used, so indentation and ``--depth`` keep their meaning.
-    """
-    refs: dict[int, int] = {}
-    first: dict[int, tuple[str, Any]] = {}
-    order: list[int] = []  # post-order: a jaxpr after the jaxprs it uses
-
-    def visit(jaxpr: Any) -> None:
-        for eqn in jaxpr.eqns:
-            params = eqn.params
-            if not params:
-                continue
-            for value in params.values():
-                found = _jaxprs_in(value)
-                for sub in found or ():
-                    key = id(_inner(sub))
-                    if key in refs:
-                        refs[key] += 1
-                        continue
-                    refs[key] = 1
-                    name = params.get("name")
-                    name = name.strip("<>") if isinstance(name, str) else ""
-                    first[key] = (name or "jaxpr", sub)
-                    visit(_inner(sub))
-                    order.append(key)
-
-    visit(root)
-    shared: dict[int, tuple[str, Any]] = {}
-    used: dict[str, int] = {}
-    for key in order:
-        if refs[key] < 2:
-            continue
-        base, sub = first[key]
-        n = used.get(base, 0)
-        used[base] = n + 1
-        shared[key] = (base if n == 0 else f"{base}{n}", sub)
-    return shared
-
-
-def _unused_outputs(jaxpr: Any) -> set[int]:
-    """Equation outputs of the top-level jaxpr that nothing reads (core._dropvars)."""
-    used = set(map(id, jaxpr.outvars))
-    unused = set()
-    for eqn in reversed(jaxpr.eqns):
-        for v in eqn.outvars:
-            if id(v) not in used:
-                unused.add(id(v))
-        used.update(map(id, eqn.invars))
-    return unused
-
-
 def jaxpr_to_record(closed_jaxpr: Any, *, const_origins: dict[int, str] | None = None) -> JaxprRecord:
     """Convert a ``ClosedJaxpr`` (or an open ``Jaxpr``) into a JAX-free ``JaxprRecord``.
 
@@ -422,10 +335,10 @@ def jaxpr_to_record(closed_jaxpr: Any, *, const_origins: dict[int, str] | None =
     description ("closure variable `w` in model.py:12"); captured constants not in it
     get the origin "unknown".
     """
-    inner = _inner(closed_jaxpr)
-    shared = _shared_jaxprs(inner)
+    inner = inner_jaxpr(closed_jaxpr)
+    shared = shared_jaxprs(inner)
     walker = _Walker(
-        const_origins or {}, {key: name for key, (name, _) in shared.items()}, _unused_outputs(inner)
+        const_origins or {}, {key: name for key, (name, _) in shared.items()}, unused_outputs(inner)
     )
     # Shared jaxprs first, in the order they are printed, so names run a, b, c... down the page.
     for _, sub in shared.values():
