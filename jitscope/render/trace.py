@@ -90,7 +90,7 @@ def render_effects(record: TraceRecord) -> RenderableType | None:
     if not effects:
         return None
     lines = [_heading("side effects at trace time", f"{len(effects)} found: they run while tracing only")]
-    for effect in effects:
+    for effect in sorted(effects, key=lambda e: (e.location.file, e.location.line)):
         line = Text("  ! ", style="jitscope.warn")
         line.append(effect.describe())
         lines.append(line)
