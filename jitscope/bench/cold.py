@@ -92,6 +92,20 @@ def measure_cold(
     return ColdOutcome(run, jitted, out, profiler)
 
 
+def prime_process() -> None:
+    """One throwaway compile before any measurement.
+
+    The first compile in a process also pays one-time start-up (MLIR context and dialects,
+    lazy imports inside JAX) that clearing the caches cannot undo, so without this the first
+    row would look slower than the rest for reasons that have nothing to do with it. The
+    truly cold case, start-up included, is what ``--cold-process`` measures.
+    """
+    import jax
+    import jax.numpy as jnp
+
+    block_all(jax.jit(lambda x: jnp.sin(x) * 2.0 + 1.0)(jnp.zeros((4,), jnp.float32)))
+
+
 def median_run(runs: Sequence[ColdRun]) -> ColdRun:
     """Phase by phase median of several cold runs (so the phases need not add up to the total)."""
     hits = {r.cache_hit for r in runs}

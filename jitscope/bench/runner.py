@@ -15,7 +15,7 @@ from typing import Any
 
 from jitscope.bench import inputs as inp
 from jitscope.bench.clock import Clock, clock_name, clock_resolution, perf_clock
-from jitscope.bench.cold import ColdOutcome, cold_record, measure_cold, user_code_failed
+from jitscope.bench.cold import ColdOutcome, cold_record, measure_cold, prime_process, user_code_failed
 from jitscope.bench.loops import (
     Measured,
     blocked_round,
@@ -301,6 +301,7 @@ def bench_calls(calls: Sequence[tuple[TargetHandle, ArgSet]], options: BenchOpti
     profilers: list[tuple[str, Any]] = []
     with persistent_cache(options.persistent_cache) as cache:
         ctx = _Context(options, cache, resolution, progress or _no_progress, len(calls))
+        prime_process()
         overhead = harness_overhead(options.clock, resolution, min(0.05, options.budget / 5))
         for target, argset in calls:
             row, profiler = bench_row(target, argset, ctx)

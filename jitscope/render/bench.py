@@ -62,6 +62,11 @@ def fmt_slope(value: float | None) -> str:
     return NA if value is None else f"{value:.2f}"
 
 
+def _call_column(table: Table, rows: Sequence[BenchRow]) -> None:
+    """The first column: wide enough for the longest call (up to 40), folded beyond that."""
+    table.add_column("call", overflow="fold", min_width=min(40, max((len(_name(r)) for r in rows), default=4)))
+
+
 def _name(row: BenchRow) -> str:
     name = f"{row.target.rsplit(':', 1)[-1]}({row.call})"
     return f"{name} [{row.label}]" if row.label else name
@@ -79,7 +84,7 @@ def _section(title: str, table: Table) -> Group:
 def _cold_table(rows: Sequence[BenchRow]) -> Group:
     title = "first call (cold): fresh jit wrapper, JAX's in-memory caches cleared"
     table = _table()
-    table.add_column("call", overflow="fold")
+    _call_column(table, rows)
     for head in ("total", "trace", "lower", "compile", "1st run", "other"):
         table.add_column(head, justify="right", style="bench.phase" if head != "total" else "jitscope.number")
     if any(r.cold.median.cache_hit is not None for r in rows):
@@ -97,7 +102,7 @@ def _cold_table(rows: Sequence[BenchRow]) -> Group:
 def _cached_table(rows: Sequence[BenchRow]) -> Group:
     title = "cached calls: every call blocks on every output leaf"
     table = _table()
-    table.add_column("call", overflow="fold")
+    _call_column(table, rows)
     for head in ("median", "IQR", "min", "mean ± stddev", "dispatch", "rounds×loops", "outliers"):
         table.add_column(head, justify="right")
     for row in rows:
@@ -115,7 +120,7 @@ def _cached_table(rows: Sequence[BenchRow]) -> Group:
 def _derived_table(rows: Sequence[BenchRow]) -> Group:
     title = "what it means"
     table = _table()
-    table.add_column("call", overflow="fold")
+    _call_column(table, rows)
     table.add_column("1st call =", justify="right")
     table.add_column("FLOP/s", justify="right")
     table.add_column("bytes/s", justify="right")
@@ -148,7 +153,7 @@ def _derived_table(rows: Sequence[BenchRow]) -> Group:
 def _process_table(rows: Sequence[BenchRow]) -> Group:
     title = "truly cold process: start python, import jax, load, first call"
     table = _table()
-    table.add_column("call", overflow="fold")
+    _call_column(table, rows)
     for head in ("process", "startup", "import jax", "load", "inputs", "1st call", "compile"):
         table.add_column(head, justify="right")
     for row in rows:
@@ -259,8 +264,10 @@ def render_environment(report: BenchReport) -> Text:
 _LEGEND = (
     "trace/lower/compile: JAX's monitoring events; 1st run: end of compile until outputs ready; other: "
     "the rest of the first call (no event covers it). median/IQR/min/mean: per call over rounds; dispatch: "
-    "until the call returned, not waiting for results; outliers: beyond 1.5 IQR;beyond 1 stddev. "
-    "1st call = N calls: cold minus cached, in cached calls."
+    "until the call returned, not waiting for results (small CPU programs run inside the call, so it is close "
+    "to the blocked time); outliers: beyond 1.5 IQR;beyond 1 stddev. "
+    "1st call = N calls: cold minus cached, in cached calls. Cold calls run in this (warm) process after one "
+    "throwaway compile; --cold-process measures a new process, imports included."
 )
 
 
