@@ -167,11 +167,20 @@ class _StackWalk:
         if self.last_was_inplace:
             self.stores.append(StoreSite("inplace", path, self.line))
 
-    def step(self, ins: dis.Instruction) -> bool:  # noqa: C901 - one table-like dispatch reads best
+    def step(self, ins: dis.Instruction) -> bool:
         """Apply one instruction; return True when it was an in-place binary operator."""
         name, arg, argval = ins.opname, ins.arg, ins.argval
-        if name in ("RESUME", "NOP", "CACHE", "EXTENDED_ARG", "PRECALL", "KW_NAMES", "COPY_FREE_VARS",
-                    "MAKE_CELL", "NOT_TAKEN"):
+        if name in (
+            "RESUME",
+            "NOP",
+            "CACHE",
+            "EXTENDED_ARG",
+            "PRECALL",
+            "KW_NAMES",
+            "COPY_FREE_VARS",
+            "MAKE_CELL",
+            "NOT_TAKEN",
+        ):
             return self.last_was_inplace if name == "EXTENDED_ARG" else False
         if name in ("LOAD_FAST", "LOAD_FAST_CHECK", "LOAD_FAST_AND_CLEAR", "LOAD_FAST_BORROW"):
             self.push(ObjectPath("fast", argval))
@@ -196,8 +205,9 @@ class _StackWalk:
             if path is not None:
                 self.note_candidate(path)
             # 3.11 LOAD_METHOD and 3.12+ LOAD_ATTR with the low bit set push two values.
-            pushes_two = name == "LOAD_METHOD" or (name == "LOAD_ATTR" and arg is not None and arg & 1
-                                                    and _LOAD_ATTR_HAS_METHOD_FLAG)
+            pushes_two = name == "LOAD_METHOD" or (
+                name == "LOAD_ATTR" and arg is not None and arg & 1 and _LOAD_ATTR_HAS_METHOD_FLAG
+            )
             self.push(None if pushes_two else path, 2 if pushes_two else 1)
         elif name == "BINARY_SUBSCR":
             key, container = self.pop(), self.pop()
@@ -285,7 +295,13 @@ class _StackWalk:
         elif name.startswith("POP_JUMP"):
             self.pop()
             self.saved[ins.argval] = list(self.stack)
-        elif name in ("JUMP_FORWARD", "JUMP_BACKWARD", "JUMP_BACKWARD_NO_INTERRUPT", "JUMP", "JUMP_NO_INTERRUPT"):
+        elif name in (
+            "JUMP_FORWARD",
+            "JUMP_BACKWARD",
+            "JUMP_BACKWARD_NO_INTERRUPT",
+            "JUMP",
+            "JUMP_NO_INTERRUPT",
+        ):
             self.saved[ins.argval] = list(self.stack)
             self.falls_through = False
         elif name in ("RETURN_CONST", "RAISE_VARARGS", "RERAISE"):

@@ -29,6 +29,7 @@ class EffectSpec:
     detail: str
 
 
+# fmt: off
 #: (module, attribute paths, kind). ``Class.method`` paths name methods; a class
 #: alone means "constructing it" (its ``__init__``).
 _CATALOGUE: tuple[tuple[str, tuple[str, ...], EffectKind], ...] = (
@@ -133,6 +134,8 @@ _CATALOGUE: tuple[tuple[str, tuple[str, ...], EffectKind], ...] = (
     ("datetime", ("datetime.now", "datetime.utcnow", "datetime.today", "date.today"), K.CLOCK),
 )
 
+# fmt: on
+
 #: Owner types whose every public method call is an effect of one kind, as (module, class, kind).
 #: Checked after the stdout/stderr test, so ``sys.stdout.write`` is reported as stdout.
 _EFFECTFUL_OWNERS: tuple[tuple[str, str, EffectKind], ...] = (
@@ -152,6 +155,7 @@ _FILE_METHODS: frozenset[str] = frozenset(
 )
 
 #: Methods that change a list, dict, set, bytearray or deque in place.
+# fmt: off
 MUTATING_METHODS: frozenset[str] = frozenset(
     {
         "append", "appendleft", "extend", "extendleft", "insert", "pop", "popleft", "popitem", "remove",
@@ -160,6 +164,7 @@ MUTATING_METHODS: frozenset[str] = frozenset(
         "__setitem__", "__delitem__", "__iadd__", "__imul__", "__ior__", "__iand__", "__ixor__", "__isub__",
     }
 )
+# fmt: on
 
 #: Methods that write to a text stream: how ``sys.stdout.write`` is recognised.
 STREAM_WRITE_METHODS: frozenset[str] = frozenset({"write", "writelines"})
@@ -208,7 +213,10 @@ def _code_of(value: object) -> types.CodeType | None:
     return code if isinstance(code, types.CodeType) else None
 
 
-_ENVIRON_DETAILS = {"_Environ.__setitem__": "os.environ[...] = ...", "_Environ.__delitem__": "del os.environ[...]"}
+_ENVIRON_DETAILS = {
+    "_Environ.__setitem__": "os.environ[...] = ...",
+    "_Environ.__delitem__": "del os.environ[...]",
+}
 
 
 def _detail_for(module_name: str, path: str, kind: EffectKind) -> str:

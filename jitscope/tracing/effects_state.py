@@ -61,9 +61,7 @@ def _snapshot(value: object) -> object:
 
 def _same(before: object, after: object) -> bool:
     if type(before) is tuple and type(after) is tuple:
-        return len(before) == len(after) and all(
-            old is new for old, new in zip(before, after, strict=True)
-        )
+        return len(before) == len(after) and all(old is new for old, new in zip(before, after, strict=True))
     try:
         return bool(before == after)
     except Exception:  # noqa: BLE001 - exotic set members: treat as changed rather than fail
@@ -120,12 +118,16 @@ class PreexistingObjects:
             value, path, depth = pending.pop()
             visited += 1
             if isinstance(value, tuple):  # immutable itself, but may hold mutable pytree nodes
-                children: Iterator[tuple[object, str]] = ((item, f"{path}[{i}]") for i, item in enumerate(value))
+                children: Iterator[tuple[object, str]] = (
+                    (item, f"{path}[{i}]") for i, item in enumerate(value)
+                )
             elif self._is_watchable(value):
                 if id(value) in self.entries:
                     continue
                 plain = isinstance(value, _PLAIN_CONTAINERS)
-                self.entries[id(value)] = WatchedObject(value, kind, f"{word} '{path}'", _snapshot(value), plain)
+                self.entries[id(value)] = WatchedObject(
+                    value, kind, f"{word} '{path}'", _snapshot(value), plain
+                )
                 children = self._children(value, path)
             else:
                 continue

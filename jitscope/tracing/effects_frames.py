@@ -1,0 +1,229 @@
+"""Per-frame checks for what a profile hook cannot see as events.
+
+Stores (``d[k] = v``, ``obj.x = v``, ``global x``) and NumPy's Cython random calls
+raise no profile event. For each running user frame whose bytecode contains them,
+``FrameChecks`` keeps a small snapshot taken when the frame started, compares it
+when the frame returns (or earlier, before a callee could take the blame), and turns
+on line events just for frames that may call NumPy random functions.
+"""
+
+from __future__ import annotations
+
+import sys
+import types
+from collections.abc import Callable
+
+from jitscope.model.effects import EffectKind
+from jitscope.tracing.effects_bytecode import CodeFacts, ObjectPath, StoreSite
+from jitscope.tracing.effects_catalog import NumpyRandomSupport
+from jitscope.tracing.effects_state import MISSING, PreexistingObjects, resolve_path, static_attribute
+
+#: ``report(kind, detail, code, line)``: count one effect at ``line`` of ``code``.
+Reporter = Callable[[EffectKind, str, types.CodeType, int], None]
+
+
+def _no_new_frame_tracing(frame: types.FrameType, event: str, arg: object) -> None:
+    """Global trace function: line events are wanted only on frames given ``f_trace`` explicitly."""
+
+
+class FrameChecks:
+    """Snapshots and checks for the user frames that are running now."""
+
+    def __init__(
+        self,
+        objects: PreexistingObjects,
+        numpy_random: NumpyRandomSupport,
+        report: Reporter,
+        note: Callable[[str], None],
+        failed: Callable[[], None],
+    ) -> None:
+        self._objects = objects
+        self._numpy_random = numpy_random
+        self._report = report
+        self._note = note
+        self._failed = failed
+        self._snapshots: dict[types.FrameType, dict[object, object]] = {}
+        self._facts: dict[types.FrameType, CodeFacts] = {}
+        self._random_lines: dict[types.FrameType, dict[int, list[ObjectPath]]] = {}
+        self._line_tracing = False
+
+    def clear(self) -> None:
+        self._snapshots.clear()
+        self._facts.clear()
+        self._random_lines.clear()
+
+    # ----------------------------------------------------------------- frame start and end
+
+    def enter(self, frame: types.FrameType, facts: CodeFacts) -> None:
+        """A user frame starts: settle its caller, snapshot what its stores may replace."""
+        if facts.stores:
+            self.settle(frame.f_back)
+        if facts.watches_return:
+            self._snapshots[frame] = self._snapshot(frame, facts)
+            self._facts[frame] = facts
+        if facts.call_candidates and self._numpy_random.owner_types:
+            self._watch_random_lines(frame, facts)
+
+    def leave(self, frame: types.FrameType) -> None:
+        """A user frame returns (or yields): report every store that changed watched state."""
+        snapshot = self._snapshots.pop(frame, None)
+        facts = self._facts.pop(frame, None)
+        self._random_lines.pop(frame, None)
+        if snapshot is not None and facts is not None:
+            self._check_name_stores(frame, facts, snapshot)
+            self._check_store_sites(frame, facts, snapshot)
+
+    def settle(self, frame: types.FrameType | None) -> None:
+        """Check a running frame's stores now, before a callee or C call could take the blame.
+
+        Stores are compared when a frame returns; a change the caller made before calling
+        a helper that writes the same object would otherwise be reported at the helper's line.
+        """
+        if frame is None:
+            return
+        snapshot = self._snapshots.get(frame)
+        facts = self._facts.get(frame)
+        if snapshot is not None and facts is not None and facts.stores:
+            self._check_store_sites(frame, facts, snapshot)
+
+    def check_unattributed_changes(self, code: types.CodeType) -> None:
+        """At the end of a body run: argument or closure containers changed by code not pinned to a line.
+
+        Globals are left out: library code may legitimately fill a container the user
+        imported (a registry, a cache), and user-code writes to them are caught per site.
+        """
+        for entry in self._objects.changed_plain_containers():
+            if entry.kind is EffectKind.GLOBAL_WRITE:
+                continue
+            entry.refresh()
+            detail = f"{entry.label} changed (call site not found)"
+            self._report(entry.kind, detail, code, code.co_firstlineno)
+
+    # ----------------------------------------------------------------- stores
+
+    @staticmethod
+    def _snapshot(frame: types.FrameType, facts: CodeFacts) -> dict[object, object]:
+        """Values that stores in this frame may replace, taken before it runs."""
+        snapshot: dict[object, object] = {}
+        for store in facts.global_stores:
+            snapshot[("global", store.name)] = frame.f_globals.get(store.name, MISSING)
+        for store in facts.nonlocal_stores:
+            snapshot[("nonlocal", store.name)] = frame.f_locals.get(store.name, MISSING)
+        for site in facts.stores:
+            # Module attribute writes (``config.DEBUG = True``): remember the old value now.
+            if site.operation == "attr" and site.target is not None:
+                owner = resolve_path(site.target, frame)
+                if isinstance(owner, types.ModuleType):
+                    snapshot[site] = (owner, static_attribute(owner, site.attribute))
+        return snapshot
+
+    def _check_name_stores(
+        self, frame: types.FrameType, facts: CodeFacts, snapshot: dict[object, object]
+    ) -> None:
+        seen: set[str] = set()
+        for store in facts.global_stores:
+            if store.name in seen:  # several stores of one name: report the first site once
+                continue
+            seen.add(store.name)
+            if frame.f_globals.get(store.name, MISSING) is not snapshot.get(("global", store.name)):
+                detail = f"global '{store.name}' {'deleted' if store.deleting else 'assigned'}"
+                self._report(EffectKind.GLOBAL_WRITE, detail, frame.f_code, store.line)
+        for store in facts.nonlocal_stores:
+            if store.name in seen:
+                continue
+            seen.add(store.name)
+            if frame.f_locals.get(store.name, MISSING) is not snapshot.get(("nonlocal", store.name)):
+                detail = f"nonlocal '{store.name}' rebound"
+                self._report(EffectKind.CLOSURE_MUTATION, detail, frame.f_code, store.line)
+
+    def _check_store_sites(
+        self, frame: types.FrameType, facts: CodeFacts, snapshot: dict[object, object]
+    ) -> None:
+        for site in facts.stores:
+            before = snapshot.get(site)
+            if isinstance(before, tuple):
+                module, old_value = before
+                new_value = static_attribute(module, site.attribute)
+                if new_value is not old_value:
+                    snapshot[site] = (module, new_value)
+                    detail = site.describe(f"module '{module.__name__}'")
+                    self._report(EffectKind.GLOBAL_WRITE, detail, frame.f_code, site.line)
+                continue
+            if site.target is None:
+                self._check_unresolved_site(frame, site)
+                continue
+            entry = self._objects.lookup(resolve_path(site.target, frame))
+            if entry is not None and entry.changed():
+                entry.refresh()
+                self._report(entry.kind, site.describe(entry.label), frame.f_code, site.line)
+
+    def _check_unresolved_site(self, frame: types.FrameType, site: StoreSite) -> None:
+        """A store whose target the bytecode walk could not name: any changed watched object is its doing."""
+        for entry in self._objects.changed_entries():
+            entry.refresh()
+            self._report(entry.kind, site.describe(entry.label), frame.f_code, site.line)
+
+    # ----------------------------------------------------------------- NumPy random calls
+
+    def on_line(self, frame: types.FrameType, event: str, arg: object) -> object:
+        """Local trace function of frames that may call NumPy random functions."""
+        try:
+            lines = self._random_lines.get(frame)
+            if lines is None:
+                return None
+            if event == "line":
+                for callee in lines.get(frame.f_lineno, ()):
+                    if self._numpy_random_verdict(callee, frame):
+                        self._report(EffectKind.RANDOMNESS, f"{callee}()", frame.f_code, frame.f_lineno)
+        except Exception:  # noqa: BLE001 - the monitor must never break the user's trace
+            self._failed()
+        return self.on_line
+
+    def _watch_random_lines(self, frame: types.FrameType, facts: CodeFacts) -> None:
+        lines: dict[int, list[ObjectPath]] = {}
+        for candidate in facts.call_candidates:
+            if self._numpy_random_verdict(candidate.callee, frame, at_frame_start=True) is not False:
+                lines.setdefault(candidate.line, []).append(candidate.callee)
+        if not lines or not self._enable_line_tracing():
+            return
+        self._random_lines[frame] = lines
+        frame.f_trace_lines = True
+        frame.f_trace = self.on_line
+
+    def _numpy_random_verdict(
+        self, callee: ObjectPath, frame: types.FrameType, at_frame_start: bool = False
+    ) -> bool | None:
+        """True if ``callee`` is a NumPy random function now, False if not, None if not known yet."""
+        support = self._numpy_random
+        if callee.steps:
+            owner = resolve_path(ObjectPath(callee.root, callee.name, callee.steps[:-1]), frame)
+            if owner is MISSING:
+                return None
+            if support.is_random_owner(owner):
+                return True
+            value = static_attribute(owner, callee.steps[-1][1])
+        else:
+            value = resolve_path(callee, frame)
+        if value is MISSING:
+            return None if at_frame_start else False
+        return support.is_random_callable(value)
+
+    def _enable_line_tracing(self) -> bool:
+        """Turn on line events (for the few frames that need them) unless another tracer owns them.
+
+        Only NumPy random calls need them; ``sys.settrace`` with a global function that
+        returns None keeps every other frame free of line events.
+        """
+        if self._line_tracing:
+            return True
+        if sys.gettrace() is not None:
+            self._note("numpy.random calls were not watched: another tracer (debugger or coverage) is active")
+            return False
+        sys.settrace(_no_new_frame_tracing)
+        self._line_tracing = True
+        return True
+
+    def disable_line_tracing(self) -> None:
+        if self._line_tracing and sys.gettrace() is _no_new_frame_tracing:
+            sys.settrace(None)
+        self._line_tracing = False
