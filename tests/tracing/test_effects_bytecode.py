@@ -1,0 +1,93 @@
+"""Static facts the effect monitor reads from bytecode: store targets, global stores, call candidates."""
+
+from __future__ import annotations
+
+import inspect
+from typing import Any
+
+from jitscope.tracing.effects_bytecode import ObjectPath, analyse_code
+
+COUNTER = 0
+
+
+def _line_of(fn: Any, text: str) -> int:
+    """Line number of the first source line of ``fn`` containing ``text``."""
+    lines, first = inspect.getsourcelines(fn)
+    return first + next(i for i, line in enumerate(lines) if text in line)
+
+
+def stores_everywhere(d: Any, xs: Any, obj: Any, flag: bool) -> None:
+    global COUNTER
+    d["k"] = 1
+    d["a"]["b"] += 2
+    xs[0 if flag else 1] = 3
+    obj.attr = 4
+    obj.n += 1
+    del d["k"]
+    COUNTER = 5
+    xs += [1]
+    local = {}
+    local[d.get("x")] = 1
+
+
+def test_store_targets_are_named_through_attributes_constant_keys_and_branches() -> None:
+    facts = analyse_code(stores_everywhere.__code__)
+    found = [(s.operation, str(s.target), s.attribute, s.deleting, s.line) for s in facts.stores]
+    fn = stores_everywhere
+    assert found == [
+        ("item", "d", None, False, _line_of(fn, 'd["k"] = 1')),
+        ("item", "d['a']", None, False, _line_of(fn, 'd["a"]["b"]')),
+        ("item", "xs", None, False, _line_of(fn, "xs[0 if flag")),
+        ("attr", "obj", "attr", False, _line_of(fn, "obj.attr")),
+        ("attr", "obj", "n", False, _line_of(fn, "obj.n")),
+        ("item", "d", None, True, _line_of(fn, 'del d["k"]')),
+        ("inplace", "xs", None, False, _line_of(fn, "xs += [1]")),
+        ("item", "local", None, False, _line_of(fn, "local[d.get")),
+    ]
+    assert [(s.name, s.line) for s in facts.global_stores] == [("COUNTER", _line_of(fn, "COUNTER = 5"))]
+    assert facts.watches_return
+
+
+def make_counter() -> Any:
+    count = 0
+
+    def bump() -> int:
+        nonlocal count
+        count += 1
+        return count
+
+    return bump
+
+
+def test_nonlocal_stores_and_nested_code() -> None:
+    bump = make_counter()
+    facts = analyse_code(bump.__code__)
+    assert [(s.name, s.line) for s in facts.nonlocal_stores] == [
+        ("count", _line_of(make_counter, "count += 1"))
+    ]
+    assert bump.__code__ in analyse_code(make_counter.__code__).nested_codes
+
+
+def draws(rng: Any, np: Any) -> Any:
+    return np.random.normal() + rng.integers(3) + len([])
+
+
+def test_call_candidates_are_loads_of_listed_names() -> None:
+    facts = analyse_code(draws.__code__, frozenset({"normal", "integers"}))
+    assert [c.callee for c in facts.call_candidates] == [
+        ObjectPath("fast", "np", (("attr", "random"), ("attr", "normal"))),
+        ObjectPath("fast", "rng", (("attr", "integers"),)),
+    ]
+    assert str(facts.call_candidates[0].callee) == "np.random.normal"
+    assert facts.loaded_globals == frozenset({"len"})
+
+
+def pure(x: Any) -> Any:
+    y = x * 2
+    return [y + i for i in range(3)]
+
+
+def test_pure_code_needs_no_return_checks() -> None:
+    facts = analyse_code(pure.__code__)
+    assert not facts.watches_return
+    assert facts.call_candidates == ()
