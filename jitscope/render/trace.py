@@ -14,7 +14,7 @@ from rich.table import Table
 from rich.text import Text
 
 from jitscope.model.trace import STAGES, CostRecord, Diagnostic, MemoryRecord, TraceRecord
-from jitscope.render.ir import highlight_ir
+from jitscope.render.ir import render_ir
 from jitscope.render.jaxpr import format_bytes, render_jaxpr
 
 
@@ -163,11 +163,11 @@ def _stage_sections(record: TraceRecord, stages: Collection[str], locations: boo
         return
     if "stablehlo" in stages and st.stablehlo is not None:
         yield _heading("StableHLO", "lowered" + (f" in {st.lower_seconds * 1e3:.1f} ms" if st.lower_seconds else ""))
-        yield highlight_ir(st.stablehlo, "stablehlo")
+        yield render_ir(st.stablehlo, "stablehlo")
     if "hlo" in stages:
         note = f"compiled for {st.backend}" + (f" in {st.compile_seconds * 1e3:.1f} ms" if st.compile_seconds else "")
         yield _heading("HLO (optimised)", note)
-        yield highlight_ir(st.hlo, "hlo") if st.hlo else Text("n/a", style="jitscope.muted")
+        yield render_ir(st.hlo, "hlo") if st.hlo else Text("n/a", style="jitscope.muted")
     if "cost" in stages:
         yield render_cost(st.cost)
     if "memory" in stages:
