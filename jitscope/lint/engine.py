@@ -1,0 +1,132 @@
+"""The lint engine: paths and configuration in, a :class:`LintReport` out.
+
+This is the one place where suppression comments, ``select``/``ignore``,
+``per-file-ignores`` and ``fail-on`` apply -- to static findings and to findings other
+checkers hand in through ``extra_findings`` (the tracer-based dynamic lint), so every
+finding goes through the same filters and the same renderers.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+from jitscope.config import LintConfig
+from jitscope.errors import UsageError
+from jitscope.lint.files import SourceFileRef, collect_files, matches, relative_to
+from jitscope.lint.registry import RULES, enabled_codes, expand, find_rule, suggest
+from jitscope.lint.runner import FileResult, FileTask, lint_data, lint_files
+from jitscope.lint.suppression import is_suppressed
+from jitscope.model.lint import Finding, LintReport, RuleInfo, RuleStat
+
+
+def resolve_codes(select: Sequence[str] | None, ignore: Sequence[str]) -> frozenset[str]:
+    """Enabled codes, or a UsageError naming the unknown selector (with a close match)."""
+    try:
+        return enabled_codes(select, ignore)
+    except KeyError as err:
+        bad = str(err.args[0])
+        close = suggest(bad)
+        raise UsageError(f"unknown rule '{bad}'", hint=f"did you mean {close}?" if close else "see `jitscope rule`")
+
+
+def lint_paths(
+    paths: Sequence[str | Path],
+    config: LintConfig | None = None,
+    *,
+    root: Path | None = None,
+    extra_findings: Iterable[Finding] = (),
+    jobs: int | None = None,
+) -> LintReport:
+    """Lint the Python files under ``paths``.
+
+    ``extra_findings`` (e.g. from ``jitscope lint --trace``) are filtered and reported
+    exactly like static ones: suppression comments on their lines, select/ignore,
+    per-file-ignores and fail-on all apply.
+    """
+    config = config or LintConfig()
+    root = (root or Path.cwd()).resolve()
+    codes = resolve_codes(config.select, config.ignore)
+    refs = collect_files(paths or ["."], root, config.exclude)
+    results = lint_files(refs, codes, jobs)
+    return build_report(results, refs, config, root, codes, extra_findings)
+
+
+def lint_source(source: str, path: str = "<string>", select: Sequence[str] | None = None) -> list[Finding]:
+    """Lint one module given as text (no files, no pool): the findings after suppression."""
+    codes = resolve_codes(select, ())
+    ref = SourceFileRef(path, path, Path(path).stem or "module", False, len(source))
+    return lint_data(FileTask(ref, codes), source.encode("utf-8")).findings
+
+
+def build_report(
+    results: Sequence[FileResult],
+    refs: Sequence[SourceFileRef],
+    config: LintConfig,
+    root: Path,
+    codes: frozenset[str],
+    extra_findings: Iterable[Finding] = (),
+) -> LintReport:
+    """Merge per-file results and extra findings into one report, applying every filter."""
+    by_display = {ref.display: ref for ref in refs}
+    suppressed = sum(r.suppressed for r in results)
+    findings: list[Finding] = [f for r in results for f in r.findings]
+    extra_kept, extra_suppressed = _filter_extra(extra_findings, codes)
+    findings.extend(extra_kept)
+    suppressed += extra_suppressed
+    ignores = [(pattern, expand(codes_)) for pattern, codes_ in config.per_file_ignores]
+    if ignores:
+        findings = [f for f in findings if not _file_ignored(f, by_display, root, ignores)]
+    findings.sort(key=Finding.sort_key)
+    counts = Counter(f.code for f in findings)
+    stats = []
+    used_rules: list[RuleInfo] = []
+    for rule in RULES:
+        if counts.get(rule.code):
+            stats.append(RuleStat(rule.code, rule.name, rule.severity, counts[rule.code]))
+            used_rules.append(rule.info())
+    return LintReport(
+        findings=tuple(findings),
+        files_checked=len(results),
+        lines_checked=sum(r.lines for r in results),
+        statistics=tuple(stats),
+        rules=tuple(used_rules),
+        fail_on=config.fail_on,
+        suppressed=suppressed,
+    )
+
+
+def _filter_extra(findings: Iterable[Finding], codes: frozenset[str]) -> tuple[list[Finding], int]:
+    kept: list[Finding] = []
+    suppressed = 0
+    lines_cache: dict[str, list[str]] = {}
+    for finding in findings:
+        if finding.code not in codes and find_rule(finding.code) is not None:
+            continue
+        lines = lines_cache.get(finding.file)
+        if lines is None:
+            lines = _read_lines(finding.file)
+            lines_cache[finding.file] = lines
+        if is_suppressed(finding, lines):
+            suppressed += 1
+        else:
+            kept.append(finding)
+    return kept, suppressed
+
+
+def _read_lines(path: str) -> list[str]:
+    try:
+        with open(path, "rb") as fh:
+            return fh.read().decode("utf-8", errors="replace").splitlines()
+    except OSError:
+        return []
+
+
+def _file_ignored(
+    finding: Finding, refs: dict[str, SourceFileRef], root: Path, ignores: list[tuple[str, frozenset[str]]]
+) -> bool:
+    ref = refs.get(finding.file)
+    path = Path(ref.path) if ref is not None else Path(finding.file).resolve()
+    rel = relative_to(path, root) or path.as_posix().lstrip("/")
+    return any(finding.code in codes and matches(rel, pattern) for pattern, codes in ignores)

@@ -1,0 +1,127 @@
+"""Which files a lint run checks: walking directories, excludes, module names."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from fnmatch import fnmatchcase
+from pathlib import Path
+
+from jitscope.errors import UsageError
+
+#: Directory names never entered while walking (a path given explicitly is always linted).
+DEFAULT_EXCLUDED_DIRS = frozenset(
+    {".git", ".hg", ".svn", ".venv", "venv", ".tox", ".nox", "__pycache__", ".mypy_cache", ".ruff_cache",
+     ".pytest_cache", "node_modules", "build", "dist", ".eggs", "__pypackages__", ".ipynb_checkpoints"}
+)  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
+class SourceFileRef:
+    """One file to lint: where it is, how findings name it, and its dotted module name."""
+
+    path: str
+    display: str
+    module: str
+    is_package: bool
+    size: int
+
+
+def relative_to(path: Path, root: Path) -> str | None:
+    """``path`` relative to ``root`` in posix form, or None when it is outside."""
+    try:
+        return path.relative_to(root).as_posix()
+    except ValueError:
+        return None
+
+
+def matches(rel: str, pattern: str) -> bool:
+    """Exclude / per-file-ignore matching: a glob on the relative path, a directory, or a name part."""
+    pat = pattern.strip().rstrip("/")
+    if pat.startswith("./"):
+        pat = pat[2:]
+    if not pat:
+        return False
+    if "/" not in pat:
+        return any(fnmatchcase(part, pat) for part in rel.split("/"))
+    return fnmatchcase(rel, pat) or rel.startswith(pat + "/") or fnmatchcase(rel, pat + "/*")
+
+
+def excluded(path: Path, root: Path, patterns: Sequence[str]) -> bool:
+    if not patterns:
+        return False
+    rel = relative_to(path, root)
+    if rel is None:
+        rel = path.as_posix().lstrip("/")
+    return any(matches(rel, p) for p in patterns)
+
+
+def display_path(path: Path, cwd: Path) -> str:
+    rel = relative_to(path, cwd)
+    return rel if rel is not None else str(path)
+
+
+class _ModuleNamer:
+    """Dotted module names from the ``__init__.py`` files above a path (cached per directory)."""
+
+    def __init__(self) -> None:
+        self._package: dict[Path, str | None] = {}
+
+    def package_of(self, directory: Path) -> str | None:
+        if directory in self._package:
+            return self._package[directory]
+        name: str | None = None
+        if (directory / "__init__.py").is_file():
+            parent = self.package_of(directory.parent) if directory.parent != directory else None
+            name = f"{parent}.{directory.name}" if parent else directory.name
+        self._package[directory] = name
+        return name
+
+    def module_of(self, path: Path) -> tuple[str, bool]:
+        package = self.package_of(path.parent)
+        if path.name == "__init__.py":
+            return package or path.parent.name, True
+        stem = path.name.rsplit(".", 1)[0]
+        return (f"{package}.{stem}" if package else stem), False
+
+
+def collect_files(paths: Iterable[str | Path], root: Path, exclude: Sequence[str] = ()) -> list[SourceFileRef]:
+    """The Python files under ``paths``, minus excluded ones, sorted and without duplicates."""
+    cwd = Path.cwd().resolve()
+    namer = _ModuleNamer()
+    seen: set[Path] = set()
+    out: list[SourceFileRef] = []
+
+    def add(file: Path, size: int) -> None:
+        if file in seen or excluded(file, root, exclude):
+            return
+        seen.add(file)
+        module, is_package = namer.module_of(file)
+        out.append(SourceFileRef(str(file), display_path(file, cwd), module, is_package, size))
+
+    for raw in paths:
+        given = Path(raw)
+        if not given.exists():
+            raise UsageError(f"path not found: {raw}")
+        start = given.resolve()
+        if start.is_file():
+            add(start, start.stat().st_size)
+            continue
+        if excluded(start, root, exclude) and start != root:
+            continue
+        for dirpath, dirnames, filenames in os.walk(start):
+            here = Path(dirpath)
+            dirnames[:] = sorted(
+                d for d in dirnames if d not in DEFAULT_EXCLUDED_DIRS and not excluded(here / d, root, exclude)
+            )
+            for name in filenames:
+                if name.endswith(".py"):
+                    file = here / name
+                    try:
+                        size = file.stat().st_size
+                    except OSError:
+                        size = 0
+                    add(file, size)
+    out.sort(key=lambda ref: ref.display)
+    return out

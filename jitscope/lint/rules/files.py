@@ -1,0 +1,39 @@
+"""JS000: files that cannot be linted."""
+
+from __future__ import annotations
+
+from jitscope.lint.rule import Rule
+from jitscope.lint.source import JS000_CODE, JS000_NAME, MAX_FILE_BYTES
+
+
+class UnparsableFile(Rule):
+    """A file jitscope could not read or parse.
+
+    ## What it does
+    Reports files with a syntax error, an undecodable encoding, null bytes, or a
+    size above the limit (generated code, data saved as `.py`), instead of stopping
+    the lint run.
+
+    ## Why is this bad?
+    Nothing in the file was checked. A syntax error also means the module cannot be
+    imported at all.
+
+    ## Example
+    ```python
+    def step(x:
+        return x
+    ```
+
+    ## Use instead
+    ```python
+    def step(x):
+        return x
+    ```
+    """
+
+    code = JS000_CODE
+    name = JS000_NAME
+    severity = "error"
+    summary = f"file has a syntax error, cannot be decoded, or is larger than {MAX_FILE_BYTES // 1_000_000} MB"
+    bad = ("def f(x:\n    return x\n",)
+    good = ("def f(x):\n    return x\n",)

@@ -1,0 +1,250 @@
+"""Linting many files: one lean function per file, a process pool, and cross-module follow-up.
+
+``lint_one`` reads, parses and analyses one file and never raises: every failure is a
+JS000 finding. ``lint_files`` runs it over a process pool in chunks (files sorted
+largest first, so the pool stays balanced). Calls from traced code into other modules
+of the linted tree come back as :class:`ExternalRef`; the runner resolves them to
+files and re-lints just those files with the extra traced entry points, for a few
+rounds, so helpers in other modules are checked too.
+"""
+
+from __future__ import annotations
+
+import gc
+import multiprocessing
+import os
+import sys
+from collections.abc import Sequence
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+
+from jitscope.lint.analysis import analyze_module
+from jitscope.lint.discovery import Entry, ExternalRef, all_params, defaulted_params, positional_params, self_param
+from jitscope.lint.files import SourceFileRef
+from jitscope.lint.index import FuncNode, ModuleIndex
+from jitscope.lint.registry import static_rules
+from jitscope.lint.rule import ModuleContext, Rule
+from jitscope.lint.source import ParsedSource, file_finding, parse_source
+from jitscope.lint.suppression import split_suppressed
+from jitscope.model.lint import Finding
+
+#: Rounds of cross-module follow-up (a helper of a helper of ... in another module).
+_FOLLOW_ROUNDS = 4
+#: Below this many files the pool costs more than it saves.
+_POOL_MIN_FILES = 24
+_MARKERS = ("jax", "equinox", "flax")
+
+
+@dataclass(slots=True)
+class FileResult:
+    """What linting one file produced."""
+
+    display: str
+    findings: list[Finding] = field(default_factory=list)
+    lines: int = 0
+    suppressed: int = 0
+    external: list[ExternalRef] = field(default_factory=list)
+
+
+@dataclass(frozen=True, slots=True)
+class FileTask:
+    ref: SourceFileRef
+    codes: frozenset[str]
+    extra: tuple[tuple[str, ExternalRef], ...] = ()
+
+
+_RULE_CACHE: dict[frozenset[str], tuple[Rule, ...]] = {}
+
+
+def _rules(codes: frozenset[str]) -> tuple[Rule, ...]:
+    rules = _RULE_CACHE.get(codes)
+    if rules is None:
+        rules = static_rules(codes)
+        _RULE_CACHE[codes] = rules
+    return rules
+
+
+def lint_one(task: FileTask) -> FileResult:
+    """Lint one file; internal errors become a JS000 finding instead of escaping."""
+    try:
+        with open(task.ref.path, "rb") as fh:
+            data = fh.read()
+    except OSError as err:
+        reason = f"file cannot be read: {err.strerror or err}"
+        return FileResult(task.ref.display, [file_finding(task.ref.display, reason)])
+    return lint_data(task, data)
+
+
+def lint_data(task: FileTask, data: bytes) -> FileResult:
+    """Lint the contents of one file (``task.ref`` names it)."""
+    ref = task.ref
+    result = FileResult(ref.display)
+    parsed = parse_source(ref.display, data)
+    if isinstance(parsed, Finding):
+        if "JS000" in task.codes:
+            result.findings.append(parsed)
+        return result
+    result.lines = len(parsed.lines)
+    if not task.extra and not any(marker in parsed.text for marker in _MARKERS):
+        return result  # nothing here can be traced: the parse was the whole job
+    try:
+        findings, external = _analyse(parsed, ref, task)
+    except RecursionError:
+        findings, external = [file_finding(ref.display, "file is too deeply nested to analyse")], []
+    except Exception as err:  # noqa: BLE001 - one bad file must not stop the run
+        message = f"internal error while analysing this file ({type(err).__name__}: {err}); please report it"
+        findings, external = [file_finding(ref.display, message)], []
+    kept, result.suppressed = split_suppressed(findings, parsed.lines)
+    result.findings = sorted(kept, key=Finding.sort_key)
+    result.external = external
+    return result
+
+
+def _analyse(parsed: ParsedSource, ref: SourceFileRef, task: FileTask) -> tuple[list[Finding], list[ExternalRef]]:
+    rules = _rules(task.codes)
+    index = ModuleIndex(parsed, ref.module, ref.is_package)
+    extra, forwarded = _extra_entries(index, task.extra)
+    if not rules:
+        return [], []
+    analysis = analyze_module(index, extra)
+    ctx = ModuleContext(analysis)
+    findings: list[Finding] = []
+    seen: set[tuple[str, int, int]] = set()
+    for rule in rules:
+        for finding in rule.check(ctx):
+            key = (finding.code, finding.line, finding.column)
+            if key not in seen:
+                seen.add(key)
+                findings.append(finding)
+    return findings, [*analysis.external, *forwarded]
+
+
+def _extra_entries(
+    index: ModuleIndex, requests: Sequence[tuple[str, ExternalRef]]
+) -> tuple[list[Entry], list[ExternalRef]]:
+    """Entries for functions other modules call from traced code; re-exports are forwarded."""
+    entries: list[Entry] = []
+    forwarded: list[ExternalRef] = []
+    for name, ref in requests:
+        func = _lookup(index, name)
+        if func is None:
+            head, _, rest = name.partition(".")
+            target = index.names.aliases.get(head)
+            if target is not None:
+                forwarded.append(
+                    ExternalRef(f"{target}.{rest}" if rest else target, ref.reason, ref.positional, ref.keywords,
+                                ref.all_tainted, ref.static_positions, ref.static_names, ref.defaults_static)  # fmt: skip
+                )
+            continue
+        tainted = _tainted(index, func, ref)
+        static = frozenset(all_params(func)) - tainted if ref.all_tainted else frozenset()
+        entries.append(Entry(func, ref.reason, ref.all_tainted, tainted, None, static=static))
+    return entries, forwarded
+
+
+def _lookup(index: ModuleIndex, name: str) -> FuncNode | None:
+    if name in index.defs:
+        return index.defs[name]
+    cls_name, _, method = name.partition(".")
+    cls = index.classes.get(cls_name)
+    if cls is not None and method:
+        return index.methods.get(id(cls), {}).get(method)
+    return None
+
+
+def _tainted(index: ModuleIndex, func: FuncNode, ref: ExternalRef) -> frozenset[str]:
+    me = self_param(index, func)
+    if ref.all_tainted:
+        positional = positional_params(func)
+        static = set(ref.static_names)
+        static.update(positional[i] for i in ref.static_positions if -len(positional) <= i < len(positional))
+        if ref.defaults_static:
+            static.update(defaulted_params(func))
+        return frozenset(p for p in all_params(func) if p != me and p not in static)
+    names = positional_params(func)
+    if me is not None and names and names[0] == me:
+        names = names[1:]
+    out = {names[i] for i, traced in enumerate(ref.positional) if traced and i < len(names)}
+    out.update(k for k in ref.keywords if k in all_params(func))
+    return frozenset(out)
+
+
+# -- many files ----------------------------------------------------------------------------------
+
+
+def default_jobs() -> int:
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # pragma: no cover - not on Linux
+        return max(1, os.cpu_count() or 1)
+
+
+def _worker_init() -> None:
+    # Parsing allocates millions of short-lived AST objects; the cyclic GC only slows that down.
+    gc.disable()
+
+
+def _run(tasks: list[FileTask], jobs: int) -> list[FileResult]:
+    if jobs <= 1 or len(tasks) < _POOL_MIN_FILES:
+        enabled = gc.isenabled()
+        gc.disable()
+        try:
+            return [lint_one(t) for t in tasks]
+        finally:
+            if enabled:
+                gc.enable()
+    order = sorted(range(len(tasks)), key=lambda i: -tasks[i].ref.size)
+    chunk = max(1, len(tasks) // (jobs * 8))
+    method = "fork" if sys.platform.startswith("linux") else None
+    context = multiprocessing.get_context(method)
+    with ProcessPoolExecutor(max_workers=jobs, mp_context=context, initializer=_worker_init) as pool:
+        ordered = list(pool.map(lint_one, [tasks[i] for i in order], chunksize=chunk))
+    results: list[FileResult | None] = [None] * len(tasks)
+    for position, i in enumerate(order):
+        results[i] = ordered[position]
+    return [r for r in results if r is not None]
+
+
+def lint_files(refs: Sequence[SourceFileRef], codes: frozenset[str], jobs: int | None = None) -> list[FileResult]:
+    """Lint ``refs`` with ``jobs`` processes, following traced calls across modules."""
+    jobs = default_jobs() if jobs is None else max(1, jobs)
+    tasks = [FileTask(ref, codes) for ref in refs]
+    results = _run(tasks, jobs)
+    modules = {ref.module: i for i, ref in enumerate(refs)}
+    requested: dict[int, dict[tuple[object, ...], ExternalRef]] = {}
+    fresh = results
+    fresh_index = list(range(len(results)))
+    for _ in range(_FOLLOW_ROUNDS):
+        changed: set[int] = set()
+        for position, result in zip(fresh_index, fresh, strict=True):
+            for ref in result.external:
+                target = _resolve(modules, ref.qualname)
+                if target is None or target[0] == position:
+                    continue
+                file_index, name = target
+                key = (name, ref.positional, ref.keywords, ref.all_tainted, ref.static_positions, ref.static_names)
+                bucket = requested.setdefault(file_index, {})
+                if key not in bucket:
+                    bucket[key] = ref
+                    changed.add(file_index)
+        if not changed:
+            break
+        order = sorted(changed)
+        again = [
+            FileTask(refs[i], codes, tuple((str(key[0]), r) for key, r in requested[i].items())) for i in order
+        ]
+        fresh = _run(again, jobs)
+        fresh_index = order
+        for i, result in zip(order, fresh, strict=True):
+            results[i] = result
+    return results
+
+
+def _resolve(modules: dict[str, int], qualname: str) -> tuple[int, str] | None:
+    """(file index, name inside the module) for a dotted name, by its longest module prefix."""
+    parts = qualname.split(".")
+    for cut in range(len(parts) - 1, 0, -1):
+        module = ".".join(parts[:cut])
+        if module in modules:
+            return modules[module], ".".join(parts[cut:])
+    return None

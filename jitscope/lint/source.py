@@ -1,0 +1,94 @@
+"""Reading a Python file for linting: size limit, encoding, parsing, positions.
+
+Everything that can go wrong with a file (too big, undecodable, not Python) becomes a
+JS000 finding instead of an exception, so one bad file never stops a lint run.
+"""
+
+from __future__ import annotations
+
+import ast
+import codecs
+import re
+from dataclasses import dataclass
+
+from jitscope.model.lint import Finding
+
+#: Files larger than this are reported (JS000) instead of parsed: generated code, data.
+MAX_FILE_BYTES = 4_000_000
+
+JS000_CODE = "JS000"
+JS000_NAME = "unparsable-file"
+
+_CODING_RE = re.compile(rb"^[ \t\f]*#.*?coding[:=][ \t]*([-\w.]+)")
+
+
+@dataclass(slots=True)
+class ParsedSource:
+    """A decoded, parsed file."""
+
+    path: str
+    text: str
+    lines: list[str]
+    tree: ast.Module
+
+
+def file_finding(path: str, message: str, line: int = 1, column: int = 1, end_column: int = 0) -> Finding:
+    """A JS000 finding for a file that could not be linted."""
+    return Finding(
+        code=JS000_CODE,
+        name=JS000_NAME,
+        message=message,
+        severity="error",
+        file=path,
+        line=max(line, 1),
+        column=max(column, 1),
+        end_line=max(line, 1),
+        end_column=max(end_column, column, 1),
+        function="<module>",
+        suggestion="",
+    )
+
+
+def decode(data: bytes) -> str:
+    """Decode source bytes like the interpreter does (BOM, PEP 263 coding cookie, utf-8)."""
+    if data.startswith(codecs.BOM_UTF8):
+        return data[3:].decode("utf-8")
+    encoding = "utf-8"
+    # The cookie may only be on line 1 or 2.
+    first, _, rest = data.partition(b"\n")
+    for candidate in (first, rest.partition(b"\n")[0]):
+        m = _CODING_RE.match(candidate)
+        if m:
+            encoding = m.group(1).decode("ascii")
+            break
+        if candidate.strip() and not candidate.lstrip().startswith(b"#"):
+            break
+    return data.decode(encoding)
+
+
+def parse_source(path: str, data: bytes) -> ParsedSource | Finding:
+    """Decode and parse one file, or return the JS000 finding that explains why not."""
+    if len(data) > MAX_FILE_BYTES:
+        return file_finding(
+            path, f"file is too large to lint ({len(data):,} bytes > {MAX_FILE_BYTES:,}); it was skipped"
+        )
+    try:
+        text = decode(data)
+    except (UnicodeDecodeError, LookupError) as err:
+        return file_finding(path, f"file cannot be decoded: {err}")
+    try:
+        tree = ast.parse(text, filename=path)
+    except SyntaxError as err:
+        line = err.lineno or 1
+        col = err.offset or 1
+        return file_finding(path, f"syntax error: {err.msg}", line, col, col + 1)
+    except (ValueError, RecursionError, MemoryError) as err:
+        return file_finding(path, f"file cannot be parsed: {type(err).__name__}: {err}")
+    return ParsedSource(path=path, text=text, lines=text.splitlines(), tree=tree)
+
+
+def char_column(line: str, byte_offset: int) -> int:
+    """Convert an AST column (a UTF-8 byte offset) into a character offset on ``line``."""
+    if line.isascii():
+        return byte_offset
+    return len(line.encode("utf-8")[:byte_offset].decode("utf-8", errors="replace"))

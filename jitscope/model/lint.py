@@ -1,0 +1,101 @@
+"""Lint records: findings, rule metadata and the report a lint run produces.
+
+These are plain frozen records (no AST nodes, no JAX objects), so the static linter,
+the tracer-based dynamic linter and every renderer (text, json, sarif, github) share
+them, and a saved JSON report can be read back with ``from_jsonable(LintReport, ...)``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from jitscope.model.common import SCHEMA_VERSION
+
+Severity = Literal["info", "warning", "error"]
+FindingSource = Literal["static", "dynamic"]
+
+#: Severities from least to most severe; ``--fail-on`` compares by this order.
+SEVERITIES: tuple[Severity, ...] = ("info", "warning", "error")
+
+
+def severity_rank(severity: str) -> int:
+    """0 for info, 1 for warning, 2 for error (unknown strings count as error)."""
+    try:
+        return SEVERITIES.index(severity)  # type: ignore[arg-type]
+    except ValueError:
+        return len(SEVERITIES) - 1
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """One problem at one place in the user's code.
+
+    ``line``/``column`` are 1-based; ``end_column`` is 1-based and exclusive (the
+    column just after the flagged code), the convention SARIF uses.
+    """
+
+    code: str
+    name: str
+    message: str
+    severity: Severity
+    file: str
+    line: int
+    column: int
+    end_line: int
+    end_column: int
+    function: str = "<module>"
+    suggestion: str = ""
+    source: FindingSource = "static"
+
+    def sort_key(self) -> tuple[str, int, int, str]:
+        return (self.file, self.line, self.column, self.code)
+
+
+@dataclass(frozen=True, slots=True)
+class RuleInfo:
+    """What a renderer needs to know about a rule (SARIF rule table, ``jitscope rule``)."""
+
+    code: str
+    name: str
+    severity: Severity
+    summary: str
+    docs: str
+    dynamic_only: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class RuleStat:
+    """How many findings one rule produced (``--statistics``)."""
+
+    code: str
+    name: str
+    severity: Severity
+    count: int
+
+
+@dataclass(frozen=True, slots=True)
+class LintReport:
+    """Everything a lint run found, after suppression and selection."""
+
+    findings: tuple[Finding, ...]
+    files_checked: int
+    lines_checked: int
+    statistics: tuple[RuleStat, ...]
+    rules: tuple[RuleInfo, ...]
+    fail_on: Severity = "warning"
+    suppressed: int = 0
+    schema_version: str = SCHEMA_VERSION
+
+    def counts(self) -> dict[str, int]:
+        """Number of findings per severity, every severity present."""
+        out = {s: 0 for s in SEVERITIES}
+        for f in self.findings:
+            out[f.severity] = out.get(f.severity, 0) + 1
+        return out
+
+    @property
+    def failed(self) -> bool:
+        """True when any finding is at or above the ``fail_on`` severity."""
+        threshold = severity_rank(self.fail_on)
+        return any(severity_rank(f.severity) >= threshold for f in self.findings)
