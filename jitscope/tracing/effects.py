@@ -1,8 +1,9 @@
 """The Python-side effect monitor that runs while JAX traces a user's function.
 
-``watch_effects`` installs a profile hook (``sys.setprofile``: Python 3.11 has no
-``sys.monitoring``) for the duration of a trace and records every side effect that
-only happens at trace time, with the file, line and function in the user's code:
+``watch_effects`` installs a profile hook (``sys.setprofile``; on Python 3.12+ it uses
+``sys.monitoring`` instead, see ``effects_monitoring``) for the duration of a trace and
+records every side effect that only happens at trace time, with the file, line and
+function in the user's code:
 
 * calls, seen as profile events: ``c_call`` carries the C function (``print``,
   ``time.time``, ``list.append`` bound to its list) and ``call`` the new frame of a
@@ -31,14 +32,17 @@ import sys
 import threading
 import types
 from collections.abc import Callable, Iterator
-from typing import Any, cast
+from typing import Any, Literal, cast
 
+from jitscope.tracing.effects_monitoring import monitor_events, monitoring_available
 from jitscope.tracing.effects_usercode import IsUserFile, default_is_user_file, user_file_predicate
 from jitscope.tracing.effects_watch import EffectWatch
 
 __all__ = ["EffectWatch", "default_is_user_file", "user_file_predicate", "watch_effects"]
 
 ProfileHook = Callable[[types.FrameType, str, Any], object]
+#: Where events come from: "profile" (sys.setprofile), "monitoring" (sys.monitoring, 3.12+) or "auto".
+Backend = Literal["auto", "profile", "monitoring"]
 
 
 def _make_profile_hook(watch: EffectWatch, previous: ProfileHook | None) -> ProfileHook:
@@ -77,31 +81,50 @@ def _make_profile_hook(watch: EffectWatch, previous: ProfileHook | None) -> Prof
 
 @contextlib.contextmanager
 def watch_effects(
-    target_code: types.CodeType | None, *, is_user_file: IsUserFile | None = None
+    target_code: types.CodeType | None,
+    *,
+    is_user_file: IsUserFile | None = None,
+    backend: Backend = "auto",
 ) -> Iterator[EffectWatch]:
     """Record trace-time side effects while the ``with`` block runs (on this thread).
 
     ``target_code`` is the code object of the traced function's body: its runs are
     counted (``body_runs``) and its arguments and closure are watched for mutation.
     ``is_user_file`` decides which files are user code (default: not the stdlib,
-    site-packages, JAX/NumPy or jitscope). A Python-level profiler already installed
-    keeps receiving every event and is restored on exit; a C-level one (pyinstrument,
-    cProfile) cannot be chained from Python, so the watch then records nothing and says so.
+    site-packages, JAX/NumPy or jitscope). ``backend`` picks the event source: "auto"
+    uses ``sys.monitoring`` on Python 3.12+ (much cheaper) and a profile hook otherwise.
+
+    With the profile hook, a Python-level profiler already installed keeps receiving
+    every event and is restored on exit; a C-level one (pyinstrument, cProfile) cannot be
+    chained from Python, so the watch then records nothing and says so in its notes.
     """
     watch = EffectWatch(target_code, is_user_file or default_is_user_file)
+    try:
+        if backend != "profile" and monitoring_available():
+            with monitor_events(watch) as monitoring:
+                if monitoring:
+                    yield watch
+                    return
+        elif backend == "monitoring":
+            watch.note("sys.monitoring needs Python 3.12+; the profile hook was used instead")
+        with _profile_hook_installed(watch):
+            yield watch
+    finally:
+        watch.finish()
+
+
+@contextlib.contextmanager
+def _profile_hook_installed(watch: EffectWatch) -> Iterator[None]:
     previous = cast("ProfileHook | None", sys.getprofile())
     if previous is not None and not callable(previous):
         watch.note("side effects were not watched: a C-level profiler (e.g. pyinstrument) was active")
-        try:
-            yield watch
-        finally:
-            watch.finish()
+        yield
         return
     thread_id = threading.get_ident()
     hook = _make_profile_hook(watch, previous)
     sys.setprofile(hook)
     try:
-        yield watch
+        yield
     finally:
         if threading.get_ident() == thread_id:
             current = sys.getprofile()
@@ -116,4 +139,3 @@ def watch_effects(
                     "another profiler replaced the effect monitor during tracing; it was left in place"
                 )
             watch.frames.disable_line_tracing()
-        watch.finish()

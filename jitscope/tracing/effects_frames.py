@@ -46,6 +46,9 @@ class FrameChecks:
         self._facts: dict[types.FrameType, CodeFacts] = {}
         self._random_lines: dict[types.FrameType, dict[int, list[ObjectPath]]] = {}
         self._line_tracing = False
+        #: Find NumPy random calls with line events (profile hooks cannot see Cython calls;
+        #: sys.monitoring's CALL event can, so that backend turns this off).
+        self.numpy_calls_by_line = True
 
     def clear(self) -> None:
         self._snapshots.clear()
@@ -61,7 +64,7 @@ class FrameChecks:
         if facts.watches_return:
             self._snapshots[frame] = self._snapshot(frame, facts)
             self._facts[frame] = facts
-        if facts.call_candidates and self._numpy_random.owner_types:
+        if facts.call_candidates and self.numpy_calls_by_line and self._numpy_random.owner_types:
             self._watch_random_lines(frame, facts)
 
     def leave(self, frame: types.FrameType) -> None:

@@ -144,6 +144,10 @@ class EffectWatch:
         self._known_codes.append(code)
         return role
 
+    def is_user_code(self, code: types.CodeType) -> bool:
+        """Whether ``code`` is user code, without classifying it (no side effects on the watch)."""
+        return self._is_user_filename(code.co_filename)
+
     def _is_user_filename(self, filename: str) -> bool:
         decided = self._user_files.get(filename)
         if decided is None:
@@ -195,42 +199,97 @@ class EffectWatch:
             self._internal_errors += 1
 
     def on_user_c_call(self, frame: types.FrameType, function: Any) -> None:
+        """Profile ``c_call`` from a user frame: ``function`` is a builtin, bound to its owner."""
         try:
-            spec = self._catalog.by_callable.get(function)
-            if spec is not None:
-                self._report(spec.kind, spec.detail, frame.f_code, frame.f_lineno)
-                if spec.kind is EffectKind.PRINT:
-                    # print() writes through sys.stdout.write: do not report that write again.
-                    self._print_depth += 1
-                    self._pending_c_calls.append((function, None, "print", frame, frame.f_lineno))
-                return
-            owner = getattr(function, "__self__", None)
-            if owner is None or isinstance(owner, types.ModuleType):
-                return
-            name: str = getattr(function, "__name__", "")
-            if _is_standard_stream(owner):
-                if name in STREAM_WRITE_METHODS:
-                    self._report(
-                        EffectKind.STDOUT, f"{_stream_name(owner)}.{name}()", frame.f_code, frame.f_lineno
-                    )
-                return
-            entry = self._objects.lookup(owner)
-            if entry is not None:
-                if name in MUTATING_METHODS:
-                    if entry.changed():
-                        self.frames.settle(frame)
-                    self._pending_c_calls.append((function, entry, name, frame, frame.f_lineno))
-                return
-            method_spec = self._catalog.spec_for_method(owner, name)
-            if method_spec is not None:
-                self._report(method_spec.kind, method_spec.detail, frame.f_code, frame.f_lineno)
+            if not self._report_catalogued_callable(frame, function):
+                owner = getattr(function, "__self__", None)
+                self._check_c_method(frame, function, owner, getattr(function, "__name__", ""))
         except Exception:  # noqa: BLE001
             self._internal_errors += 1
+
+    def on_user_call_event(self, frame: types.FrameType, function: Any, first_arg: Any) -> None:
+        """``sys.monitoring`` CALL from a user frame: any callable, with its first argument.
+
+        Python callables are handled when their frame starts; here only C functions,
+        method descriptors (``list.append`` called on ``first_arg``) and NumPy's Cython
+        random methods, which no other event reveals, are looked at.
+        """
+        try:
+            kind = type(function)
+            if kind is types.BuiltinFunctionType:
+                self.on_user_c_call(frame, function)
+            elif kind is types.MethodDescriptorType or kind is types.ClassMethodDescriptorType:
+                if not self._report_catalogued_callable(frame, function):
+                    self._check_c_method(frame, function, first_arg, function.__name__)
+            elif not isinstance(function, types.FunctionType):
+                self._check_numpy_random_call(frame, function, first_arg)
+        except Exception:  # noqa: BLE001
+            self._internal_errors += 1
+
+    def _report_catalogued_callable(self, frame: types.FrameType, function: Any) -> bool:
+        # Only builtins reach here: their hash is by identity and runs no user code.
+        spec = self._catalog.by_callable.get(function)
+        if spec is None:
+            return False
+        self._report(spec.kind, spec.detail, frame.f_code, frame.f_lineno)
+        if spec.kind is EffectKind.PRINT:
+            # print() writes through sys.stdout.write: do not report that write again.
+            self._print_depth += 1
+            self._pending_c_calls.append((function, None, "print", frame, frame.f_lineno))
+        return True
+
+    def _check_c_method(self, frame: types.FrameType, function: Any, owner: object, name: str) -> None:
+        if owner is None or isinstance(owner, types.ModuleType):
+            return
+        if _is_standard_stream(owner):
+            if name in STREAM_WRITE_METHODS:
+                detail = f"{_stream_name(owner)}.{name}()"
+                self._report(EffectKind.STDOUT, detail, frame.f_code, frame.f_lineno)
+            return
+        entry = self._objects.lookup(owner)
+        if entry is not None:
+            if name in MUTATING_METHODS:
+                if entry.changed():
+                    self.frames.settle(frame)
+                self._pending_c_calls.append((function, entry, name, frame, frame.f_lineno))
+            return
+        method_spec = self._catalog.spec_for_method(owner, name)
+        if method_spec is not None:
+            self._report(method_spec.kind, method_spec.detail, frame.f_code, frame.f_lineno)
+
+    def _check_numpy_random_call(self, frame: types.FrameType, function: Any, first_arg: Any) -> None:
+        support = self._numpy_random
+        if not support.owner_types:
+            return
+        # Only attributes of known types are read: a user object's __getattr__ must not run here.
+        if isinstance(function, types.MethodType):
+            owner, name = function.__self__, function.__func__.__name__
+        elif type(function).__name__ == "cython_function_or_method":
+            owner, name = first_arg, getattr(function, "__name__", "")
+        else:
+            return
+        if not support.is_random_owner(owner) or name not in support.names:
+            return
+        facts = self._facts.get(id(frame.f_code))
+        line = frame.f_lineno
+        detail = f"{type(owner).__name__}.{name}()"
+        for candidate in facts.call_candidates if facts is not None else ():
+            written = str(candidate.callee)
+            if candidate.line == line and (written == name or written.endswith(f".{name}")):
+                detail = f"{candidate.callee}()"  # as the user wrote it, e.g. np.random.normal()
+                break
+        self._report(EffectKind.RANDOMNESS, detail, frame.f_code, line)
 
     def on_c_return(self, function: Any) -> None:
         """A C call ended (``c_return`` or ``c_exception``): settle a pending mutation check."""
         try:
-            if not self._pending_c_calls or self._pending_c_calls[-1][0] is not function:
+            if not self._pending_c_calls:
+                return
+            expected = self._pending_c_calls[-1][0]
+            # Python 3.12's profile shim binds a method anew for each event: equal, not identical.
+            # Only builtins are compared with ==, which runs no user code for them.
+            same_builtin = type(function) is types.BuiltinFunctionType and type(expected) is type(function)
+            if function is not expected and not (same_builtin and function == expected):
                 return
             _, entry, name, frame, line = self._pending_c_calls.pop()
             if entry is None:

@@ -358,3 +358,36 @@ def test_watches_on_two_threads_do_not_mix(capsys: Any) -> None:
     assert [e.detail for e in results["printer"].effects] == ["print()"]
     assert results["pure"].effects == ()
     assert sys.getprofile() is None
+
+
+HAS_MONITORING = hasattr(sys, "monitoring")
+
+
+@pytest.mark.skipif(not HAS_MONITORING, reason="sys.monitoring needs Python 3.12+")
+def test_monitoring_and_profile_backends_report_the_same(
+    project: types.SimpleNamespace, capsys: pytest.CaptureFixture[str]
+) -> None:
+    records = {}
+    for backend in ("profile", "monitoring"):
+        for name in ("effects_project.impure", "effects_project.helpers"):
+            importlib.reload(sys.modules[name])  # fresh globals, so both runs see the same changes
+        fn = sys.modules["effects_project.impure"].noisy_step
+        with watch_effects(fn.__code__, backend=backend) as watcher:  # type: ignore[arg-type]
+            jax.make_jaxpr(fn)(F32, {"w": F32}, [])
+        records[backend] = watcher.record()
+    capsys.readouterr()
+    assert set(records["monitoring"].effects) == set(records["profile"].effects)
+    assert records["monitoring"].body_runs == records["profile"].body_runs == 1
+
+
+@pytest.mark.skipif(HAS_MONITORING, reason="only Python 3.11 lacks sys.monitoring")
+def test_monitoring_backend_falls_back_to_the_profile_hook_on_311(capsys: Any) -> None:
+    def prints(x: jax.Array) -> jax.Array:
+        print("tracing")
+        return x
+
+    with watch_effects(prints.__code__, backend="monitoring") as watcher:
+        jax.make_jaxpr(prints)(F32)
+    record = watcher.record()
+    assert [e.detail for e in record.effects] == ["print()"]
+    assert record.notes == ("sys.monitoring needs Python 3.12+; the profile hook was used instead",)
