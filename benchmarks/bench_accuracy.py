@@ -11,7 +11,7 @@
    call's wall time, for ``--cold-runs`` cold calls of each function; the events should
    account for at least 90% of the wall time.
 
-    python benchmarks/bench_accuracy.py [--budget 0.5] [--pairs 5] [--cold-runs 5]
+    python benchmarks/bench_accuracy.py [--budget 0.3] [--pairs 7] [--cold-runs 5]
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ def timeit_median(fn, args, budget: float) -> float:
     """The hand-written reference: timeit with block_until_ready, autorange-sized, median of repeats."""
     timer = timeit.Timer(lambda: fn(*args).block_until_ready())
     number, seconds = timer.autorange()  # >= 0.2 s per repeat, 1-2-5 ladder
-    repeats = max(5, round(budget / max(seconds, 1e-9)))
+    repeats = max(3, round(budget / max(seconds, 1e-9)))  # about as long as jitscope's side of the pair
     return statistics.median(t / number for t in timer.repeat(repeat=repeats, number=number))
 
 
@@ -103,8 +103,8 @@ def fmt(seconds: float) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--budget", type=float, default=0.5, help="seconds per measurement (each side)")
-    parser.add_argument("--pairs", type=int, default=5, help="alternations of jitscope and timeit")
+    parser.add_argument("--budget", type=float, default=0.3, help="seconds per measurement (each side)")
+    parser.add_argument("--pairs", type=int, default=7, help="alternations of jitscope and timeit")
     parser.add_argument("--cold-runs", type=int, default=5)
     opts = parser.parse_args()
 
