@@ -71,7 +71,9 @@ class EffectWatch:
 
     # ----------------------------------------------------------------- results
 
+    @property
     def body_runs(self) -> int:
+        """How many times the traced body started running so far."""
         return self._body_runs
 
     def record(self) -> EffectsRecord:

@@ -68,7 +68,10 @@ def watch(fn: Callable[..., Any], *args: Any, trace: Callable[..., Any] | None =
 def noisy(project: types.SimpleNamespace, capsys: pytest.CaptureFixture[str]) -> EffectsRecord:
     params = {"w": F32}
     record = watch(project.impure.noisy_step, F32, params, [])
-    capsys.readouterr()
+    printed = capsys.readouterr()
+    # Watching changes nothing the user's code does: its output still reaches stdout/stderr.
+    assert "tracing noisy_step" in printed.out
+    assert "to stderr" in printed.err
     return record
 
 
@@ -155,6 +158,14 @@ def test_subprocess_network_and_environment(project: types.SimpleNamespace) -> N
     assert find(record, EffectKind.OS, "impure.py", "environ").detail == "os.environ[...] = ..."
     assert find(record, EffectKind.OS, "impure.py", "environ-del").detail == "del os.environ[...]"
     assert len(record.effects) == 4
+
+
+def test_effects_in_user_callbacks_that_jax_calls(project: types.SimpleNamespace, capsys: Any) -> None:
+    record = watch(project.impure.scans_with_a_noisy_body, F32)
+    capsys.readouterr()
+    effect = find(record, EffectKind.PRINT, "impure.py", "scan-body-print")
+    assert effect.location.function == "body"
+    assert len(record.effects) == 1
 
 
 def test_closure_mutations(project: types.SimpleNamespace) -> None:

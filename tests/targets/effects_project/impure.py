@@ -13,6 +13,7 @@ import sys
 import time
 import uuid
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 
@@ -130,3 +131,12 @@ def mutates_in_other_ways(x, params, history, options):  # effect: library-mutat
     del params["drop"]  # effect: arg-del
     operator.setitem(options, "k", 1)  # a C function mutates it: jitscope cannot see the line
     return x * params["w"]
+
+
+def scans_with_a_noisy_body(x):
+    def body(carry, _):
+        print("scan body traced")  # effect: scan-body-print
+        return carry * 2, None
+
+    y, _ = jax.lax.scan(body, x, None, length=3)
+    return y
