@@ -28,7 +28,7 @@ costs a few percent.
 Modules: ``effects_watch`` (what each event means), ``effects_frames`` (store and
 NumPy checks per running frame), ``effects_bytecode`` (static facts per code object),
 ``effects_state`` (pre-existing objects and snapshots), ``effects_catalog`` (which
-host functions are effects), ``effects_usercode`` (which files are the user's).
+host functions are effects), ``jitscope.userframes`` (which files are the user's).
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ from collections.abc import Callable, Iterator
 from typing import Any, Literal, cast
 
 from jitscope.tracing.effects_monitoring import monitor_events, monitoring_available
-from jitscope.tracing.effects_usercode import IsUserFile, default_is_user_file, user_file_predicate
+from jitscope.userframes import IsUserFile, default_is_user_file, user_file_predicate
 from jitscope.tracing.effects_watch import EffectWatch
 
 __all__ = ["EffectWatch", "default_is_user_file", "user_file_predicate", "watch_effects"]

@@ -25,7 +25,7 @@ from jitscope.tracing.effects_catalog import (
 )
 from jitscope.tracing.effects_frames import FrameChecks
 from jitscope.tracing.effects_state import MISSING, PreexistingObjects, WatchedObject, user_type_predicate
-from jitscope.tracing.effects_usercode import IsUserFile
+from jitscope.userframes import IsUserFile
 
 # Per-code roles, cached as bit flags so the hook decides with one dict lookup.
 USER = 1  # the code is user code: its calls and stores are watched

@@ -19,7 +19,7 @@ import pytest
 from jitscope.model.common import from_jsonable, to_jsonable
 from jitscope.model.effects import EffectKind, EffectRecord, EffectsRecord
 from jitscope.tracing.effects import watch_effects
-from jitscope.tracing.effects_usercode import default_is_user_file, user_file_predicate
+from jitscope.userframes import default_is_user_file, user_file_predicate
 
 TARGETS = Path(__file__).resolve().parents[1] / "targets"
 PROJECT = TARGETS / "effects_project"
