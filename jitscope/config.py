@@ -143,7 +143,9 @@ def parse_lint_config(table: Mapping[str, Any], where: str = PYPROJECT) -> LintC
     if not isinstance(raw_pfi, dict):
         raise ConfigError(f"{where}: 'per-file-ignores' must be a table of pattern = [codes]")
     for pattern, codes in raw_pfi.items():
-        per_file.append((pattern, _str_list({"codes": codes}, "codes", where, f"per-file-ignores '{pattern}'")))
+        per_file.append(
+            (pattern, _str_list({"codes": codes}, "codes", where, f"per-file-ignores '{pattern}'"))
+        )
     fail_on = normalized.get("fail-on", "warning")
     if fail_on not in SEVERITIES:
         raise ConfigError(f"{where}: 'fail-on' must be one of {', '.join(SEVERITIES)}, not {fail_on!r}")

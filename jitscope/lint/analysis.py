@@ -15,8 +15,10 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from jitscope.lint.callsites import CallSite, argument_for, find_call_sites
-from jitscope.lint.discovery import Discoverer, Entry, ExternalRef, JitSite, all_params, self_param
+from jitscope.lint.discovery import Discoverer
+from jitscope.lint.entries import Entry, ExternalRef, JitSite
 from jitscope.lint.index import FuncNode, ModuleIndex, block_statements, target_names
+from jitscope.lint.params import all_params, self_param
 from jitscope.lint.taint import FRESH, TAINT, FunctionFacts, TaintAnalyzer, merge_env
 
 #: Bound on taint passes per module, as a multiple of the number of traced functions.
@@ -31,7 +33,9 @@ class _State:
     reason: str
     boundary: bool
     tainted: set[str]
+    arrays: set[str]
     static: frozenset[str] = frozenset()
+    kind: str = "callee"
     facts: FunctionFacts | None = None
     queued: bool = True
 
@@ -53,8 +57,10 @@ class _Worklist:
         self.index = index
         self.states: dict[int, _State] = {}
         self.queue: deque[int] = deque()
-        self.summaries: dict[tuple[int, frozenset[str]], tuple[int, tuple[int, ...] | None]] = {}
-        self.in_progress: set[tuple[int, frozenset[str]]] = set()
+        self.summaries: dict[
+            tuple[int, frozenset[str], frozenset[str]], tuple[int, tuple[int, ...] | None]
+        ] = {}
+        self.in_progress: set[tuple[int, frozenset[str], frozenset[str]]] = set()
         self.depth = 0
 
     def add(
@@ -65,24 +71,31 @@ class _Worklist:
         boundary: bool,
         reason: str,
         static: frozenset[str] = frozenset(),
+        arrays: Iterable[str] | None = None,
+        kind: str = "callee",
     ) -> None:
         key = id(func)
         state = self.states.get(key)
         if owner is not None:
             self.index.owner.setdefault(key, owner)
+        tainted = set(tainted)
+        arrays = tainted if arrays is None else set(arrays)
         if state is None:
-            state = _State(func, self.index.owner.get(key, owner), reason, boundary, set(tainted) - static, static)
+            owner = self.index.owner.get(key, owner)
+            state = _State(func, owner, reason, boundary, tainted - static, arrays - static, static, kind)
             self.states[key] = state
             self.queue.append(key)
             return
         if static and not state.static:
             state.static = static
             state.tainted -= static
-        before = len(state.tainted)
+            state.arrays -= static
+        before = len(state.tainted) + len(state.arrays)
         state.tainted.update(t for t in tainted if t not in state.static)
-        changed = len(state.tainted) != before
+        state.arrays.update(t for t in arrays if t not in state.static)
+        changed = len(state.tainted) + len(state.arrays) != before
         if boundary and not state.boundary:
-            state.boundary, state.reason, changed = True, reason, True
+            state.boundary, state.reason, state.kind, changed = True, reason, kind, True
         if changed and not state.queued:
             state.queued = True
             self.queue.append(key)
@@ -111,13 +124,23 @@ class _Worklist:
                 boundary=state.boundary,
                 tainted_params=frozenset(state.tainted),
                 self_name=self_param(self.index, state.func),
+                array_params=frozenset(state.arrays),
+                kind=state.kind,
                 closure=self.closure_for(state.func),
             )
             TaintAnalyzer(self.index, facts, self.summarize).run()
             previous = state.facts
             state.facts = facts
             for edge in facts.edges:
-                self.add(edge.callee, edge.owner, edge.tainted, edge.boundary, edge.reason)
+                self.add(
+                    edge.callee,
+                    edge.owner,
+                    edge.tainted,
+                    edge.boundary,
+                    edge.reason,
+                    arrays=edge.arrays,
+                    kind=edge.kind,
+                )
             for nested, env in facts.closures.items():
                 nested_state = self.states.get(nested)
                 if nested_state is None or nested_state.queued or nested_state.facts is None:
@@ -128,10 +151,10 @@ class _Worklist:
                     self.queue.append(nested)
 
     def summarize(
-        self, func: FuncNode, tainted: frozenset[str], closure: Mapping[str, int]
+        self, func: FuncNode, tainted: frozenset[str], arrays: frozenset[str], closure: Mapping[str, int]
     ) -> tuple[int, tuple[int, ...] | None]:
         """Flags of what ``func`` returns when ``tainted`` parameters hold traced values."""
-        key = (id(func), tainted)
+        key = (id(func), tainted, arrays)
         cached = self.summaries.get(key)
         if cached is not None:
             return cached
@@ -148,6 +171,7 @@ class _Worklist:
                 boundary=False,
                 tainted_params=tainted,
                 self_name=self_param(self.index, func),
+                array_params=arrays,
                 closure=dict(closure) or self.closure_for(func),
             )
             TaintAnalyzer(self.index, facts, self.summarize).run()
@@ -171,9 +195,7 @@ def _bound_names(index: ModuleIndex, func: FuncNode) -> set[str]:
                 if isinstance(stmt, ast.Assign):
                     for target in stmt.targets:
                         out.update(target_names(target))
-                elif isinstance(stmt, (ast.AnnAssign, ast.AugAssign)):
-                    out.update(target_names(stmt.target))
-                elif isinstance(stmt, (ast.For, ast.AsyncFor)):
+                elif isinstance(stmt, (ast.AnnAssign, ast.AugAssign, ast.For, ast.AsyncFor)):
                     out.update(target_names(stmt.target))
                 elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
                     out.add(stmt.name)
@@ -208,7 +230,16 @@ def analyze_module(index: ModuleIndex, extra: Iterable[Entry] = ()) -> ModuleAna
     call_sites = _retaint_passed_defaults(index, discovery.entries, discovery.jit_sites)
     work = _Worklist(index)
     for entry in (*discovery.entries, *extra):
-        work.add(entry.func, entry.owner, entry.tainted, entry.boundary, entry.reason, entry.static)
+        work.add(
+            entry.func,
+            entry.owner,
+            entry.tainted,
+            entry.boundary,
+            entry.reason,
+            entry.static,
+            entry.arrays,
+            entry.kind,
+        )
     work.run()
     analysis = ModuleAnalysis(index, jit_sites=discovery.jit_sites, external=list(discovery.external))
     analysis.call_sites = call_sites

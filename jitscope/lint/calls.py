@@ -13,32 +13,39 @@ from __future__ import annotations
 
 import ast
 import sys
-from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from jitscope.lint import names as nm
-from jitscope.lint.discovery import ExternalRef, ResolvedFunction, positional_params, traced_params
+from jitscope.lint.entries import ExternalRef
+from jitscope.lint.facts import ARRAY, CONTAINER, ELEMS, FRESH, TAINT, CallEdge, FunctionFacts, Summarizer
 from jitscope.lint.index import FuncNode, ModuleIndex
+from jitscope.lint.names import words
+from jitscope.lint.params import partial_keywords, positional_params, traced_params
+from jitscope.lint.resolve import ResolvedFunction
 
-if TYPE_CHECKING:
-    from jitscope.lint.taint import FunctionFacts, Summarizer
-
-TAINT, ARRAY, CONTAINER, FRESH = 1, 2, 4, 8
-
-_STATIC_BUILTINS = frozenset(
-    {"len", "isinstance", "issubclass", "type", "id", "callable", "hasattr", "repr", "str", "hash", "bool", "int",
-     "float", "complex", "range", "print", "format", "ord", "chr", "vars", "dir", "super", "object", "setattr",
-     "delattr", "open", "input", "globals", "locals"}
-)  # fmt: skip
-_CONTAINER_BUILTINS = frozenset({"list", "tuple", "dict", "set", "frozenset", "sorted", "reversed", "zip", "enumerate", "map", "filter"})
-_CONCRETE_METHODS = frozenset({"item", "tolist", "__bool__", "__int__", "__float__", "__index__", "__len__", "keys"})
-MUTATORS = frozenset(
-    {"append", "extend", "insert", "update", "add", "discard", "remove", "pop", "popitem", "clear", "setdefault",
-     "sort", "reverse", "appendleft", "extendleft", "put"}
-)  # fmt: skip
-_EXTERNAL_SKIP = frozenset({"jax", "jaxlib", "numpy", "scipy", "equinox", "flax", "optax", "chex", "typing"}) | frozenset(
-    sys.stdlib_module_names
+_STATIC_BUILTINS = words(
+    "len isinstance issubclass type id callable hasattr repr str hash bool int float complex range "
+    "print format ord chr vars dir super object setattr delattr open input globals locals"
 )
+_CONTAINER_BUILTINS = frozenset(
+    {"list", "tuple", "dict", "set", "frozenset", "sorted", "reversed", "zip", "enumerate", "map", "filter"}
+)
+#: methods that, called on a traced value, return a traced array
+_ARRAY_METHODS = words(
+    "sum mean max min any all prod std var argmax argmin astype reshape ravel flatten squeeze "
+    "transpose dot cumsum cumprod clip round conj set add multiply get swapaxes take nonzero sort "
+    "argsort repeat real imag"
+)
+_CONCRETE_METHODS = frozenset(
+    {"item", "tolist", "__bool__", "__int__", "__float__", "__index__", "__len__", "keys"}
+)
+MUTATORS = words(
+    "append extend insert update add discard remove pop popitem clear setdefault sort reverse "
+    "appendleft extendleft put"
+)
+_EXTERNAL_SKIP = frozenset(
+    {"jax", "jaxlib", "numpy", "scipy", "equinox", "flax", "optax", "chex", "typing"}
+) | frozenset(sys.stdlib_module_names)
 
 
 class CallEvaluator:
@@ -64,7 +71,7 @@ class CallEvaluator:
             return None  # a local variable, not an import
         return self.index.names.qualify(node, self.facts.local_aliases or None)
 
-    def call(self, node: ast.Call) -> int:  # noqa: C901 - one dispatch over call kinds
+    def call(self, node: ast.Call) -> int:
         func = node.func
         base = 0
         if isinstance(func, ast.Attribute):
@@ -73,12 +80,13 @@ class CallEvaluator:
             self.expr(func)
         positional = [(self.expr(a), isinstance(a, ast.Starred)) for a in node.args]
         keywords = [(k.arg, self.expr(k.value)) for k in node.keywords]
-        any_taint = 0
+        any_flags = 0
         for f, _ in positional:
-            any_taint |= f
+            any_flags |= f
         for _, f in keywords:
-            any_taint |= f
-        any_taint &= TAINT
+            any_flags |= f
+        any_taint = any_flags & TAINT
+        arg_kind = any_flags & (TAINT | ARRAY) if any_taint else 0
         qualified = self.qualify(func) if isinstance(func, (ast.Name, ast.Attribute)) else None
 
         if isinstance(func, ast.Name) and qualified is None and not self._is_bound(func.id):
@@ -91,23 +99,23 @@ class CallEvaluator:
                     return 0
                 return positional[0][0] & (TAINT | ARRAY)
             if name in _CONTAINER_BUILTINS:
-                self._callbacks(node, any_taint, None)
-                return any_taint | CONTAINER | FRESH
+                if name in ("map", "filter", "sorted"):
+                    self._callbacks(node, arg_kind, None)
+                out = any_taint | CONTAINER | FRESH
+                return out | ELEMS if any_taint and any_flags & (ARRAY | ELEMS) else out
         resolved = self.resolve(func) if qualified is None else None
         if isinstance(resolved, ResolvedFunction):
-            tainted = self.map_arguments(resolved, node, positional, keywords)
-            self._edge(resolved, tainted, False, f"called from `{self.facts.qualname}`")
-            self._callbacks(node, any_taint, None)
+            tainted, arrays = self.map_arguments(resolved, node, positional, keywords)
+            self._edge(resolved, tainted, arrays, False, f"called from `{self.facts.qualname}`")
             if self.summarize is not None:
                 closure = self.env if resolved.owner is self.facts.func else {}
-                flags, elts = self.summarize(resolved.func, tainted, closure)
+                flags, elts = self.summarize(resolved.func, tainted, arrays, closure)
                 if elts is not None:
                     self.facts.tuple_flags[id(node)] = elts
                 return flags
             return any_taint | FRESH
         if qualified is not None:
             return self._qualified_call(node, qualified, positional, keywords, any_taint)
-        self._callbacks(node, any_taint, None)
         if isinstance(func, ast.Attribute):
             method = func.attr
             if isinstance(func.value, ast.Constant):
@@ -121,7 +129,10 @@ class CallEvaluator:
                 if isinstance(root, ast.Name) and root.id in self.env:
                     self.env[root.id] |= any_taint
                 return (base & TAINT) if method in ("pop", "setdefault") else 0
-            return ((base | any_taint) & TAINT) | (base & ARRAY) | FRESH
+            traced = (base | any_taint) & TAINT
+            if traced and (base & ARRAY or method in _ARRAY_METHODS):
+                return TAINT | ARRAY | FRESH
+            return traced | FRESH
         return any_taint | FRESH
 
     def _qualified_call(
@@ -139,12 +150,16 @@ class CallEvaluator:
             self._callbacks(node, TAINT, kind)
             return 0
         jax_family = nm.is_jax_name(qualified)
-        if nm.is_body_taker(qualified) or nm.is_tracing_caller(qualified):
+        if nm.is_tree_map(qualified) and node.args:
+            self._tree_map_callback(node, positional)
+        elif nm.is_body_taker(qualified) or nm.is_tracing_caller(qualified):
             self._callbacks(node, TAINT, "body")
-        elif jax_family:
-            self._callbacks(node, 0, None)
         if nm.is_static_result(qualified):
             return 0
+        if nm.is_tree_flatten(qualified) and positional:
+            leaves = positional[0][0]
+            self.facts.tuple_flags[id(node)] = (CONTAINER | ELEMS | TAINT if leaves & TAINT else CONTAINER, 0)
+            return (leaves & TAINT) | CONTAINER | FRESH
         if nm.is_array_producer(qualified):
             return TAINT | ARRAY | FRESH
         root = qualified.partition(".")[0]
@@ -152,19 +167,17 @@ class CallEvaluator:
             return (any_taint | FRESH) if any_taint else FRESH
         if root == "math":
             return 0
-        if not jax_family:
-            if qualified != "functools.partial":
-                self._callbacks(node, any_taint, None)
-            if root not in _EXTERNAL_SKIP:
-                self.facts.external.append(
-                    ExternalRef(
-                        qualified,
-                        f"called from `{self.facts.qualname}`",
-                        tuple(bool(f & TAINT) for f, _ in positional),
-                        frozenset(k for k, f in keywords if k and f & TAINT),
-                        all_tainted=any(star and f & TAINT for f, star in positional),
-                    )
+        if not jax_family and root not in _EXTERNAL_SKIP:
+            self.facts.external.append(
+                ExternalRef(
+                    qualified,
+                    f"called from `{self.facts.qualname}`",
+                    tuple(f & (TAINT | ARRAY) if f & TAINT else 0 for f, _ in positional),
+                    frozenset(k for k, f in keywords if k and f & TAINT),
+                    all_tainted=any(star and f & TAINT for f, star in positional),
+                    array_keywords=frozenset(k for k, f in keywords if k and f & TAINT and f & ARRAY),
                 )
+            )
         return any_taint | FRESH
 
     # -- resolution ------------------------------------------------------------------------------
@@ -184,7 +197,7 @@ class CallEvaluator:
                 inner = self.resolve(expr.args[0])
                 if isinstance(inner, ResolvedFunction):
                     inner.bound_args = tuple(expr.args[1:])
-                    inner.bound_keywords = frozenset(k.arg for k in expr.keywords if k.arg)
+                    inner.bound_keywords = partial_keywords(inner.func, expr)
                 return inner
             return None
         if isinstance(expr, ast.Name):
@@ -204,7 +217,7 @@ class CallEvaluator:
         if isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name):
             method_owner = self._method_for_self(expr.value.id)
             if method_owner is not None:
-                found_method = index.methods.get(id(method_owner), {}).get(expr.attr)
+                found_method: FuncNode | None = index.methods.get(id(method_owner), {}).get(expr.attr)
                 if found_method is None:
                     found_method = _class_methods(method_owner).get(expr.attr)
                 if found_method is not None:
@@ -237,8 +250,8 @@ class CallEvaluator:
         node: ast.Call | None,
         positional: list[tuple[int, bool]],
         keywords: list[tuple[str | None, int]],
-    ) -> frozenset[str]:
-        """Parameters of the callee that receive traced values at this call."""
+    ) -> tuple[frozenset[str], frozenset[str]]:
+        """Parameters of the callee that receive traced values at this call, and those that receive arrays."""
         callee = resolved.func
         names = positional_params(callee)
         if resolved.bound_method and names:
@@ -247,36 +260,55 @@ class CallEvaluator:
         items = [*bound, *positional]
         args = callee.args
         tainted: set[str] = set()
+        arrays: set[str] = set()
+
+        def mark(params: list[str], f: int) -> None:
+            if f & TAINT:
+                tainted.update(params)
+                if f & (ARRAY | ELEMS):
+                    arrays.update(params)
+
         for i, (f, starred) in enumerate(items):
             if starred:
-                if f & TAINT:
-                    tainted.update(names[i:])
-                    if args.vararg:
-                        tainted.add(args.vararg.arg)
+                mark(names[i:] + ([args.vararg.arg] if args.vararg else []), f)
                 break
             if i < len(names):
-                if f & TAINT:
-                    tainted.add(names[i])
-            elif args.vararg is not None and f & TAINT:
-                tainted.add(args.vararg.arg)
+                mark([names[i]], f)
+            elif args.vararg is not None:
+                mark([args.vararg.arg], f)
         known = set(names) | {a.arg for a in args.kwonlyargs}
         for key, f in keywords:
-            if not f & TAINT:
-                continue
             if key is None:
-                tainted.update(known)
-                if args.kwarg:
-                    tainted.add(args.kwarg.arg)
+                mark([*known, *([args.kwarg.arg] if args.kwarg else [])], f)
             elif key in known:
-                tainted.add(key)
+                mark([key], f)
             elif args.kwarg is not None:
-                tainted.add(args.kwarg.arg)
-        return frozenset(tainted)
+                mark([args.kwarg.arg], f)
+        return frozenset(tainted), frozenset(arrays)
 
-    def _edge(self, resolved: ResolvedFunction, tainted: frozenset[str], boundary: bool, reason: str) -> None:
-        from jitscope.lint.taint import CallEdge
+    def _edge(
+        self,
+        resolved: ResolvedFunction,
+        tainted: frozenset[str],
+        arrays: frozenset[str],
+        boundary: bool,
+        reason: str,
+    ) -> None:
+        kind = "body" if boundary else "callee"
+        self.facts.edges.append(
+            CallEdge(resolved.func, resolved.owner, tainted, arrays, boundary, reason, kind)
+        )
 
-        self.facts.edges.append(CallEdge(resolved.func, resolved.owner, tainted, boundary, reason))
+    def _tree_map_callback(self, node: ast.Call, positional: list[tuple[int, bool]]) -> None:
+        """``tree_map(f, a, b)`` calls ``f`` on leaves of ``a`` and ``b``: parameter i gets argument i+1."""
+        resolved = self.resolve(node.args[0])
+        if not isinstance(resolved, ResolvedFunction):
+            return
+        leaves = [(f | ARRAY if f & TAINT else f, star) for f, star in positional[1:]]
+        tainted, arrays = self.map_arguments(resolved, None, leaves, [])
+        self._edge(
+            resolved, tainted, arrays, True, f"passed to {_label(node.func)} in `{self.facts.qualname}`"
+        )
 
     def _callbacks(self, node: ast.Call, taint: int, kind: str | None) -> None:
         """Functions passed as arguments: traced with the call (a transform traces them anew)."""
@@ -291,16 +323,30 @@ class CallEvaluator:
                     continue
                 if kind is not None:
                     keywords = {k.arg: k.value for k in node.keywords if k.arg}
-                    tainted = traced_params(self.index, resolved.func, kind, keywords, resolved.bound_method,
-                                            len(resolved.bound_args), resolved.bound_keywords)  # fmt: skip
-                    self._edge(resolved, tainted, True, f"passed to {label} in `{self.facts.qualname}`")
+                    if kind == "vmap" and len(node.args) >= 2 and item is node.args[0]:
+                        keywords.setdefault("in_axes", node.args[1])
+                    tainted = traced_params(
+                        self.index,
+                        resolved.func,
+                        kind,
+                        keywords,
+                        resolved.bound_method,
+                        len(resolved.bound_args),
+                        resolved.bound_keywords,
+                    )
+                    self._edge(
+                        resolved, tainted, tainted, True, f"passed to {label} in `{self.facts.qualname}`"
+                    )
                 else:
                     tainted = frozenset(_params(resolved.func)) if taint & TAINT else frozenset()
                     if tainted:
                         first = positional_params(resolved.func)
                         skip = set(first[: int(resolved.bound_method) + len(resolved.bound_args)])
                         tainted = tainted - skip - resolved.bound_keywords
-                    self._edge(resolved, tainted, False, f"passed to {label} in `{self.facts.qualname}`")
+                    arrays = tainted if taint & ARRAY else frozenset()
+                    self._edge(
+                        resolved, tainted, arrays, False, f"passed to {label} in `{self.facts.qualname}`"
+                    )
 
 
 def _params(func: FuncNode) -> list[str]:

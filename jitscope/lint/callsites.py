@@ -12,8 +12,10 @@ import ast
 import re
 from dataclasses import dataclass, field
 
-from jitscope.lint.discovery import JitSite, header_roots, literal_ints, literal_strs, positional_params, walk_with_parents
+from jitscope.lint.entries import JitSite
 from jitscope.lint.index import DefNode, ModuleIndex, block_statements, target_names
+from jitscope.lint.params import literal_ints, literal_strs, positional_params
+from jitscope.lint.resolve import header_roots, walk_with_parents
 
 _LOOPS = (ast.For, ast.AsyncFor, ast.While)
 
@@ -131,7 +133,11 @@ def _sites_in(chain: list[ast.stmt], jitted: dict[str, JitSite]) -> list[CallSit
         key = None
         if isinstance(func, ast.Name) and func.id in jitted:
             key = func.id
-        elif isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and f"self.{func.attr}" in jitted:
+        elif (
+            isinstance(func, ast.Attribute)
+            and isinstance(func.value, ast.Name)
+            and f"self.{func.attr}" in jitted
+        ):
             key = f"self.{func.attr}"
         if key is None:
             continue
@@ -159,7 +165,9 @@ def _loop_vars(loops: list[ast.stmt]) -> set[str]:
 
 def _small_literal(node: ast.expr) -> bool:
     """``for mode in ("a", "b")``: a handful of values, compiled once each on purpose."""
-    return isinstance(node, (ast.Tuple, ast.List, ast.Set)) and all(isinstance(e, ast.Constant) for e in node.elts)
+    return isinstance(node, (ast.Tuple, ast.List, ast.Set)) and all(
+        isinstance(e, ast.Constant) for e in node.elts
+    )
 
 
 def _comprehension_vars(stmt: ast.stmt) -> set[str]:

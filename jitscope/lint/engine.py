@@ -28,7 +28,9 @@ def resolve_codes(select: Sequence[str] | None, ignore: Sequence[str]) -> frozen
     except KeyError as err:
         bad = str(err.args[0])
         close = suggest(bad)
-        raise UsageError(f"unknown rule '{bad}'", hint=f"did you mean {close}?" if close else "see `jitscope rule`")
+        raise UsageError(
+            f"unknown rule '{bad}'", hint=f"did you mean {close}?" if close else "see `jitscope rule`"
+        )
 
 
 def lint_paths(

@@ -9,12 +9,13 @@ from fnmatch import fnmatchcase
 from pathlib import Path
 
 from jitscope.errors import UsageError
+from jitscope.lint.names import words
 
 #: Directory names never entered while walking (a path given explicitly is always linted).
-DEFAULT_EXCLUDED_DIRS = frozenset(
-    {".git", ".hg", ".svn", ".venv", "venv", ".tox", ".nox", "__pycache__", ".mypy_cache", ".ruff_cache",
-     ".pytest_cache", "node_modules", "build", "dist", ".eggs", "__pypackages__", ".ipynb_checkpoints"}
-)  # fmt: skip
+DEFAULT_EXCLUDED_DIRS = words(
+    ".git .hg .svn .venv venv .tox .nox __pycache__ .mypy_cache .ruff_cache .pytest_cache "
+    "node_modules build dist .eggs __pypackages__ .ipynb_checkpoints"
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,8 +40,7 @@ def relative_to(path: Path, root: Path) -> str | None:
 def matches(rel: str, pattern: str) -> bool:
     """Exclude / per-file-ignore matching: a glob on the relative path, a directory, or a name part."""
     pat = pattern.strip().rstrip("/")
-    if pat.startswith("./"):
-        pat = pat[2:]
+    pat = pat.removeprefix("./")
     if not pat:
         return False
     if "/" not in pat:
@@ -86,7 +86,9 @@ class _ModuleNamer:
         return (f"{package}.{stem}" if package else stem), False
 
 
-def collect_files(paths: Iterable[str | Path], root: Path, exclude: Sequence[str] = ()) -> list[SourceFileRef]:
+def collect_files(
+    paths: Iterable[str | Path], root: Path, exclude: Sequence[str] = ()
+) -> list[SourceFileRef]:
     """The Python files under ``paths``, minus excluded ones, sorted and without duplicates."""
     cwd = Path.cwd().resolve()
     namer = _ModuleNamer()
@@ -113,7 +115,9 @@ def collect_files(paths: Iterable[str | Path], root: Path, exclude: Sequence[str
         for dirpath, dirnames, filenames in os.walk(start):
             here = Path(dirpath)
             dirnames[:] = sorted(
-                d for d in dirnames if d not in DEFAULT_EXCLUDED_DIRS and not excluded(here / d, root, exclude)
+                d
+                for d in dirnames
+                if d not in DEFAULT_EXCLUDED_DIRS and not excluded(here / d, root, exclude)
             )
             for name in filenames:
                 if name.endswith(".py"):

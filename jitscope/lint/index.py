@@ -168,7 +168,8 @@ class ModuleIndex:
 
     def name_of(self, func: FuncNode) -> str:
         """Dotted name of a function for messages (``Model.apply``, ``step.body``, ``<lambda>``)."""
-        return self.qualname.get(id(func)) or getattr(func, "name", "<lambda>")
+        name = self.qualname.get(id(func))
+        return name if name else str(getattr(func, "name", "<lambda>"))
 
     def statement_chain(self, line: int) -> list[ast.stmt]:
         """Enclosing statements (outermost first) of the innermost statement covering ``line``."""

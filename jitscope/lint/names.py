@@ -13,6 +13,12 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterable
 
+
+def words(text: str) -> frozenset[str]:
+    """``words("a b c")`` -> frozenset({"a", "b", "c"}): long name tables stay compact."""
+    return frozenset(text.split())
+
+
 #: Transforms whose wrapped function is traced, keyed by the last component of the name.
 _JAX_TRANSFORMS: dict[str, str] = {
     "jit": "jit",
@@ -42,83 +48,35 @@ _FILTER_TRANSFORMS: dict[str, str] = {
 _LAX_COMPONENTS = frozenset({"lax", "control_flow", "loops", "conditionals", "lax_control_flow"})
 
 #: lax functions whose function arguments are traced bodies.
-_BODY_TAKERS = frozenset(
-    {"scan", "fori_loop", "while_loop", "cond", "switch", "map", "associative_scan", "custom_root",
-     "custom_linear_solve", "reduce", "reduce_window", "platform_dependent", "for_loop", "select_n_fun"}
-)  # fmt: skip
+_BODY_TAKERS = words(
+    "scan fori_loop while_loop cond switch map associative_scan custom_root custom_linear_solve "
+    "reduce reduce_window platform_dependent for_loop select_n_fun"
+)
 
 #: jax functions that call their function argument on (leaves of) their traced arguments.
-_TRACING_CALLERS = frozenset(
-    {"tree_map", "map", "tree_map_with_path", "map_with_path", "grad", "value_and_grad", "jacfwd", "jacrev",
-     "hessian", "jvp", "vjp", "linearize", "eval_shape", "make_jaxpr", "custom_gradient", "closure_convert"}
-)  # fmt: skip
+_TRACING_CALLERS = words(
+    "tree_map map tree_map_with_path map_with_path grad value_and_grad jacfwd jacrev hessian jvp vjp "
+    "linearize eval_shape make_jaxpr custom_gradient closure_convert"
+)
 
 #: jax-family names whose function arguments run on the host, not under tracing.
-_HOST_CALLBACKS = frozenset(
-    {"pure_callback", "io_callback", "callback", "id_tap", "id_print", "call", "debug_callback", "host_callback"}
+_HOST_CALLBACKS = words(
+    "pure_callback io_callback callback id_tap id_print call debug_callback host_callback"
 )
 
 #: Calls that return static (trace-time Python) values even when given traced arrays.
-STATIC_RESULT_FUNCS = frozenset(
-    {
-        "shape",
-        "ndim",
-        "size",
-        "result_type",
-        "dtype",
-        "issubdtype",
-        "iscomplexobj",
-        "isrealobj",
-        "isscalar",
-        "promote_types",
-        "finfo",
-        "iinfo",
-        "can_cast",
-        "canonicalize_dtype",
-        "eval_shape",
-        "ShapeDtypeStruct",
-        "tree_structure",
-        "structure",
-        "treedef_is_leaf",
-        "typeof",
-        "get_aval",
-        "is_weakly_typed",
-        "isdtype",
-        "issubsctype",
-        "axis_size",
-        "broadcast_shapes",
-        "padtype_to_pads",
-        "conv_dimension_numbers",
-        "conv_general_shape_tuple",
-        "ConvDimensionNumbers",
-        "GatherDimensionNumbers",
-        "ScatterDimensionNumbers",
-        "RaggedDotDimensionNumbers",
-        "ndim",
-        "get_aval",
-    }
+STATIC_RESULT_FUNCS = words(
+    "shape ndim size result_type dtype issubdtype iscomplexobj isrealobj isscalar promote_types finfo "
+    "iinfo can_cast canonicalize_dtype eval_shape ShapeDtypeStruct tree_structure structure "
+    "treedef_is_leaf typeof get_aval is_weakly_typed isdtype issubsctype axis_size broadcast_shapes "
+    "padtype_to_pads conv_dimension_numbers conv_general_shape_tuple ConvDimensionNumbers "
+    "GatherDimensionNumbers ScatterDimensionNumbers RaggedDotDimensionNumbers"
 )
 
 #: Attributes of an array that are known when tracing.
-STATIC_ATTRS = frozenset(
-    {
-        "shape",
-        "ndim",
-        "dtype",
-        "size",
-        "aval",
-        "sharding",
-        "weak_type",
-        "itemsize",
-        "nbytes",
-        "named_shape",
-        "__class__",
-        "__name__",
-        "device",
-        "devices",
-        "format",
-        "committed",
-    }
+STATIC_ATTRS = words(
+    "shape ndim dtype size aval sharding weak_type itemsize nbytes named_shape __class__ __name__ "
+    "device devices format committed"
 )
 
 #: Prefixes of functions that return (traced) JAX arrays when called inside traced code.
@@ -258,6 +216,14 @@ def is_tracing_caller(qualified: str | None) -> bool:
     return parts[-1] in _TRACING_CALLERS
 
 
+def is_tree_map(qualified: str | None) -> bool:
+    """``jax.tree.map`` / ``jax.tree_util.tree_map`` (not ``*_with_path``, whose first argument is a path)."""
+    if not qualified or not qualified.startswith("jax."):
+        return False
+    parts = _parts(qualified)
+    return parts[-1] == "tree_map" or (parts[-1] == "map" and ("tree" in parts or "tree_util" in parts))
+
+
 def is_host_callback(qualified: str | None) -> bool:
     """True for APIs whose function argument runs on the host (pure_callback, io_callback, ...)."""
     if not qualified:
@@ -272,19 +238,33 @@ def is_jax_name(qualified: str | None) -> bool:
 
 def is_array_producer(qualified: str | None) -> bool:
     """True for jax.numpy / lax / random / nn / scipy functions: tracers inside traced code."""
-    if not qualified or not qualified.startswith("jax"):
+    if not qualified or not qualified.startswith("jax") or not qualified.startswith(_ARRAY_PREFIXES):
         return False
-    return qualified.startswith(_ARRAY_PREFIXES) and qualified.rpartition(".")[2] not in STATIC_RESULT_FUNCS
+    module, _, last = qualified.rpartition(".")
+    if last in STATIC_RESULT_FUNCS:
+        return False
+    # private helpers of jax's own modules are unknown, not array ops
+    return not ("._src." in qualified and (last.startswith("_") or module.endswith((".util", ".utils"))))
+
+
+def is_tree_flatten(qualified: str | None) -> bool:
+    """``jax.tree_util.tree_flatten`` / ``jax.tree.flatten``: (leaves, treedef)."""
+    if not qualified or not qualified.startswith("jax."):
+        return False
+    parts = _parts(qualified)
+    return parts[-1] == "tree_flatten" or (
+        parts[-1] == "flatten" and ("tree" in parts or "tree_util" in parts)
+    )
 
 
 #: jax modules whose functions compute on dtypes, shapes and avals, never on array values.
 _STATIC_MODULES = ("jax._src.dtypes.", "jax.dtypes.", "jax._src.typing.")
-_STATIC_HELPERS = frozenset(
-    {"get_aval", "typeof", "concrete_or_error", "concrete_dim_or_error", "canonicalize_shape", "is_constant_dim",
-     "is_constant_shape", "definitely_equal", "definitely_equal_shape", "is_symbolic_dim", "shaped_abstractify",
-     "valid_jaxtype", "typematch", "physical_aval", "canonicalize_axis", "ceil_of_ratio", "is_dim", "is_empty_shape",
-     "standard_abstract_eval", "result_shape_dtype", "tree_structure", "treedef_children", "tree_flatten_with_path"}
-)  # fmt: skip
+_STATIC_HELPERS = words(
+    "get_aval typeof concrete_or_error concrete_dim_or_error canonicalize_shape is_constant_dim "
+    "is_constant_shape definitely_equal definitely_equal_shape is_symbolic_dim shaped_abstractify "
+    "valid_jaxtype typematch physical_aval canonicalize_axis ceil_of_ratio is_dim is_empty_shape "
+    "standard_abstract_eval result_shape_dtype tree_structure treedef_children tree_flatten_with_path"
+)
 
 
 def is_static_result(qualified: str | None) -> bool:
@@ -295,9 +275,12 @@ def is_static_result(qualified: str | None) -> bool:
     root = qualified.partition(".")[0]
     if root not in ("jax", "numpy", "equinox", "flax"):
         return False
-    if last in STATIC_RESULT_FUNCS:
+    last = last.lstrip("_")
+    if last in STATIC_RESULT_FUNCS or "dtype" in last or last.endswith(("_shape", "shapes")):
         return True
-    return root == "jax" and (qualified.startswith(_STATIC_MODULES) or (last in _STATIC_HELPERS and "_src" in qualified))
+    return root == "jax" and (
+        qualified.startswith(_STATIC_MODULES) or (last in _STATIC_HELPERS and "_src" in qualified)
+    )
 
 
 def is_numpy(qualified: str | None) -> bool:

@@ -7,16 +7,18 @@ from collections.abc import Iterable
 
 from jitscope.lint.rule import Rule
 from jitscope.lint.rules.files import UnparsableFile
-from jitscope.lint.rules.jit_usage import DynamicRecompilation, JitInLoop, StaticArgnumsMismatch, VaryingShapeInLoop
+from jitscope.lint.rules.jit_usage import DynamicRecompilation, StaticArgnumsMismatch
+from jitscope.lint.rules.loops import JitInLoop, VaryingShapeInLoop
+from jitscope.lint.rules.mutation import GlobalWriteInTracedCode, MutationInTracedCode
 from jitscope.lint.rules.recompilation import ManyStaticValues, UnhashableStaticArgument
-from jitscope.lint.rules.side_effects import (
-    GlobalWriteInTracedCode,
-    IoInTracedCode,
-    MutationInTracedCode,
-    PrintInTracedCode,
-)
+from jitscope.lint.rules.side_effects import IoInTracedCode, PrintInTracedCode
 from jitscope.lint.rules.state import HostRandomnessInTracedCode, MutableGlobalRead, TracerLeak
-from jitscope.lint.rules.traced_values import Concretization, InPlaceArrayUpdate, NumpyOnTracedValue, TracedControlFlow
+from jitscope.lint.rules.traced_values import (
+    Concretization,
+    InPlaceArrayUpdate,
+    NumpyOnTracedValue,
+    TracedControlFlow,
+)
 from jitscope.model.lint import RuleInfo
 
 #: All rules, sorted by code. Codes and names are a stable contract: never renumber.
@@ -60,9 +62,9 @@ def suggest(key: str) -> str | None:
     """The closest code or name to an unknown ``key``, for "did you mean" messages."""
     key = key.strip()
     candidates = [*_BY_CODE, *_BY_NAME]
-    matches = difflib.get_close_matches(key.upper(), list(_BY_CODE), n=1, cutoff=0.6) or difflib.get_close_matches(
-        key.lower(), candidates, n=1, cutoff=0.5
-    )
+    matches = difflib.get_close_matches(
+        key.upper(), list(_BY_CODE), n=1, cutoff=0.6
+    ) or difflib.get_close_matches(key.lower(), candidates, n=1, cutoff=0.5)
     return matches[0] if matches else None
 
 
@@ -83,7 +85,11 @@ def expand(selectors: Iterable[str]) -> frozenset[str]:
         if rule is not None:
             out.add(rule.code)
             continue
-        matched = {code for code in ALL_CODES if code.startswith(sel.upper())} if sel.upper().startswith("JS") else set()
+        matched = (
+            {code for code in ALL_CODES if code.startswith(sel.upper())}
+            if sel.upper().startswith("JS")
+            else set()
+        )
         if not matched:
             raise KeyError(sel)
         out.update(matched)
@@ -99,4 +105,6 @@ def enabled_codes(select: Iterable[str] | None, ignore: Iterable[str] = ()) -> f
 def static_rules(codes: Iterable[str] | None = None) -> tuple[Rule, ...]:
     """Instances of the statically checkable rules (optionally only ``codes``)."""
     wanted = ALL_CODES if codes is None else frozenset(codes)
-    return tuple(rule() for rule in RULES if rule.code in wanted and not rule.dynamic_only and rule.code != "JS000")
+    return tuple(
+        rule() for rule in RULES if rule.code in wanted and not rule.dynamic_only and rule.code != "JS000"
+    )

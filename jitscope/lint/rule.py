@@ -17,7 +17,7 @@ from typing import Any, ClassVar
 
 from jitscope.lint.analysis import ModuleAnalysis
 from jitscope.lint.callsites import CallSite, find_call_sites
-from jitscope.lint.discovery import JitSite
+from jitscope.lint.entries import JitSite
 from jitscope.lint.index import FuncNode
 from jitscope.lint.source import char_column
 from jitscope.lint.taint import FunctionFacts

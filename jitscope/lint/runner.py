@@ -19,9 +19,10 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 
 from jitscope.lint.analysis import analyze_module
-from jitscope.lint.discovery import Entry, ExternalRef, all_params, defaulted_params, positional_params, self_param
+from jitscope.lint.entries import Entry, ExternalRef
 from jitscope.lint.files import SourceFileRef
 from jitscope.lint.index import FuncNode, ModuleIndex
+from jitscope.lint.params import all_params, defaulted_params, positional_params, self_param
 from jitscope.lint.registry import static_rules
 from jitscope.lint.rule import ModuleContext, Rule
 from jitscope.lint.source import ParsedSource, file_finding, parse_source
@@ -100,7 +101,9 @@ def lint_data(task: FileTask, data: bytes) -> FileResult:
     return result
 
 
-def _analyse(parsed: ParsedSource, ref: SourceFileRef, task: FileTask) -> tuple[list[Finding], list[ExternalRef]]:
+def _analyse(
+    parsed: ParsedSource, ref: SourceFileRef, task: FileTask
+) -> tuple[list[Finding], list[ExternalRef]]:
     rules = _rules(task.codes)
     index = ModuleIndex(parsed, ref.module, ref.is_package)
     extra, forwarded = _extra_entries(index, task.extra)
@@ -132,13 +135,33 @@ def _extra_entries(
             target = index.names.aliases.get(head)
             if target is not None:
                 forwarded.append(
-                    ExternalRef(f"{target}.{rest}" if rest else target, ref.reason, ref.positional, ref.keywords,
-                                ref.all_tainted, ref.static_positions, ref.static_names, ref.defaults_static)  # fmt: skip
+                    ExternalRef(
+                        f"{target}.{rest}" if rest else target,
+                        ref.reason,
+                        ref.positional,
+                        ref.keywords,
+                        ref.all_tainted,
+                        ref.array_keywords,
+                        ref.static_positions,
+                        ref.static_names,
+                        ref.defaults_static,
+                    )
                 )
             continue
-        tainted = _tainted(index, func, ref)
+        tainted, arrays = _tainted(index, func, ref)
         static = frozenset(all_params(func)) - tainted if ref.all_tainted else frozenset()
-        entries.append(Entry(func, ref.reason, ref.all_tainted, tainted, None, static=static))
+        entries.append(
+            Entry(
+                func,
+                ref.reason,
+                ref.all_tainted,
+                tainted,
+                None,
+                static=static,
+                arrays=arrays,
+                kind="jit" if ref.all_tainted else "callee",
+            )
+        )
     return entries, forwarded
 
 
@@ -152,7 +175,7 @@ def _lookup(index: ModuleIndex, name: str) -> FuncNode | None:
     return None
 
 
-def _tainted(index: ModuleIndex, func: FuncNode, ref: ExternalRef) -> frozenset[str]:
+def _tainted(index: ModuleIndex, func: FuncNode, ref: ExternalRef) -> tuple[frozenset[str], frozenset[str]]:
     me = self_param(index, func)
     if ref.all_tainted:
         positional = positional_params(func)
@@ -160,13 +183,17 @@ def _tainted(index: ModuleIndex, func: FuncNode, ref: ExternalRef) -> frozenset[
         static.update(positional[i] for i in ref.static_positions if -len(positional) <= i < len(positional))
         if ref.defaults_static:
             static.update(defaulted_params(func))
-        return frozenset(p for p in all_params(func) if p != me and p not in static)
+        everything = frozenset(p for p in all_params(func) if p != me and p not in static)
+        return everything, everything
     names = positional_params(func)
     if me is not None and names and names[0] == me:
         names = names[1:]
-    out = {names[i] for i, traced in enumerate(ref.positional) if traced and i < len(names)}
-    out.update(k for k in ref.keywords if k in all_params(func))
-    return frozenset(out)
+    known = all_params(func)
+    tainted = {names[i] for i, flags in enumerate(ref.positional) if flags & 1 and i < len(names)}
+    tainted.update(k for k in ref.keywords if k in known)
+    arrays = {names[i] for i, flags in enumerate(ref.positional) if flags & 2 and i < len(names)}
+    arrays.update(k for k in ref.array_keywords if k in known)
+    return frozenset(tainted), frozenset(arrays)
 
 
 # -- many files ----------------------------------------------------------------------------------
@@ -205,7 +232,9 @@ def _run(tasks: list[FileTask], jobs: int) -> list[FileResult]:
     return [r for r in results if r is not None]
 
 
-def lint_files(refs: Sequence[SourceFileRef], codes: frozenset[str], jobs: int | None = None) -> list[FileResult]:
+def lint_files(
+    refs: Sequence[SourceFileRef], codes: frozenset[str], jobs: int | None = None
+) -> list[FileResult]:
     """Lint ``refs`` with ``jobs`` processes, following traced calls across modules."""
     jobs = default_jobs() if jobs is None else max(1, jobs)
     tasks = [FileTask(ref, codes) for ref in refs]
@@ -222,7 +251,14 @@ def lint_files(refs: Sequence[SourceFileRef], codes: frozenset[str], jobs: int |
                 if target is None or target[0] == position:
                     continue
                 file_index, name = target
-                key = (name, ref.positional, ref.keywords, ref.all_tainted, ref.static_positions, ref.static_names)
+                key = (
+                    name,
+                    ref.positional,
+                    ref.keywords,
+                    ref.all_tainted,
+                    ref.static_positions,
+                    ref.static_names,
+                )
                 bucket = requested.setdefault(file_index, {})
                 if key not in bucket:
                     bucket[key] = ref
@@ -231,7 +267,8 @@ def lint_files(refs: Sequence[SourceFileRef], codes: frozenset[str], jobs: int |
             break
         order = sorted(changed)
         again = [
-            FileTask(refs[i], codes, tuple((str(key[0]), r) for key, r in requested[i].items())) for i in order
+            FileTask(refs[i], codes, tuple((str(key[0]), r) for key, r in requested[i].items()))
+            for i in order
         ]
         fresh = _run(again, jobs)
         fresh_index = order

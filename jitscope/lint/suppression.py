@@ -13,8 +13,8 @@ from collections.abc import Sequence
 
 from jitscope.model.lint import Finding
 
-_JITSCOPE_RE = re.compile(r"#\s*jitscope\s*:\s*ignore\b(?:\s*\[([^\]]*)\])?", re.I)
-_NOQA_RE = re.compile(r"#\s*noqa\b(?:\s*:\s*([A-Za-z0-9_\-, ]+))?", re.I)
+_JITSCOPE_RE = re.compile(r"#\s*jitscope\s*:\s*ignore\b(?:\s*\[([^\]]*)\])?", re.IGNORECASE)
+_NOQA_RE = re.compile(r"#\s*noqa\b(?:\s*:\s*([A-Za-z0-9_\-, ]+))?", re.IGNORECASE)
 
 #: Sentinel meaning "every code".
 ALL = frozenset({"*"})
@@ -46,9 +46,8 @@ def _matches(code: str, suppressed: frozenset[str]) -> bool:
 def is_suppressed(finding: Finding, lines: Sequence[str]) -> bool:
     """True when a suppression comment on the finding's first or last line covers its code."""
     for number in {finding.line, finding.end_line}:
-        if 1 <= number <= len(lines):
-            if _matches(finding.code, codes_on_line(lines[number - 1])):
-                return True
+        if 1 <= number <= len(lines) and _matches(finding.code, codes_on_line(lines[number - 1])):
+            return True
     return False
 
 

@@ -22,7 +22,7 @@ SEVERITIES: tuple[Severity, ...] = ("info", "warning", "error")
 def severity_rank(severity: str) -> int:
     """0 for info, 1 for warning, 2 for error (unknown strings count as error)."""
     try:
-        return SEVERITIES.index(severity)  # type: ignore[arg-type]
+        return SEVERITIES.index(severity)
     except ValueError:
         return len(SEVERITIES) - 1
 
@@ -89,7 +89,7 @@ class LintReport:
 
     def counts(self) -> dict[str, int]:
         """Number of findings per severity, every severity present."""
-        out = {s: 0 for s in SEVERITIES}
+        out: dict[str, int] = {s: 0 for s in SEVERITIES}
         for f in self.findings:
             out[f.severity] = out.get(f.severity, 0) + 1
         return out

@@ -74,6 +74,75 @@ def _param_names(facts: FunctionFacts) -> set[str]:
     return out
 
 
+_REF_SUFFIXES = ("ref", "_smem", "_vmem", "_hbm", "scratch", "_sem", "_buf", "_buffer")
+_REF_MODULES = ("jax.experimental.pallas", "jax._src.pallas")
+_REF_MAKERS = ("new_ref(", "mutable_array(", "array_ref(", "empty_ref(")
+
+
+def uses_refs(ctx: ModuleContext) -> bool:
+    """True for modules that write to mutable refs (Pallas kernels, ``jax.new_ref``)."""
+    cached = ctx.memo.get("uses_refs")
+    if cached is None:
+        aliases = ctx.index.names.aliases.values()
+        text = ctx.index.parsed.text
+        cached = any(q.startswith(_REF_MODULES) for q in aliases) or any(m in text for m in _REF_MAKERS)
+        ctx.memo["uses_refs"] = cached
+    return bool(cached)
+
+
+def is_ref_write(ctx: ModuleContext, target: ast.Subscript) -> bool:
+    """``o_ref[...] = v``: a write to a mutable ref, which is how Pallas kernels and jax refs work."""
+    index = target.slice
+    if isinstance(index, ast.Constant) and index.value is Ellipsis:
+        return True
+    root = root_name(target)
+    if root is not None and root.id.lower().endswith(_REF_SUFFIXES):
+        return True
+    return uses_refs(ctx)
+
+
+#: list methods: their name alone says the receiver is a list
+LIST_MUTATORS = frozenset({"append", "extend", "insert", "appendleft", "extendleft"})
+_CONTAINER_MAKERS = frozenset({"list", "dict", "set", "defaultdict", "OrderedDict", "deque", "Counter"})
+
+
+def known_container(ctx: ModuleContext, facts: FunctionFacts, node: ast.expr) -> bool:
+    """True when ``node`` is known to be a Python list/dict/set (so ``.update()`` mutates it)."""
+    from jitscope.lint.taint import CONTAINER
+
+    if facts.flags_of(node) & CONTAINER:
+        return True
+    if isinstance(node, ast.Name):
+        if facts.closure.get(node.id, 0) & CONTAINER:
+            return True
+        if node.id not in facts.local_names and node.id not in facts.closure:
+            value = ctx.index.module_values.get(node.id)
+            if isinstance(value, (ast.List, ast.Dict, ast.Set, ast.ListComp, ast.DictComp, ast.SetComp)):
+                return True
+            if isinstance(value, ast.Call):
+                func = value.func
+                name = (
+                    func.attr
+                    if isinstance(func, ast.Attribute)
+                    else func.id
+                    if isinstance(func, ast.Name)
+                    else ""
+                )
+                return name in _CONTAINER_MAKERS
+    return False
+
+
+def mutates(ctx: ModuleContext, facts: FunctionFacts, call: ast.Call) -> bool:
+    """``x.append(v)`` always mutates; ``x.update(v)``/``x.pop()``/... only when ``x`` is a known container
+    (``optimizer.update(...)`` is a functional API, not a dict update)."""
+    from jitscope.lint.calls import MUTATORS
+
+    func = call.func
+    if not isinstance(func, ast.Attribute) or func.attr not in MUTATORS:
+        return False
+    return func.attr in LIST_MUTATORS or known_container(ctx, facts, func.value)
+
+
 def traced_because(facts: FunctionFacts) -> str:
     """``(traced: decorated with @jax.jit)`` -- why the function counts as traced."""
     return f" (`{facts.qualname}` is traced: {facts.reason})" if facts.reason else ""
@@ -81,8 +150,5 @@ def traced_because(facts: FunctionFacts) -> str:
 
 def label(node: ast.expr) -> str:
     """Short source text for a node, for messages."""
-    try:
-        text = ast.unparse(node)
-    except Exception:  # pragma: no cover - unparse handles every expression
-        return "expression"
+    text = ast.unparse(node)
     return text if len(text) <= 40 else text[:37] + "..."

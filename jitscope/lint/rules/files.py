@@ -34,6 +34,8 @@ class UnparsableFile(Rule):
     code = JS000_CODE
     name = JS000_NAME
     severity = "error"
-    summary = f"file has a syntax error, cannot be decoded, or is larger than {MAX_FILE_BYTES // 1_000_000} MB"
+    summary = (
+        f"file has a syntax error, cannot be decoded, or is larger than {MAX_FILE_BYTES // 1_000_000} MB"
+    )
     bad = ("def f(x:\n    return x\n",)
     good = ("def f(x):\n    return x\n",)

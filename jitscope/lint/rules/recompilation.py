@@ -6,7 +6,7 @@ import ast
 from collections.abc import Iterator
 
 from jitscope.lint.callsites import CallSite, argument_for, static_params, uses
-from jitscope.lint.discovery import JitSite, positional_params
+from jitscope.lint.entries import JitSite
 from jitscope.lint.index import block_statements
 from jitscope.lint.rule import ModuleContext, Rule
 from jitscope.lint.rules.common import label
@@ -14,8 +14,12 @@ from jitscope.model.lint import Finding
 
 _UNHASHABLE_NODES = (ast.List, ast.Dict, ast.Set, ast.ListComp, ast.DictComp, ast.SetComp)
 _ARRAY_MAKERS = frozenset({"array", "asarray", "zeros", "ones", "arange", "empty", "full", "linspace"})
-_UNHASHABLE_ANNOTATIONS = frozenset({"list", "dict", "set", "List", "Dict", "Set", "ndarray", "Array", "MutableMapping"})
-_GROWERS = frozenset({"concatenate", "append", "vstack", "hstack", "stack", "column_stack", "row_stack", "dstack"})
+_UNHASHABLE_ANNOTATIONS = frozenset(
+    {"list", "dict", "set", "List", "Dict", "Set", "ndarray", "Array", "MutableMapping"}
+)
+_GROWERS = frozenset(
+    {"concatenate", "append", "vstack", "hstack", "stack", "column_stack", "row_stack", "dstack"}
+)
 
 
 def _site_name(ctx: ModuleContext, site: JitSite) -> str:
@@ -28,7 +32,9 @@ def _where(ctx: ModuleContext, cs: CallSite) -> str:
 
 def _unhashable(ctx: ModuleContext, node: ast.expr) -> str | None:
     if isinstance(node, _UNHASHABLE_NODES):
-        return {ast.ListComp: "list", ast.DictComp: "dict", ast.SetComp: "set"}.get(type(node), type(node).__name__.lower())
+        return {ast.ListComp: "list", ast.DictComp: "dict", ast.SetComp: "set"}.get(
+            type(node), type(node).__name__.lower()
+        )
     if isinstance(node, ast.Call):
         if isinstance(node.func, ast.Name) and node.func.id in ("list", "dict", "set", "bytearray"):
             return node.func.id
@@ -87,22 +93,38 @@ class UnhashableStaticArgument(Rule):
             for param, default in _defaults(target):
                 kind = _unhashable(ctx, default) if param in static else None
                 if kind:
-                    yield ctx.finding(self, default, f"static parameter `{param}` of jitted `{_site_name(ctx, site)}` "
-                                      f"defaults to an unhashable {kind}", _site_name(ctx, site),
-                                      "use a tuple, frozenset or another hashable value")  # fmt: skip
-            for arg in _annotated(target):
-                if arg.arg in static and _annotation_unhashable(arg.annotation):
-                    yield ctx.finding(self, arg, f"static parameter `{arg.arg}` of jitted `{_site_name(ctx, site)}` is "
-                                      f"annotated as unhashable `{label(arg.annotation)}`", _site_name(ctx, site),
-                                      "use a tuple or another hashable type for static parameters")  # fmt: skip
+                    yield ctx.finding(
+                        self,
+                        default,
+                        f"static parameter `{param}` of jitted `{_site_name(ctx, site)}` "
+                        f"defaults to an unhashable {kind}",
+                        _site_name(ctx, site),
+                        "use a tuple, frozenset or another hashable value",
+                    )
+            for param_node in _annotated(target):
+                annotation = param_node.annotation
+                if param_node.arg in static and annotation is not None and _annotation_unhashable(annotation):
+                    yield ctx.finding(
+                        self,
+                        param_node,
+                        f"static parameter `{param_node.arg}` of jitted `{_site_name(ctx, site)}` is "
+                        f"annotated as unhashable `{label(annotation)}`",
+                        _site_name(ctx, site),
+                        "use a tuple or another hashable type for static parameters",
+                    )
         for cs in ctx.call_sites:
             static = static_params(cs.site)
             for param, arg in argument_for(cs.site, cs.call).items():
                 kind = _unhashable(ctx, arg) if param in static else None
                 if kind:
-                    yield ctx.finding(self, arg, f"unhashable {kind} passed for static argument `{param}` of jitted "
-                                      f"`{_site_name(ctx, cs.site)}`", _where(ctx, cs),
-                                      "pass a tuple (or another hashable value) instead")  # fmt: skip
+                    yield ctx.finding(
+                        self,
+                        arg,
+                        f"unhashable {kind} passed for static argument `{param}` of jitted "
+                        f"`{_site_name(ctx, cs.site)}`",
+                        _where(ctx, cs),
+                        "pass a tuple (or another hashable value) instead",
+                    )
 
 
 def _defaults(func: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) -> Iterator[tuple[str, ast.expr]]:
@@ -185,13 +207,25 @@ class ManyStaticValues(Rule):
             name = _site_name(ctx, site)
             for param, default in _defaults(site.target):
                 if param in static and isinstance(default, ast.Constant) and isinstance(default.value, float):
-                    yield ctx.finding(self, default, f"static parameter `{param}` of jitted `{name}` is a float: every "
-                                      "distinct value compiles anew", name, "make it a traced argument")  # fmt: skip
-            for arg in _annotated(site.target):
-                ann = arg.annotation
-                if arg.arg in static and isinstance(ann, ast.Name) and ann.id == "float":
-                    yield ctx.finding(self, arg, f"static parameter `{arg.arg}` of jitted `{name}` is a float: every "
-                                      "distinct value compiles anew", name, "make it a traced argument")  # fmt: skip
+                    yield ctx.finding(
+                        self,
+                        default,
+                        f"static parameter `{param}` of jitted `{name}` is a float: every "
+                        "distinct value compiles anew",
+                        name,
+                        "make it a traced argument",
+                    )
+            for param_node in _annotated(site.target):
+                ann = param_node.annotation
+                if param_node.arg in static and isinstance(ann, ast.Name) and ann.id == "float":
+                    yield ctx.finding(
+                        self,
+                        param_node,
+                        f"static parameter `{param_node.arg}` of jitted `{name}` is a float: every "
+                        "distinct value compiles anew",
+                        name,
+                        "make it a traced argument",
+                    )
         for cs in ctx.call_sites:
             static = static_params(cs.site)
             for param, arg in argument_for(cs.site, cs.call).items():
@@ -203,16 +237,27 @@ class ManyStaticValues(Rule):
                 elif _data_derived(arg) or _data_derived_name(cs, arg):
                     why = "is computed from array data"
                 if why:
-                    yield ctx.finding(self, arg, f"static argument `{param}` of jitted `{_site_name(ctx, cs.site)}` "
-                                      f"{why}: one compilation per distinct value", _where(ctx, cs),
-                                      "pass it as a traced argument, or bucket its values")  # fmt: skip
+                    yield ctx.finding(
+                        self,
+                        arg,
+                        f"static argument `{param}` of jitted `{_site_name(ctx, cs.site)}` "
+                        f"{why}: one compilation per distinct value",
+                        _where(ctx, cs),
+                        "pass it as a traced argument, or bucket its values",
+                    )
 
 
 def _data_derived(node: ast.AST) -> bool:
-    for sub in ast.walk(node):
-        if isinstance(sub, ast.Call) and isinstance(sub.func, ast.Attribute) and sub.func.attr in ("item", "tolist"):
-            return True
-    return False
+    """Contains ``.item()``/``.tolist()`` -- except as an index (``table[i.item()]`` picks one of a few values)."""
+    if (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr in ("item", "tolist")
+    ):
+        return True
+    if isinstance(node, ast.Subscript):
+        return _data_derived(node.value)
+    return any(_data_derived(child) for child in ast.iter_child_nodes(node))
 
 
 def _data_derived_name(cs: CallSite, arg: ast.expr) -> bool:
@@ -221,7 +266,10 @@ def _data_derived_name(cs: CallSite, arg: ast.expr) -> bool:
     for stmt in block_statements(cs.function.body):
         if stmt.lineno >= cs.call.lineno:
             break
-        if isinstance(stmt, ast.Assign) and any(isinstance(t, ast.Name) and t.id == arg.id for t in stmt.targets):
-            if _data_derived(stmt.value):
-                return True
+        if (
+            isinstance(stmt, ast.Assign)
+            and any(isinstance(t, ast.Name) and t.id == arg.id for t in stmt.targets)
+            and _data_derived(stmt.value)
+        ):
+            return True
     return False

@@ -7,25 +7,27 @@ import re
 from collections.abc import Iterator
 
 from jitscope.lint.calls import MUTATORS
+from jitscope.lint.index import block_statements
+from jitscope.lint.names import words
 from jitscope.lint.rule import ModuleContext, Rule
-from jitscope.lint.rules.common import origin, qualify, traced_because
+from jitscope.lint.rules.common import is_ref_write, mutates, origin, qualify, traced_because
 from jitscope.lint.rules.side_effects import calls_in_traced_code
 from jitscope.lint.taint import FunctionFacts
 from jitscope.model.lint import Finding
 
-_GLOBAL_RE = re.compile(r"^[ \t]+global[ \t]+([\w, \t]+)", re.M)
+_GLOBAL_RE = re.compile(r"^[ \t]+global[ \t]+([\w, \t]+)", re.MULTILINE)
 _MUTATE_RE = re.compile(
     r"^[ \t]+([A-Za-z_]\w*)(?:\.(?:append|extend|insert|update|add|discard|remove|pop|popitem|clear|setdefault|sort"
     r"|reverse)\(|\[[^\n]*?\][ \t]*(?:[-+*/%&|^@]|//|\*\*|<<|>>)?=(?!=))",
-    re.M,
+    re.MULTILINE,
 )
 _RANDOM_PREFIXES = ("random.", "numpy.random.", "secrets.")
-_RANDOM_EXACT = frozenset(
-    {"time.time", "time.time_ns", "time.perf_counter", "time.perf_counter_ns", "time.monotonic", "time.monotonic_ns",
-     "time.process_time", "time.process_time_ns", "time.localtime", "time.gmtime", "time.ctime",
-     "datetime.datetime.now", "datetime.datetime.utcnow", "datetime.datetime.today", "datetime.date.today",
-     "uuid.uuid1", "uuid.uuid4", "os.urandom", "os.getrandom"}
-)  # fmt: skip
+_RANDOM_EXACT = words(
+    "time.time time.time_ns time.perf_counter time.perf_counter_ns time.monotonic time.monotonic_ns "
+    "time.process_time time.process_time_ns time.localtime time.gmtime time.ctime "
+    "datetime.datetime.now datetime.datetime.utcnow datetime.datetime.today datetime.date.today "
+    "uuid.uuid1 uuid.uuid4 os.urandom os.getrandom"
+)
 _ESCAPES = ("self", "global", "closure")
 
 
@@ -33,17 +35,52 @@ def mutable_globals(ctx: ModuleContext) -> set[str]:
     """Module-level names that some function rebinds (``global``) or mutates in place."""
     text = ctx.index.parsed.text
     found: set[str] = set()
+    import_time: set[str] | None = None
     for pattern in (_GLOBAL_RE, _MUTATE_RE):
         for m in pattern.finditer(text):
             line = text.count("\n", 0, m.start()) + 1
             chain = ctx.index.statement_chain(line)
-            if not any(isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)) for s in chain):
+            functions = [s for s in chain if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))]
+            if not functions:
                 continue
+            if import_time is None:
+                import_time = _import_time_calls(ctx)
+            top = chain[0]
+            name = top.name if isinstance(top, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) else ""
+            if name in import_time or "register" in name.lower():
+                continue  # a registry filled while modules are imported, not state that changes later
             if pattern is _GLOBAL_RE:
                 found.update(n.strip() for n in m.group(1).split(",") if n.strip())
             else:
                 found.add(m.group(1))
     return {n for n in found if n in ctx.index.module_values}
+
+
+def _import_time_calls(ctx: ModuleContext) -> set[str]:
+    """Names called or used as decorators by module-level code (run once, at import)."""
+    names: set[str] = set()
+    for stmt in block_statements(ctx.index.parsed.tree.body):
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            roots: list[ast.AST] = list(stmt.decorator_list)
+            for dec in stmt.decorator_list:
+                names.add(_callee_name(dec.func if isinstance(dec, ast.Call) else dec))
+            if isinstance(stmt, ast.ClassDef):
+                for sub in stmt.body:
+                    if isinstance(sub, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                        roots.extend(sub.decorator_list)
+        else:
+            roots = [stmt]
+        for root in roots:
+            for node in ast.walk(root):
+                if isinstance(node, ast.Call):
+                    names.add(_callee_name(node.func))
+    return names
+
+
+def _callee_name(node: ast.expr) -> str:
+    if isinstance(node, ast.Attribute):
+        return node.attr
+    return node.id if isinstance(node, ast.Name) else ""
 
 
 class MutableGlobalRead(Rule):
@@ -113,7 +150,9 @@ class MutableGlobalRead(Rule):
                     continue
                 if isinstance(parent, ast.Attribute) and parent.attr in MUTATORS:
                     continue
-                if isinstance(parent, (ast.Subscript, ast.Attribute)) and isinstance(parent.ctx, (ast.Store, ast.Del)):
+                if isinstance(parent, (ast.Subscript, ast.Attribute)) and isinstance(
+                    parent.ctx, (ast.Store, ast.Del)
+                ):
                     continue
                 seen.add(name)
                 candidates.append((facts, node))
@@ -248,12 +287,21 @@ class TracerLeak(Rule):
                         continue
                     targets = node.targets if isinstance(node, ast.Assign) else [node.target]
                     for t in targets:
-                        if isinstance(t, ast.Name) and t.id in declared:
+                        if isinstance(t, ast.Subscript) and is_ref_write(ctx, t):
+                            continue
+                        if (
+                            isinstance(t, ast.Name)
+                            and t.id in declared
+                            or isinstance(t, (ast.Attribute, ast.Subscript))
+                            and origin(ctx, facts, t.value) in escapes
+                        ):
                             target = t
-                        elif isinstance(t, (ast.Attribute, ast.Subscript)) and origin(ctx, facts, t.value) in escapes:
-                            target = t
-                elif isinstance(node, ast.Call) and isinstance(parent, ast.Expr) and isinstance(node.func, ast.Attribute):
-                    if node.func.attr not in MUTATORS or origin(ctx, facts, node.func.value) not in escapes:
+                elif (
+                    isinstance(node, ast.Call)
+                    and isinstance(parent, ast.Expr)
+                    and isinstance(node.func, ast.Attribute)
+                ):
+                    if not mutates(ctx, facts, node) or origin(ctx, facts, node.func.value) not in escapes:
                         continue
                     if any(facts.is_traced(a) for a in (*node.args, *(k.value for k in node.keywords))):
                         target = node.func.value

@@ -6,8 +6,9 @@ import ast
 from collections.abc import Iterator
 
 from jitscope.lint.rule import ModuleContext, Rule
-from jitscope.lint.rules.common import is_builtin, label, qualify, traced_because
-from jitscope.lint.rules.side_effects import calls_in_traced_code, is_array_update
+from jitscope.lint.rules.common import is_builtin, is_ref_write, label, qualify, traced_because
+from jitscope.lint.rules.mutation import is_array_update
+from jitscope.lint.rules.side_effects import calls_in_traced_code
 from jitscope.lint.taint import ARRAY, CONTAINER, FunctionFacts
 from jitscope.model.lint import Finding
 
@@ -16,9 +17,18 @@ _CONCRETIZERS = frozenset({"bool", "int", "float", "complex"})
 _CONCRETE_METHODS = frozenset({"item", "tolist", "__bool__", "__int__", "__float__", "__index__"})
 #: jnp creation functions -> positions of their shape arguments (None: every positional argument)
 _SHAPE_ARGS: dict[str, tuple[int, ...] | None] = {
-    "zeros": (0,), "ones": (0,), "empty": (0,), "full": (0,), "eye": (0, 1), "identity": (0,), "arange": None,
-    "tri": (0, 1), "reshape": (1,), "broadcast_to": (1,), "tile": (1,),
-}  # fmt: skip
+    "zeros": (0,),
+    "ones": (0,),
+    "empty": (0,),
+    "full": (0,),
+    "eye": (0, 1),
+    "identity": (0,),
+    "arange": None,
+    "tri": (0, 1),
+    "reshape": (1,),
+    "broadcast_to": (1,),
+    "tile": (1,),
+}
 _SHAPE_KEYWORDS = frozenset({"shape", "num", "newshape", "reps", "N", "M"})
 
 
@@ -88,16 +98,23 @@ class TracedControlFlow(Rule):
             for node, parent in ctx.body(facts):
                 tests: list[tuple[ast.expr, str]] = []
                 if isinstance(node, (ast.If, ast.While, ast.IfExp, ast.Assert)):
-                    kind = {ast.If: "if", ast.While: "while", ast.IfExp: "conditional expression", ast.Assert: "assert"}[
-                        type(node)
-                    ]
+                    kind = {
+                        ast.If: "if",
+                        ast.While: "while",
+                        ast.IfExp: "conditional expression",
+                        ast.Assert: "assert",
+                    }[type(node)]
                     tests = [(t, kind) for t in _tests(node.test)]
                 elif isinstance(node, ast.comprehension):
                     tests = [(t, "comprehension filter") for cond in node.ifs for t in _tests(cond)]
                 elif isinstance(node, ast.BoolOp) and not _in_test(node, parent):
                     op = "and" if isinstance(node.op, ast.And) else "or"
                     tests = [(t, f"`{op}`") for v in node.values[:-1] for t in _tests(v)]
-                elif isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not) and not _in_test(node, parent):
+                elif (
+                    isinstance(node, ast.UnaryOp)
+                    and isinstance(node.op, ast.Not)
+                    and not _in_test(node, parent)
+                ):
                     tests = [(t, "`not`") for t in _tests(node.operand)]
                 for test, kind in tests:
                     if facts.is_traced(test):
@@ -116,7 +133,9 @@ def _in_test(node: ast.expr, parent: ast.AST | None) -> bool:
         return True
     if isinstance(parent, ast.comprehension) and node in parent.ifs:
         return True
-    return isinstance(parent, ast.BoolOp) or (isinstance(parent, ast.UnaryOp) and isinstance(parent.op, ast.Not))
+    return isinstance(parent, ast.BoolOp) or (
+        isinstance(parent, ast.UnaryOp) and isinstance(parent.op, ast.Not)
+    )
 
 
 def _suggestion(kind: str) -> str:
@@ -180,22 +199,27 @@ class Concretization(Rule):
                 yield ctx.finding(
                     self,
                     call,
-                    f"{what} in `{facts.qualname}` needs a concrete value, but it is traced" + traced_because(facts),
+                    f"{what} in `{facts.qualname}` needs a concrete value, but it is traced"
+                    + traced_because(facts),
                     facts.qualname,
                     "keep the value as a jax array (jnp ops, lax.fori_loop), or make the argument static",
                 )
         for facts in ctx.functions:
             for node, _ in ctx.body(facts):
-                if isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Load) and facts.is_traced(node.slice):
-                    if self._python_sequence(ctx, facts, node.value):
-                        yield ctx.finding(
-                            self,
-                            node,
-                            f"Python sequence `{label(node.value)}` indexed by traced value `{label(node.slice)}` "
-                            f"in `{facts.qualname}`" + traced_because(facts),
-                            facts.qualname,
-                            "convert the sequence to an array first (jnp.asarray(seq)[i]) or use lax.switch",
-                        )
+                if (
+                    isinstance(node, ast.Subscript)
+                    and isinstance(node.ctx, ast.Load)
+                    and facts.is_traced(node.slice)
+                    and self._python_sequence(ctx, facts, node.value)
+                ):
+                    yield ctx.finding(
+                        self,
+                        node,
+                        f"Python sequence `{label(node.value)}` indexed by traced value `{label(node.slice)}` "
+                        f"in `{facts.qualname}`" + traced_because(facts),
+                        facts.qualname,
+                        "convert the sequence to an array first (jnp.asarray(seq)[i]) or use lax.switch",
+                    )
 
     @staticmethod
     def _call(ctx: ModuleContext, facts: FunctionFacts, call: ast.Call) -> str | None:
@@ -220,9 +244,12 @@ class Concretization(Rule):
                 chosen += [k.value for k in call.keywords if k.arg in _SHAPE_KEYWORDS]
                 if any(facts.is_traced(a) for a in chosen):
                     return f"traced shape argument to {qualified}()"
-        elif isinstance(func, ast.Attribute) and func.attr in ("reshape", "broadcast_to") and facts.flags_of(func.value) & ARRAY:
-            if any(facts.is_traced(a) for a in args if not isinstance(a, ast.Starred)):
-                return f"traced shape argument to .{func.attr}()"
+        elif (
+            isinstance(func, ast.Attribute)
+            and func.attr in ("reshape", "broadcast_to")
+            and facts.flags_of(func.value) & ARRAY
+        ) and any(facts.is_traced(a) for a in args if not isinstance(a, ast.Starred)):
+            return f"traced shape argument to .{func.attr}()"
         return None
 
     @staticmethod
@@ -295,6 +322,28 @@ class NumpyOnTracedValue(Rule):
                 )
 
 
+_ARRAYISH_ATTRS = frozenset({"shape", "ndim", "dtype", "at", "T", "reshape", "astype", "sum", "mean", "size"})
+
+
+def _known_array(ctx: ModuleContext, facts: FunctionFacts, base: ast.expr) -> bool:
+    """A traced parameter could be a list or dict pytree; only count it as an array when the
+    function also uses it as one (``x.shape``, ``x.at``, arithmetic)."""
+    if not (isinstance(base, ast.Name) and base.id in facts.tainted_params):
+        return True
+    if facts.kind in ("jit", "pmap", "vmap", "filter_jit", "filter_vmap", "shard_map"):
+        return True  # arguments of a jitted function: arrays unless shown otherwise
+    name = base.id
+    for node, _ in ctx.body(facts):
+        if isinstance(node, ast.Attribute) and node.attr in _ARRAYISH_ATTRS:
+            if isinstance(node.value, ast.Name) and node.value.id == name:
+                return True
+        elif isinstance(node, ast.BinOp):
+            for side in (node.left, node.right):
+                if isinstance(side, ast.Name) and side.id == name:
+                    return True
+    return False
+
+
 class InPlaceArrayUpdate(Rule):
     """In-place item assignment on a JAX array.
 
@@ -345,14 +394,17 @@ class InPlaceArrayUpdate(Rule):
                 else:
                     continue
                 for target in targets:
-                    if isinstance(target, ast.Subscript) and is_array_update(facts, target):
-                        op = ".add" if isinstance(node, ast.AugAssign) else ".set"
-                        base, idx = label(target.value), label(target.slice)
-                        yield ctx.finding(
-                            self,
-                            target,
-                            f"in-place item assignment on JAX array `{base}` in `{facts.qualname}`; JAX arrays are "
-                            "immutable" + traced_because(facts),
-                            facts.qualname,
-                            f"{base} = {base}.at[{idx}]{op}(...)",
-                        )
+                    if not isinstance(target, ast.Subscript) or not is_array_update(facts, target):
+                        continue
+                    if is_ref_write(ctx, target) or not _known_array(ctx, facts, target.value):
+                        continue
+                    op = ".add" if isinstance(node, ast.AugAssign) else ".set"
+                    base, idx = label(target.value), label(target.slice)
+                    yield ctx.finding(
+                        self,
+                        target,
+                        f"in-place item assignment on JAX array `{base}` in `{facts.qualname}`; JAX arrays are "
+                        "immutable" + traced_because(facts),
+                        facts.qualname,
+                        f"{base} = {base}.at[{idx}]{op}(...)",
+                    )
