@@ -20,7 +20,7 @@ from jitscope.errors import JitscopeError
 EXIT_INTERNAL = 3
 
 #: Command modules under ``jitscope.cli``, in the order ``--help`` lists them.
-COMMAND_MODULES: tuple[str, ...] = ("trace", "bench")
+COMMAND_MODULES: tuple[str, ...] = ("trace", "bench", "lint", "rule")
 
 app = typer.Typer(
     name="jitscope",

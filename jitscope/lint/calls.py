@@ -133,7 +133,7 @@ class CallEvaluator:
             if traced and (base & ARRAY or method in _ARRAY_METHODS):
                 return TAINT | ARRAY | FRESH
             return traced | FRESH
-        return any_taint | FRESH
+        return any_taint | (any_flags & ARRAY if any_taint else 0) | FRESH
 
     def _qualified_call(
         self,
@@ -178,7 +178,9 @@ class CallEvaluator:
                     array_keywords=frozenset(k for k, f in keywords if k and f & TAINT and f & ARRAY),
                 )
             )
-        return any_taint | FRESH
+        return (
+            any_taint | (_kinds(positional, keywords) & ARRAY if any_taint and not jax_family else 0) | FRESH
+        )
 
     # -- resolution ------------------------------------------------------------------------------
 
@@ -347,6 +349,15 @@ class CallEvaluator:
                     self._edge(
                         resolved, tainted, arrays, False, f"passed to {label} in `{self.facts.qualname}`"
                     )
+
+
+def _kinds(positional: list[tuple[int, bool]], keywords: list[tuple[str | None, int]]) -> int:
+    out = 0
+    for f, _ in positional:
+        out |= f
+    for _, f in keywords:
+        out |= f
+    return out
 
 
 def _params(func: FuncNode) -> list[str]:

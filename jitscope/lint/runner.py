@@ -239,7 +239,9 @@ def lint_files(
     jobs = default_jobs() if jobs is None else max(1, jobs)
     tasks = [FileTask(ref, codes) for ref in refs]
     results = _run(tasks, jobs)
-    modules = {ref.module: i for i, ref in enumerate(refs)}
+    modules: dict[str, list[int]] = {}
+    for i, source_ref in enumerate(refs):
+        modules.setdefault(source_ref.module, []).append(i)
     requested: dict[int, dict[tuple[object, ...], ExternalRef]] = {}
     fresh = results
     fresh_index = list(range(len(results)))
@@ -247,7 +249,7 @@ def lint_files(
         changed: set[int] = set()
         for position, result in zip(fresh_index, fresh, strict=True):
             for ref in result.external:
-                target = _resolve(modules, ref.qualname)
+                target = _resolve(modules, ref.qualname, refs, position)
                 if target is None or target[0] == position:
                     continue
                 file_index, name = target
@@ -277,11 +279,19 @@ def lint_files(
     return results
 
 
-def _resolve(modules: dict[str, int], qualname: str) -> tuple[int, str] | None:
-    """(file index, name inside the module) for a dotted name, by its longest module prefix."""
+def _resolve(
+    modules: dict[str, list[int]], qualname: str, refs: Sequence[SourceFileRef], caller: int
+) -> tuple[int, str] | None:
+    """(file index, name inside the module) for a dotted name, by its longest module prefix.
+
+    When several linted files have that module name (two projects side by side), the one
+    sharing the longest directory prefix with the calling file wins.
+    """
     parts = qualname.split(".")
     for cut in range(len(parts) - 1, 0, -1):
-        module = ".".join(parts[:cut])
-        if module in modules:
-            return modules[module], ".".join(parts[cut:])
+        candidates = modules.get(".".join(parts[:cut]))
+        if candidates:
+            here = refs[caller].path
+            best = max(candidates, key=lambda i: len(os.path.commonpath([here, refs[i].path])))
+            return best, ".".join(parts[cut:])
     return None

@@ -86,6 +86,7 @@ class LintReport:
     fail_on: Severity = "warning"
     suppressed: int = 0
     schema_version: str = SCHEMA_VERSION
+    kind: str = "jitscope.lint"
 
     def counts(self) -> dict[str, int]:
         """Number of findings per severity, every severity present."""

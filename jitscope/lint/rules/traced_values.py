@@ -330,7 +330,17 @@ def _known_array(ctx: ModuleContext, facts: FunctionFacts, base: ast.expr) -> bo
     function also uses it as one (``x.shape``, ``x.at``, arithmetic)."""
     if not (isinstance(base, ast.Name) and base.id in facts.tainted_params):
         return True
-    if facts.kind in ("jit", "pmap", "vmap", "filter_jit", "filter_vmap", "shard_map"):
+    if facts.kind in (
+        "jit",
+        "pmap",
+        "vmap",
+        "filter_jit",
+        "filter_vmap",
+        "shard_map",
+        "checkpoint",
+        "custom_jvp",
+        "custom_vjp",
+    ):
         return True  # arguments of a jitted function: arrays unless shown otherwise
     name = base.id
     for node, _ in ctx.body(facts):

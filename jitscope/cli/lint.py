@@ -1,0 +1,118 @@
+"""``jitscope lint``: find side effects and recompilation hazards in traced code."""
+
+from __future__ import annotations
+
+from enum import Enum
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from jitscope.errors import EXIT_FINDINGS
+
+
+class LintFormat(str, Enum):
+    text = "text"
+    json = "json"
+    sarif = "sarif"
+    github = "github"
+
+
+class FailOn(str, Enum):
+    error = "error"
+    warning = "warning"
+    info = "info"
+
+
+CodesOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        help="Codes, prefixes (JS1) or rule names; comma-separated or repeated. Replaces the config's value.",
+        show_default=False,
+    ),
+]
+
+
+def _codes(values: list[str] | None) -> tuple[str, ...] | None:
+    return None if values is None else tuple(c.strip() for v in values for c in v.split(",") if c.strip())
+
+
+def lint(
+    paths: Annotated[
+        list[Path] | None, typer.Argument(help="Files or directories (default: .).", show_default=False)
+    ] = None,
+    fmt: Annotated[
+        LintFormat,
+        typer.Option("--format", "-f", help="text, json, sarif (2.1.0) or github (Actions annotations)."),
+    ] = LintFormat.text,
+    select: CodesOpt = None,
+    ignore: CodesOpt = None,
+    fail_on: Annotated[
+        FailOn | None,
+        typer.Option(
+            "--fail-on",
+            help="Exit 1 when a finding is at or above this severity [config, else warning].",
+            show_default=False,
+        ),
+    ] = None,
+    statistics: Annotated[
+        bool, typer.Option("--statistics", help="Add a table of findings per rule.")
+    ] = False,
+    exclude: Annotated[
+        list[str] | None, typer.Option(help="Extra glob patterns to skip (repeatable).", show_default=False)
+    ] = None,
+    config: Annotated[
+        Path | None,
+        typer.Option(
+            help="Read [tool.jitscope.lint] from this file instead of the nearest pyproject.toml.",
+            show_default=False,
+        ),
+    ] = None,
+    jobs: Annotated[
+        int | None, typer.Option("--jobs", "-j", help="Worker processes [all cores].", show_default=False)
+    ] = None,
+    show_source: Annotated[
+        bool,
+        typer.Option(
+            "--show-source/--no-show-source", help="Show a code frame under each finding (text format)."
+        ),
+    ] = True,
+    # `--trace TARGET` (the tracer-based dynamic lint) plugs in here: it runs jitscope's tracer on TARGET and
+    # hands its findings to lint_paths(..., extra_findings=...), so suppression, select/ignore, per-file
+    # ignores, fail-on and every output format apply to them exactly as to static findings.
+) -> None:
+    """Lint Python files for JAX hazards (static analysis: never imports or runs your code)."""
+    from jitscope.config import load_config
+    from jitscope.lint.engine import lint_paths
+    from jitscope.render.console import make_console
+
+    targets = paths or [Path(".")]
+    cfg = load_config(targets[0], config)
+    lint_config = cfg.lint.with_overrides(
+        select=_codes(select),
+        ignore=_codes(ignore),
+        exclude=tuple(exclude or ()),
+        fail_on=fail_on.value if fail_on else None,
+    )
+    report = lint_paths(targets, lint_config, root=cfg.root, jobs=jobs)
+    console = make_console()
+    if fmt is LintFormat.text:
+        from jitscope.render.lint_text import render_lint_text
+
+        console.print(render_lint_text(report, show_source=show_source, statistics=statistics))
+    else:
+        from jitscope.render import lint_formats
+
+        render = {
+            LintFormat.json: lint_formats.render_json,
+            LintFormat.sarif: lint_formats.render_sarif,
+            LintFormat.github: lint_formats.render_github,
+        }[fmt]
+        text = render(report)
+        console.file.write(text if text.endswith("\n") or not text else text + "\n")
+    if report.failed:
+        raise typer.Exit(EXIT_FINDINGS)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("lint")(lint)

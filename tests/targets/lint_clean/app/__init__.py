@@ -1,0 +1,1 @@
+"""A small, correct JAX project: `jitscope lint` must find nothing here."""
