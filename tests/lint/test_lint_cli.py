@@ -26,7 +26,7 @@ def test_findings_exit_1_with_code_frames() -> None:
     assert result.returncode == 1
     assert "pkg/model.py:17:16: JS106 [error]" in result.stdout
     assert " > 17 │     return x * time.time()  # JS106" in result.stdout
-    assert "Found 6 findings (4 errors, 2 warnings) in 5 files" in result.stdout
+    assert "Found 5 findings (3 errors, 2 warnings) in 4 files" in result.stdout
     assert result.stderr == ""
 
 
@@ -41,11 +41,11 @@ def test_json_sarif_github_on_stdout_only() -> None:
     as_json = run_cli("lint", "-f", "json", cwd=BUGGY)
     assert as_json.returncode == 1 and as_json.stderr == ""
     data = json.loads(as_json.stdout)
-    assert data["summary"]["total"] == 6 and data["schema_version"]
+    assert data["summary"]["total"] == 5 and data["schema_version"]
     sarif = json.loads(run_cli("lint", "--format", "sarif", cwd=BUGGY).stdout)
-    assert sarif["version"] == "2.1.0" and len(sarif["runs"][0]["results"]) == 6
+    assert sarif["version"] == "2.1.0" and len(sarif["runs"][0]["results"]) == 5
     github = run_cli("lint", "--format", "github", cwd=BUGGY).stdout.splitlines()
-    assert len(github) == 6 and all(line.startswith(("::error ", "::warning ")) for line in github)
+    assert len(github) == 5 and all(line.startswith(("::error ", "::warning ")) for line in github)
 
 
 def test_paths_and_cli_overrides() -> None:

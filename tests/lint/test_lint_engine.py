@@ -29,9 +29,12 @@ def test_clean_project_is_clean() -> None:
     assert not report.failed
 
 
-def test_buggy_project_with_its_config() -> None:
-    cfg = load_config(BUGGY)
-    report = lint_paths([BUGGY], cfg.lint, root=cfg.root, jobs=1)
+def test_buggy_project_with_its_config(tmp_path: Path) -> None:
+    project = tmp_path / "lint_buggy"
+    shutil.copytree(BUGGY, project)
+    (project / "broken.py").write_text("def broken(:\n    pass\n")
+    cfg = load_config(project)
+    report = lint_paths([project], cfg.lint, root=cfg.root, jobs=1)
     assert _found(report) == {
         ("broken.py", 1, "JS000"),
         ("pkg/helpers.py", 7, "JS201"),  # reached only through pkg.model.step (another module)
