@@ -8,6 +8,7 @@ the default device and waited for.
 
 from __future__ import annotations
 
+import operator
 import os
 from collections.abc import Callable
 from typing import Any
@@ -133,8 +134,8 @@ def blocker_for(out: Any) -> Callable[[Any], Any]:
     return lambda _out: barrier()
 
 
-def _block_one(x: Any) -> Any:
-    return x.block_until_ready()
+#: ``x.block_until_ready()`` without a Python frame of ours around it.
+_block_one = operator.methodcaller("block_until_ready")
 
 
 def block_all(out: Any) -> Any:
