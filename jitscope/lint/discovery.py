@@ -43,11 +43,25 @@ from jitscope.lint.resolve import (
 _TRIGGER_WORDS = sorted(
     words(
         "jit pjit pmap vmap filter_jit filter_pmap filter_vmap filter_checkpoint shard_map checkpoint remat "
-        "custom_jvp custom_vjp defjvp defvjp defjvps lax scan fori_loop while_loop for_loop cond switch map "
-        "associative_scan custom_root custom_linear_solve"
+        "custom_jvp custom_vjp defjvp defvjp defjvps scan fori_loop while_loop for_loop cond switch map "
+        "associative_scan custom_root custom_linear_solve reduce_window platform_dependent"
     )
 )
-_TRIGGER_RE = re.compile(r"\b(?:" + "|".join(_TRIGGER_WORDS) + r")\b")
+
+
+def word_regex(words: list[str]) -> re.Pattern[str]:
+    """``\\b(?:w1|w2|...)\\b``, grouped by first letter behind a one-character lookahead: Python's
+    regex engine then skips most positions at C speed (2x faster than the plain alternation)."""
+    groups: dict[str, list[str]] = {}
+    for word in sorted(set(words), key=len, reverse=True):
+        groups.setdefault(word[0], []).append(re.escape(word[1:]))
+    alternation = "|".join(
+        f"{re.escape(first)}(?:{'|'.join(rest)})" for first, rest in sorted(groups.items())
+    )
+    return re.compile(rf"(?=[{''.join(map(re.escape, sorted(groups)))}])\b(?:{alternation})\b")
+
+
+_TRIGGER_RE = word_regex(_TRIGGER_WORDS)
 _RULE_METHODS = frozenset({"defjvp", "defvjp", "defjvps", "defjvp_all", "defvjp_all"})
 _LOOPS = (ast.For, ast.AsyncFor, ast.While)
 _COMPS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
@@ -76,8 +90,10 @@ class Discoverer:
             a for a, q in self.index.names.aliases.items() if a not in _TRIGGER_WORDS and _interesting(q)
         ]
         if extra:
-            pattern = re.compile(_TRIGGER_RE.pattern[:-3] + "|" + "|".join(map(re.escape, extra)) + r")\b")
-        seen: set[int] = set()
+            pattern = word_regex([*_TRIGGER_WORDS, *extra])
+        # Group the trigger lines by the innermost statement that contains them; each statement is
+        # then examined once, looking only at the sub-expressions that span one of its trigger lines.
+        statements: dict[int, tuple[list[ast.stmt], set[int]]] = {}
         line, last = 1, 0
         last_line = -1
         for m in pattern.finditer(text):
@@ -87,10 +103,10 @@ class Discoverer:
                 continue
             last_line = line
             chain = self.index.statement_chain(line)
-            if not chain or id(chain[-1]) in seen:
-                continue
-            seen.add(id(chain[-1]))
-            self._statement(chain)
+            if chain:
+                statements.setdefault(id(chain[-1]), (chain, set()))[1].add(line)
+        for chain, lines in statements.values():
+            self._statement(chain, lines)
         return self.out
 
     # -- helpers ---------------------------------------------------------------------------------
@@ -116,18 +132,20 @@ class Discoverer:
     def qualify(self, node: ast.expr, local: dict[str, str] | None) -> str | None:
         return self.index.names.qualify(node, local)
 
-    def _statement(self, chain: list[ast.stmt]) -> None:
+    def _statement(self, chain: list[ast.stmt], lines: set[int]) -> None:
         stmt = chain[-1]
         local = self.local_aliases(chain)
         if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
             self._decorated(stmt, chain, local)
             roots: list[ast.AST] = [*stmt.args.defaults, *(d for d in stmt.args.kw_defaults if d is not None)]
-            self._walk(roots, chain[:-1], local)
+            self._walk(roots, chain[:-1], local, lines)
             return
-        self._walk(header_roots(stmt), chain, local)
+        self._walk(header_roots(stmt), chain, local, lines)
 
-    def _walk(self, roots: list[ast.AST], chain: list[ast.stmt], local: dict[str, str] | None) -> None:
-        for node, parent, in_comp in walk_with_parents(roots):
+    def _walk(
+        self, roots: list[ast.AST], chain: list[ast.stmt], local: dict[str, str] | None, lines: set[int]
+    ) -> None:
+        for node, parent, in_comp in walk_with_parents(roots, lines):
             if isinstance(node, ast.Call):
                 self._call(node, parent, in_comp, chain, local)
 

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from jitscope.lint.index import DefNode, FuncNode, ModuleIndex
 from jitscope.lint.params import literal_ints, literal_strs, partial_keywords, self_param
+from jitscope.lint.walk import child_nodes
 
 _COMPS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
 _LOOPS = (ast.For, ast.AsyncFor, ast.While)
@@ -103,15 +104,26 @@ def header_roots(stmt: ast.stmt) -> list[ast.AST]:
     return [stmt]
 
 
-def walk_with_parents(roots: list[ast.AST]) -> Iterator[tuple[ast.AST, ast.AST | None, bool]]:
-    """Every node under ``roots`` with its parent and whether it sits inside a comprehension."""
+def walk_with_parents(
+    roots: list[ast.AST], lines: set[int] | None = None
+) -> Iterator[tuple[ast.AST, ast.AST | None, bool]]:
+    """Every node under ``roots`` with its parent and whether it sits inside a comprehension.
+
+    With ``lines``, subtrees that span none of those lines are skipped (discovery only cares
+    about the expressions on its trigger lines).
+    """
     stack: list[tuple[ast.AST, ast.AST | None, bool]] = [(r, None, False) for r in reversed(roots)]
     while stack:
         node, parent, in_comp = stack.pop()
         yield node, parent, in_comp
         inner = in_comp or isinstance(node, _COMPS)
-        children = list(ast.iter_child_nodes(node))
-        for child in reversed(children):
+        for child in reversed(child_nodes(node)):
+            if lines is not None:
+                first = getattr(child, "lineno", None)
+                if first is not None:
+                    last = getattr(child, "end_lineno", None) or first
+                    if not any(first <= line <= last for line in lines):
+                        continue
             stack.append((child, node, inner))
 
 

@@ -21,6 +21,7 @@ from jitscope.lint.entries import JitSite
 from jitscope.lint.index import FuncNode
 from jitscope.lint.source import char_column
 from jitscope.lint.taint import FunctionFacts
+from jitscope.lint.walk import child_nodes
 from jitscope.model.lint import Finding, RuleInfo, Severity
 
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
@@ -134,7 +135,6 @@ def _walk_scope(func: FuncNode) -> list[tuple[ast.AST, ast.AST | None]]:
         out.append((node, parent))
         if isinstance(node, _SCOPES):
             continue
-        children = list(ast.iter_child_nodes(node))
-        for child in reversed(children):
+        for child in reversed(child_nodes(node)):
             stack.append((child, node))
     return out

@@ -85,7 +85,7 @@ def lint_data(task: FileTask, data: bytes) -> FileResult:
         if "JS000" in task.codes:
             result.findings.append(parsed)
         return result
-    result.lines = len(parsed.lines)
+    result.lines = parsed.line_count
     if not task.extra and not any(marker in parsed.text for marker in _MARKERS):
         return result  # nothing here can be traced: the parse was the whole job
     try:

@@ -9,7 +9,6 @@ from __future__ import annotations
 import ast
 import codecs
 import re
-from dataclasses import dataclass
 
 from jitscope.model.lint import Finding
 
@@ -22,14 +21,27 @@ JS000_NAME = "unparsable-file"
 _CODING_RE = re.compile(rb"^[ \t\f]*#.*?coding[:=][ \t]*([-\w.]+)")
 
 
-@dataclass(slots=True)
 class ParsedSource:
-    """A decoded, parsed file."""
+    """A decoded, parsed file. ``lines`` is split on first use: most files never need it."""
 
-    path: str
-    text: str
-    lines: list[str]
-    tree: ast.Module
+    __slots__ = ("_lines", "path", "text", "tree")
+
+    def __init__(self, path: str, text: str, tree: ast.Module) -> None:
+        self.path = path
+        self.text = text
+        self.tree = tree
+        self._lines: list[str] | None = None
+
+    @property
+    def lines(self) -> list[str]:
+        if self._lines is None:
+            self._lines = self.text.splitlines()
+        return self._lines
+
+    @property
+    def line_count(self) -> int:
+        text = self.text
+        return text.count("\n") + (1 if text and not text.endswith("\n") else 0)
 
 
 def file_finding(path: str, message: str, line: int = 1, column: int = 1, end_column: int = 0) -> Finding:
@@ -84,7 +96,7 @@ def parse_source(path: str, data: bytes) -> ParsedSource | Finding:
         return file_finding(path, f"syntax error: {err.msg}", line, col, col + 1)
     except (ValueError, RecursionError, MemoryError) as err:
         return file_finding(path, f"file cannot be parsed: {type(err).__name__}: {err}")
-    return ParsedSource(path=path, text=text, lines=text.splitlines(), tree=tree)
+    return ParsedSource(path, text, tree)
 
 
 def char_column(line: str, byte_offset: int) -> int:

@@ -53,11 +53,18 @@ _PATH_IO_METHODS = words(
 )
 
 
-def calls_in_traced_code(ctx: ModuleContext) -> Iterator[tuple[FunctionFacts, ast.Call]]:
-    for facts in ctx.functions:
-        for node, _ in ctx.body(facts):
-            if isinstance(node, ast.Call):
-                yield facts, node
+def calls_in_traced_code(ctx: ModuleContext) -> list[tuple[FunctionFacts, ast.Call]]:
+    """Every call inside traced code (computed once per module; five rules look at calls)."""
+    found: list[tuple[FunctionFacts, ast.Call]] | None = ctx.memo.get("calls")
+    if found is None:
+        found = [
+            (facts, node)
+            for facts in ctx.functions
+            for node, _ in ctx.body(facts)
+            if isinstance(node, ast.Call)
+        ]
+        ctx.memo["calls"] = found
+    return found
 
 
 class PrintInTracedCode(Rule):
