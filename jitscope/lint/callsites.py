@@ -124,7 +124,7 @@ def _sites_in(chain: list[ast.stmt], jitted: dict[str, JitSite]) -> list[CallSit
     innermost = chain[-1]
     if isinstance(innermost, _LOOPS):
         loops.append(innermost)
-    loop_vars = _loop_vars(loops)
+    loop_vars = _loop_vars(loops, function)
     out: list[CallSite] = []
     for node, _, in_comp in walk_with_parents(header_roots(innermost)):
         if not isinstance(node, ast.Call):
@@ -149,11 +149,11 @@ def _sites_in(chain: list[ast.stmt], jitted: dict[str, JitSite]) -> list[CallSit
     return out
 
 
-def _loop_vars(loops: list[ast.stmt]) -> set[str]:
+def _loop_vars(loops: list[ast.stmt], function: DefNode | None) -> set[str]:
     names: set[str] = set()
     for loop in loops:
         if isinstance(loop, (ast.For, ast.AsyncFor)):
-            if _small_literal(loop.iter):
+            if _few_values(loop.iter, function):
                 continue
             names.update(target_names(loop.target))
         else:
@@ -168,6 +168,31 @@ def _small_literal(node: ast.expr) -> bool:
     return isinstance(node, (ast.Tuple, ast.List, ast.Set)) and all(
         isinstance(e, ast.Constant) for e in node.elts
     )
+
+
+def _few_values(node: ast.expr, function: DefNode | None, depth: int = 0) -> bool:
+    """A small literal, ``itertools.product``/``zip`` of them, or a local name bound to one."""
+    if _small_literal(node):
+        return True
+    if depth > 2:
+        return False
+    if isinstance(node, ast.Call) and node.args:
+        func = node.func
+        name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+        if name in ("product", "zip", "enumerate", "reversed", "sorted"):
+            return all(
+                _few_values(a, function, depth + 1) for a in node.args if not isinstance(a, ast.Starred)
+            )
+    if isinstance(node, ast.Name) and function is not None:
+        for stmt in block_statements(function.body):
+            if (
+                isinstance(stmt, ast.Assign)
+                and len(stmt.targets) == 1
+                and isinstance(stmt.targets[0], ast.Name)
+                and stmt.targets[0].id == node.id
+            ):
+                return _few_values(stmt.value, function, depth + 1)
+    return False
 
 
 def _comprehension_vars(stmt: ast.stmt) -> set[str]:

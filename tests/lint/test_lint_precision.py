@@ -142,6 +142,17 @@ QUIET = {
         def run(x):
             return pl.pallas_call(kernel, out_shape=x)(x)
     """,
+    "static-sweep-over-few-values": """
+        import itertools, jax
+        from functools import partial
+        @partial(jax.jit, static_argnames=("causal", "block"))
+        def attend(q, causal, block):
+            return q
+        def sweep(q):
+            blocks = (64, 128)
+            for causal, block in itertools.product((False, True), blocks):
+                attend(q, causal=causal, block=block)
+    """,
     "optax-style-update": """
         import jax, optax
         tx = optax.adam(1e-3)

@@ -205,19 +205,15 @@ class ManyStaticValues(Rule):
                 continue
             static = static_params(site)
             name = _site_name(ctx, site)
-            for param, default in _defaults(site.target):
-                if param in static and isinstance(default, ast.Constant) and isinstance(default.value, float):
-                    yield ctx.finding(
-                        self,
-                        default,
-                        f"static parameter `{param}` of jitted `{name}` is a float: every "
-                        "distinct value compiles anew",
-                        name,
-                        "make it a traced argument",
-                    )
-            for param_node in _annotated(site.target):
-                ann = param_node.annotation
-                if param_node.arg in static and isinstance(ann, ast.Name) and ann.id == "float":
+            defaults = dict(_defaults(site.target))
+            args = site.target.args
+            for param_node in (*args.posonlyargs, *args.args, *args.kwonlyargs):
+                if param_node.arg not in static:
+                    continue
+                ann, default = param_node.annotation, defaults.get(param_node.arg)
+                annotated = isinstance(ann, ast.Name) and ann.id == "float"
+                defaulted = isinstance(default, ast.Constant) and isinstance(default.value, float)
+                if annotated or defaulted:
                     yield ctx.finding(
                         self,
                         param_node,
