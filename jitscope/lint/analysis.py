@@ -36,6 +36,7 @@ class _State:
     arrays: set[str]
     static: frozenset[str] = frozenset()
     kind: str = "callee"
+    constants: dict[str, object] = field(default_factory=dict)
     facts: FunctionFacts | None = None
     queued: bool = True
 
@@ -126,6 +127,7 @@ class _Worklist:
                 self_name=self_param(self.index, state.func),
                 array_params=frozenset(state.arrays),
                 kind=state.kind,
+                constants=state.constants,
                 closure=self.closure_for(state.func),
             )
             TaintAnalyzer(self.index, facts, self.summarize).run()
@@ -240,6 +242,8 @@ def analyze_module(index: ModuleIndex, extra: Iterable[Entry] = ()) -> ModuleAna
             entry.arrays,
             entry.kind,
         )
+        if entry.constants:
+            work.states[id(entry.func)].constants.update(entry.constants)
     work.run()
     analysis = ModuleAnalysis(index, jit_sites=discovery.jit_sites, external=list(discovery.external))
     analysis.call_sites = call_sites

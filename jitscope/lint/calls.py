@@ -19,8 +19,8 @@ from jitscope.lint import names as nm
 from jitscope.lint.entries import ExternalRef
 from jitscope.lint.facts import ARRAY, CONTAINER, ELEMS, FRESH, TAINT, CallEdge, FunctionFacts, Summarizer
 from jitscope.lint.index import FuncNode, ModuleIndex
-from jitscope.lint.names import words
-from jitscope.lint.params import partial_keywords, positional_params, traced_params
+from jitscope.lint.names import static_function_name, words
+from jitscope.lint.params import partial_constants, partial_keywords, positional_params, traced_params
 from jitscope.lint.resolve import ResolvedFunction
 
 _STATIC_BUILTINS = words(
@@ -107,6 +107,8 @@ class CallEvaluator:
         if isinstance(resolved, ResolvedFunction):
             tainted, arrays = self.map_arguments(resolved, node, positional, keywords)
             self._edge(resolved, tainted, arrays, False, f"called from `{self.facts.qualname}`")
+            if static_function_name(getattr(resolved.func, "name", "")):
+                return 0
             if self.summarize is not None:
                 closure = self.env if resolved.owner is self.facts.func else {}
                 flags, elts = self.summarize(resolved.func, tainted, arrays, closure)
@@ -200,6 +202,7 @@ class CallEvaluator:
                 if isinstance(inner, ResolvedFunction):
                     inner.bound_args = tuple(expr.args[1:])
                     inner.bound_keywords = partial_keywords(inner.func, expr)
+                    inner.constants = partial_constants(expr)
                 return inner
             return None
         if isinstance(expr, ast.Name):

@@ -284,9 +284,11 @@ class Discoverer:
                 - everything
                 - set(positional_params(target)[: len(resolved.bound_args)])
             )
-            self.out.entries.append(
-                Entry(target, reason, True, tainted, resolved.owner, everything - tainted, static, kind=kind)
+            entry = Entry(
+                target, reason, True, tainted, resolved.owner, everything - tainted, static, kind=kind
             )
+            entry.constants = tuple(resolved.constants.items())
+            self.out.entries.append(entry)
         elif isinstance(resolved, str) and kind not in ("filter_jit", "filter_vmap"):
             nums_kw, names_kw = STATIC_KEYWORDS.get(kind, ("", ""))
             nums = literal_ints(keywords.get(nums_kw)) if nums_kw else ()

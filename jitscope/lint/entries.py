@@ -26,6 +26,8 @@ class Entry:
     arrays: frozenset[str] | None = None
     #: what traces it: "jit", "pmap", "vmap", "checkpoint", "custom_jvp", "body" (lax), "rule", "callee"
     kind: str = "callee"
+    #: parameters bound to literal constants by ``functools.partial``
+    constants: tuple[tuple[str, object], ...] = ()
 
 
 @dataclass(slots=True)

@@ -14,12 +14,15 @@ from typing import TYPE_CHECKING
 from jitscope.lint import names as nm
 from jitscope.lint.calls import CallEvaluator
 from jitscope.lint.facts import ARRAY, CONTAINER, ELEMS, FRESH, TAINT, container
+from jitscope.lint.narrowing import narrowed_names
 
 _COMPS = (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)
 
 
 class ExpressionEvaluator(CallEvaluator):
     """Mixin for ``TaintAnalyzer``: evaluation of expressions."""
+
+    bound: set[str]
 
     if TYPE_CHECKING:
 
@@ -62,9 +65,7 @@ class ExpressionEvaluator(CallEvaluator):
         elif isinstance(node, ast.UnaryOp):
             flags = self.expr(node.operand) & (TAINT | ARRAY)
         elif isinstance(node, ast.BoolOp):
-            for value in node.values:
-                flags |= self.expr(value)
-            flags &= TAINT | ARRAY | CONTAINER | FRESH
+            flags = self._boolop(node)
         elif isinstance(node, ast.Compare):
             flags = self._compare(node)
         elif isinstance(node, ast.IfExp):
@@ -107,6 +108,34 @@ class ExpressionEvaluator(CallEvaluator):
         if flags:
             self.flags[id(node)] = self.flags.get(id(node), 0) | flags
         return flags
+
+    def _boolop(self, node: ast.BoolOp) -> int:
+        """``not isinstance(d, int) or d != 0``: later operands see what earlier ones proved."""
+        saved = self.env
+        self.env = dict(saved)
+        flags = 0
+        for value in node.values:
+            known = self.constant(value)
+            if known is not None and bool(known) is isinstance(node.op, ast.Or):
+                break  # `training and ...` with training=False bound by partial: the rest never runs
+            flags |= self.expr(value)
+            positive, negative = narrowed_names(value)
+            for name in positive if isinstance(node.op, ast.And) else negative:
+                self.env[name] = self.name_flags(name) & ~(TAINT | ARRAY)
+        self.env = saved
+        return flags & (TAINT | ARRAY | CONTAINER | FRESH)
+
+    def constant(self, node: ast.expr) -> object | None:
+        """The literal a parameter is bound to by ``functools.partial`` (None when unknown)."""
+        if isinstance(node, ast.Name):
+            facts = self.facts
+            if (
+                node.id in facts.constants
+                and node.id not in facts.tainted_params
+                and node.id not in self.bound
+            ):
+                return facts.constants[node.id]
+        return None
 
     def _compare(self, node: ast.Compare) -> int:
         left = self.expr(node.left)

@@ -63,6 +63,8 @@ class FunctionFacts:
     self_name: str | None
     #: what traces it (see ``discovery.Entry.kind``)
     kind: str = "callee"
+    #: parameters bound to literal constants by ``functools.partial`` (dead branches are skipped)
+    constants: dict[str, object] = field(default_factory=dict)
     #: the traced parameters known to hold arrays (the rest hold traced values of unknown kind)
     array_params: frozenset[str] = frozenset()
     flags: dict[int, int] = field(default_factory=dict)

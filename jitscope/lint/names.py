@@ -267,6 +267,18 @@ _STATIC_HELPERS = words(
 )
 
 
+def static_function_name(name: str) -> bool:
+    """Names of functions that compute shapes, dtypes or tree structures (``tree_structure``,
+    ``_dtype``, ``result_shape``): their results are trace-time constants."""
+    name = name.lstrip("_")
+    return (
+        name in STATIC_RESULT_FUNCS
+        or "dtype" in name
+        or "treedef" in name
+        or name.endswith(("_shape", "shapes", "_structure"))
+    )
+
+
 def is_static_result(qualified: str | None) -> bool:
     """Calls that return trace-time constants (shapes, dtypes, tree structures) whatever their inputs."""
     if not qualified:
@@ -275,9 +287,9 @@ def is_static_result(qualified: str | None) -> bool:
     root = qualified.partition(".")[0]
     if root not in ("jax", "numpy", "equinox", "flax"):
         return False
-    last = last.lstrip("_")
-    if last in STATIC_RESULT_FUNCS or "dtype" in last or last.endswith(("_shape", "shapes")):
+    if static_function_name(last):
         return True
+    last = last.lstrip("_")
     return root == "jax" and (
         qualified.startswith(_STATIC_MODULES) or (last in _STATIC_HELPERS and "_src" in qualified)
     )

@@ -101,6 +101,11 @@ def partial_keywords(func: FuncNode, call: ast.Call) -> frozenset[str]:
     return frozenset(named)
 
 
+def partial_constants(call: ast.Call) -> dict[str, object]:
+    """Keywords ``functools.partial(f, ...)`` binds to literal constants."""
+    return {k.arg: k.value.value for k in call.keywords if k.arg and isinstance(k.value, ast.Constant)}
+
+
 def _is_array_annotation(node: ast.expr | None) -> bool:
     if node is None:
         return False

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from jitscope.lint.index import DefNode, FuncNode, ModuleIndex
-from jitscope.lint.params import literal_ints, literal_strs, partial_keywords, self_param
+from jitscope.lint.params import literal_ints, literal_strs, partial_constants, partial_keywords, self_param
 from jitscope.lint.walk import child_nodes
 
 _COMPS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
@@ -27,6 +27,8 @@ class ResolvedFunction:
     bound_method: bool = False
     bound_args: tuple[ast.expr, ...] = ()
     bound_keywords: frozenset[str] = frozenset()
+    #: keywords a partial binds to literal constants (``partial(f, training=False)``)
+    constants: dict[str, object] = field(default_factory=dict)
 
 
 def resolve_function(
@@ -49,6 +51,7 @@ def resolve_function(
         if isinstance(inner, ResolvedFunction):
             inner.bound_args = tuple(expr.args[1:])
             inner.bound_keywords = partial_keywords(inner.func, expr)
+            inner.constants = partial_constants(expr)
         return inner
     functions = [s for s in chain if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))]
     if isinstance(expr, ast.Name):

@@ -102,6 +102,10 @@ class TaintAnalyzer(ExpressionEvaluator):
 
     def _if(self, node: ast.If) -> None:
         """Branches, with ``isinstance`` narrowing and early exits (``if x is None: return``)."""
+        known = self.constant(node.test)
+        if known is not None:  # `if training:` with training bound to a constant: one live branch
+            self.block(node.body if known else node.orelse)
+            return
         positive, negative = narrowed_names(node.test)
         before = self.env
         self.env = self._narrow(dict(before), positive)

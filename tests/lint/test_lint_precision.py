@@ -153,6 +153,37 @@ QUIET = {
             for causal, block in itertools.product((False, True), blocks):
                 attend(q, causal=causal, block=block)
     """,
+    "narrowing-inside-or": """
+        import jax
+        @jax.jit
+        def f(x, ddof=0):
+            if not isinstance(ddof, int) or ddof != 0:
+                raise ValueError(ddof)
+            return x
+        g = jax.vmap(f)
+    """,
+    "partial-bound-flag-dead-branch": """
+        import jax
+        from functools import partial
+        def _solve(a, *, numpy_resid):
+            rank = a.sum()
+            if numpy_resid and rank < 3:
+                return a
+            return -a
+        solve = jax.jit(partial(_solve, numpy_resid=False))
+    """,
+    "shape-and-dtype-helpers": """
+        import jax
+        def result_dtype(x):
+            return x.dtype
+        def _broadcast_shape(a, b):
+            return a.shape
+        @jax.jit
+        def f(x):
+            if result_dtype(x) == 'float32' and len(_broadcast_shape(x, x)) == 1:
+                return x
+            return x
+    """,
     "optax-style-update": """
         import jax, optax
         tx = optax.adam(1e-3)
