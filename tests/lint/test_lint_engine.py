@@ -97,3 +97,16 @@ def test_default_excluded_dirs_only_below_the_given_path(tmp_path: Path) -> None
 )
 def test_exclude_patterns(rel: str, pattern: str, hit: bool) -> None:
     assert matches(rel, pattern) is hit
+
+
+def test_recall_on_a_buggy_training_script() -> None:
+    """Every rule that can be checked statically fires on the line marked for it, and nowhere else."""
+    target = TARGETS / "lint_recall" / "train.py"
+    report = lint_paths([target], LintConfig(), root=target.parent, jobs=1)
+    expected = set()
+    for number, line in enumerate(target.read_text().splitlines(), start=1):
+        if "# JS" in line:
+            for code in line.split("#", 1)[1].replace(",", " ").split():
+                if code.startswith("JS"):
+                    expected.add((number, code))
+    assert {(f.line, f.code) for f in report.findings} == expected
