@@ -220,16 +220,25 @@ def _run(tasks: list[FileTask], jobs: int) -> list[FileResult]:
         finally:
             if enabled:
                 gc.enable()
+    # Deal the files, largest first, round-robin into chunks of about equal size; idle workers
+    # then take the next chunk. Few chunks keep inter-process traffic low, equal chunks keep
+    # both cores busy to the end.
     order = sorted(range(len(tasks)), key=lambda i: -tasks[i].ref.size)
-    chunk = max(1, len(tasks) // (jobs * 8))
+    n_chunks = min(len(tasks), jobs * 6)
+    chunks = [order[k::n_chunks] for k in range(n_chunks)]
     method = "fork" if sys.platform.startswith("linux") else None
     context = multiprocessing.get_context(method)
     with ProcessPoolExecutor(max_workers=jobs, mp_context=context, initializer=_worker_init) as pool:
-        ordered = list(pool.map(lint_one, [tasks[i] for i in order], chunksize=chunk))
+        done = list(pool.map(_lint_chunk, [[tasks[i] for i in chunk] for chunk in chunks]))
     results: list[FileResult | None] = [None] * len(tasks)
-    for position, i in enumerate(order):
-        results[i] = ordered[position]
+    for chunk, chunk_results in zip(chunks, done, strict=True):
+        for i, result in zip(chunk, chunk_results, strict=True):
+            results[i] = result
     return [r for r in results if r is not None]
+
+
+def _lint_chunk(tasks: list[FileTask]) -> list[FileResult]:
+    return [lint_one(t) for t in tasks]
 
 
 def lint_files(
