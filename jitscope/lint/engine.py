@@ -18,7 +18,7 @@ from jitscope.lint.files import SourceFileRef, collect_files, matches, relative_
 from jitscope.lint.registry import RULES, enabled_codes, expand, find_rule, suggest
 from jitscope.lint.runner import FileResult, FileTask, lint_data, lint_files
 from jitscope.lint.suppression import is_suppressed
-from jitscope.model.lint import Finding, LintReport, RuleInfo, RuleStat
+from jitscope.model.lint import Finding, FindingSource, LintReport, RuleInfo, RuleStat
 
 
 def resolve_codes(select: Sequence[str] | None, ignore: Sequence[str]) -> frozenset[str]:
@@ -53,6 +53,44 @@ def lint_paths(
     refs = collect_files(paths or ["."], root, config.exclude)
     results = lint_files(refs, codes, jobs)
     return build_report(results, refs, config, root, codes, extra_findings)
+
+
+def make_finding(
+    code: str,
+    message: str,
+    file: str,
+    line: int,
+    column: int = 1,
+    *,
+    end_line: int | None = None,
+    end_column: int | None = None,
+    function: str = "<module>",
+    suggestion: str = "",
+    source: FindingSource = "dynamic",
+) -> Finding:
+    """A finding for rule ``code`` with the rule's registered name and severity.
+
+    For checkers outside the static engine (the tracer-based ``--trace`` lint): build
+    findings with this and pass them to ``lint_paths(..., extra_findings=...)``.
+    Columns are 1-based; ``end_column`` is exclusive.
+    """
+    rule = find_rule(code)
+    if rule is None:
+        raise ValueError(f"unknown rule code {code!r}")
+    return Finding(
+        code=rule.code,
+        name=rule.name,
+        message=message,
+        severity=rule.severity,
+        file=file,
+        line=line,
+        column=column,
+        end_line=end_line if end_line is not None else line,
+        end_column=end_column if end_column is not None else column + 1,
+        function=function,
+        suggestion=suggestion,
+        source=source,
+    )
 
 
 def lint_source(source: str, path: str = "<string>", select: Sequence[str] | None = None) -> list[Finding]:

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from jitscope.config import LintConfig
-from jitscope.lint import lint_paths
+from jitscope.lint import lint_paths, make_finding
 from jitscope.lint.suppression import ALL, codes_on_line
 from jitscope.model.lint import Finding
 from tests.lint.helpers import codes
@@ -57,20 +57,7 @@ def test_extra_findings_go_through_suppression_and_selection(tmp_path: Path) -> 
     target.write_text("x = 1  # jitscope: ignore[JS306]\ny = 2\n")
 
     def dynamic(line: int, code: str = "JS306") -> Finding:
-        return Finding(
-            code,
-            "dynamic-recompilation",
-            "recompiled",
-            "warning",
-            str(target),
-            line,
-            1,
-            line,
-            2,
-            "f",
-            "",
-            "dynamic",
-        )
+        return make_finding(code, "recompiled: f32[3] -> f32[4]", str(target), line, function="f")
 
     report = lint_paths(
         [tmp_path], LintConfig(), root=tmp_path, extra_findings=[dynamic(1), dynamic(2)], jobs=1
@@ -81,3 +68,11 @@ def test_extra_findings_go_through_suppression_and_selection(tmp_path: Path) -> 
         [tmp_path], LintConfig(ignore=("JS306",)), root=tmp_path, extra_findings=[dynamic(2)], jobs=1
     )
     assert ignored.findings == ()
+
+
+def test_make_finding_fills_rule_metadata() -> None:
+    finding = make_finding("JS306", "recompiled", "a.py", 3, 5, function="f")
+    assert (finding.name, finding.severity, finding.source) == ("dynamic-recompilation", "warning", "dynamic")
+    assert (finding.end_line, finding.end_column) == (3, 6)
+    with pytest.raises(ValueError):
+        make_finding("JS999", "x", "a.py", 1)
