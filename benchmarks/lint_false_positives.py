@@ -64,12 +64,11 @@ def main() -> None:
             for f in report.findings:
                 if args.code and f.code != args.code:
                     continue
-                path = source / f.file if not Path(f.file).is_absolute() else Path(f.file)
+                path = Path(f.file) if Path(f.file).is_absolute() else Path.cwd() / f.file
                 lines = path.read_text(errors="replace").splitlines()
                 text = lines[f.line - 1].strip() if 0 < f.line <= len(lines) else ""
-                print(
-                    f"{package}/{f.file}:{f.line}:{f.column}: {f.code} [{f.function}] {f.message}\n    | {text}"
-                )
+                shown = path.relative_to(source.parent) if path.is_relative_to(source.parent) else path
+                print(f"{shown}:{f.line}:{f.column}: {f.code} [{f.function}] {f.message}\n    | {text}")
 
     print()
     print(
