@@ -51,7 +51,7 @@ def lint(
         FailOn | None,
         typer.Option(
             "--fail-on",
-            help="Exit 1 when a finding is at or above this severity [config, else warning].",
+            help="Exit 1 when a finding is at or above this severity (default: from config, else warning).",
             show_default=False,
         ),
     ] = None,
@@ -64,12 +64,13 @@ def lint(
     config: Annotated[
         Path | None,
         typer.Option(
-            help="Read [tool.jitscope.lint] from this file instead of the nearest pyproject.toml.",
+            help="Read tool.jitscope.lint from this file instead of the nearest pyproject.toml.",
             show_default=False,
         ),
     ] = None,
     jobs: Annotated[
-        int | None, typer.Option("--jobs", "-j", help="Worker processes [all cores].", show_default=False)
+        int | None,
+        typer.Option("--jobs", "-j", help="Worker processes (default: all cores).", show_default=False),
     ] = None,
     show_source: Annotated[
         bool,

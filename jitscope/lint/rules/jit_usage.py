@@ -126,9 +126,7 @@ class DynamicRecompilation(Rule):
     code = "JS306"
     name = "dynamic-recompilation"
     severity = "warning"
-    summary = (
-        "(dynamic, --trace) recompilation observed while tracing, with every differing cache-key component"
-    )
+    summary = "recompilation observed while tracing a call sequence, with every differing cache-key component"
     dynamic_only = True
     bad = (
         "import jax, jax.numpy as jnp\n@jax.jit\ndef f(x, s):\n    return x * s\nf(jnp.ones(3), 2.0)\nf(jnp.ones(3), jnp.float32(2.0))\n",
