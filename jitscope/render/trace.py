@@ -40,8 +40,10 @@ def _fmt_bytes(value: int | float | None) -> str:
 
 def render_header(record: TraceRecord) -> RenderableType:
     title = Text(record.target, style="jitscope.title")
-    title.append(f"({record.call})", style="jitscope.muted")
     lines: list[RenderableType] = [Rule(title, align="left", characters="━")]
+    call = Text("call: ", style="jitscope.muted")
+    call.append(f"{record.target.rsplit(':', 1)[-1]}({record.call})")
+    lines.append(call)
     statics = []
     if record.static_argnums:
         statics.append(f"static_argnums={record.static_argnums}")
@@ -72,7 +74,8 @@ def render_seen(record: TraceRecord) -> RenderableType:
                 table.add_row("", "", "", Text(note, "jitscope.muted"))
         else:
             table.add_row(arg.path, Text("static", "jaxpr.literal"), arg.type_name, arg.value_repr)
-    note = f"body ran {runs} while tracing, {record.trace_seconds * 1e3:.1f} ms"
+    watched = " with the effect monitor on" if record.effects is not None else ""
+    note = f"body ran {runs} while tracing, {record.trace_seconds * 1e3:.1f} ms{watched}"
     body: list[RenderableType] = [_heading("what the function saw", note)]
     body.append(table if record.seen else Text("(no arguments)", style="jitscope.muted"))
     return Group(*body)

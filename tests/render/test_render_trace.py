@@ -36,7 +36,8 @@ RECORD = TraceRecord(
 
 def test_failed_trace_view():
     assert _text(render_trace(RECORD)) == """\
-m.py:f(f32[2], threshold=0.0) ━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━
+m.py:f ━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━
+call: f(f32[2], threshold=0.0)
 jit options: static_argnames=('threshold',)
 
 what the function saw  body ran once while tracing, 12.3 ms ────────────────────
