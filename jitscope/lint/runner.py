@@ -16,6 +16,7 @@ import os
 import sys
 from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 
 from jitscope.lint.analysis import analyze_module
@@ -228,8 +229,12 @@ def _run(tasks: list[FileTask], jobs: int) -> list[FileResult]:
     chunks = [order[k::n_chunks] for k in range(n_chunks)]
     method = "fork" if sys.platform.startswith("linux") else None
     context = multiprocessing.get_context(method)
-    with ProcessPoolExecutor(max_workers=jobs, mp_context=context, initializer=_worker_init) as pool:
-        done = list(pool.map(_lint_chunk, [[tasks[i] for i in chunk] for chunk in chunks]))
+    try:
+        with ProcessPoolExecutor(max_workers=jobs, mp_context=context, initializer=_worker_init) as pool:
+            done = list(pool.map(_lint_chunk, [[tasks[i] for i in chunk] for chunk in chunks]))
+    except (BrokenProcessPool, OSError):
+        # A worker died (out of memory, killed) or processes cannot be created here: lint in-process.
+        return _run(tasks, 1)
     results: list[FileResult | None] = [None] * len(tasks)
     for chunk, chunk_results in zip(chunks, done, strict=True):
         for i, result in zip(chunk, chunk_results, strict=True):

@@ -3,6 +3,7 @@ the process pool, and selection."""
 
 from __future__ import annotations
 
+import importlib.util
 import shutil
 from pathlib import Path
 
@@ -110,3 +111,14 @@ def test_recall_on_a_buggy_training_script() -> None:
                 if code.startswith("JS"):
                     expected.add((number, code))
     assert {(f.line, f.code) for f in report.findings} == expected
+
+
+def test_installed_jax_source_lints_without_internal_errors() -> None:
+    """The robustness bar from the issue: all of jax's own source, no crash, no internal error."""
+    spec = importlib.util.find_spec("jax")
+    assert spec is not None and spec.submodule_search_locations
+    source = Path(next(iter(spec.submodule_search_locations)))
+    report = lint_paths([source], LintConfig(), root=source, jobs=2)
+    assert report.files_checked > 300
+    internal = [f for f in report.findings if f.code == "JS000" and "internal error" in f.message]
+    assert internal == []
