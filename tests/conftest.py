@@ -16,7 +16,7 @@ def run_cli(*args: str, cwd: Path = ROOT, env: dict[str, str] | None = None) -> 
     full_env = {**os.environ, "NO_COLOR": "1", "COLUMNS": "100", **(env or {})}
     full_env.pop("FORCE_COLOR", None)
     return subprocess.run(
-        [sys.executable, "-m", "jitscope", *args], cwd=cwd, env=full_env, capture_output=True, text=True,
+        [sys.executable, "-m", "jitscope", *args], cwd=cwd, env=full_env, capture_output=True, text=True, check=False,
         timeout=300,
     )
 

@@ -72,7 +72,7 @@ def main(argv: list[str] | None = None) -> None:
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         sys.exit(130)
-    except Exception as exc:  # noqa: BLE001 - a jitscope bug: one line unless debugging
+    except Exception as exc:
         if os.environ.get("JITSCOPE_DEBUG"):
             raise
         print(

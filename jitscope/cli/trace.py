@@ -47,9 +47,9 @@ def trace(
     x64: X64Opt = False,
 ) -> None:
     """Trace TARGET with abstract inputs and show its jaxpr, StableHLO, HLO, cost and memory."""
-    from jitscope.tracing.pipeline import run_trace, write_outputs
     from jitscope.render.console import make_console
     from jitscope.render.trace import render_trace
+    from jitscope.tracing.pipeline import run_trace, write_outputs
 
     wanted = parse_stages(stages)
     enable_x64_if(x64)

@@ -106,5 +106,5 @@ def environment() -> dict[str, str]:
         "backend": jax.default_backend(),
         "device_kind": devices[0].device_kind if devices else "?",
         "device_count": str(len(devices)),
-        "x64": str(bool(jax.config.jax_enable_x64)).lower(),
+        "x64": str(bool(jax.config.read("jax_enable_x64"))).lower(),
     }

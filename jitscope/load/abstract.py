@@ -29,7 +29,7 @@ def warn_if_x64_disabled(argset: ArgSet) -> str | None:
     """A warning when 64-bit dtypes are asked for but JAX will silently use 32-bit ones."""
     import jax
 
-    if jax.config.jax_enable_x64:
+    if jax.config.read("jax_enable_x64"):
         return None
     wide = sorted({s.dtype for s in iter_array_specs((argset.args, argset.kwargs)) if s.dtype in _WIDE})
     if not wide:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+import math
 import types
 import typing
 from dataclasses import dataclass
@@ -38,7 +39,7 @@ def to_jsonable(value: Any) -> Any:
         return {str(k): to_jsonable(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
         return [to_jsonable(v) for v in value]
-    if isinstance(value, float) and value != value:  # NaN is not JSON
+    if isinstance(value, float) and math.isnan(value):  # NaN is not JSON
         return None
     return value
 
@@ -53,8 +54,7 @@ def _convert(tp: Any, data: Any) -> Any:
         return None
     origin = typing.get_origin(tp)
     if origin in (typing.Union, types.UnionType):
-        args = [a for a in typing.get_args(tp) if a is not type(None)]
-        for arg in args:
+        for arg in [a for a in typing.get_args(tp) if a is not type(None)]:
             try:
                 return _convert(arg, data)
             except (TypeError, ValueError, KeyError):

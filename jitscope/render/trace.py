@@ -34,7 +34,7 @@ def _fmt_count(value: float | None, unit: str = "") -> str:
     return f"{value:.4g} {unit}".rstrip()
 
 
-def _fmt_bytes(value: int | float | None) -> str:
+def _fmt_bytes(value: float | None) -> str:
     return "n/a" if value is None else format_bytes(int(value))
 
 
@@ -92,7 +92,7 @@ def render_effects(record: TraceRecord) -> RenderableType | None:
     effects = record.effects.effects if record.effects else ()
     if not effects:
         return None
-    lines = [_heading("side effects at trace time", f"{len(effects)} found: they run while tracing only")]
+    lines: list[RenderableType] = [_heading("side effects at trace time", f"{len(effects)} found: they run while tracing only")]
     for effect in sorted(effects, key=lambda e: (e.location.file, e.location.line)):
         line = Text("  ! ", style="jitscope.warn")
         line.append(effect.describe())

@@ -41,8 +41,8 @@ from collections.abc import Callable, Iterator
 from typing import Any, Literal, cast
 
 from jitscope.tracing.effects_monitoring import monitor_events, monitoring_available
-from jitscope.userframes import IsUserFile, default_is_user_file, user_file_predicate
 from jitscope.tracing.effects_watch import EffectWatch
+from jitscope.userframes import IsUserFile, default_is_user_file, user_file_predicate
 
 __all__ = ["EffectWatch", "default_is_user_file", "user_file_predicate", "watch_effects"]
 
