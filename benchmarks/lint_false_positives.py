@@ -74,10 +74,10 @@ def main() -> None:
     print(
         f"{'package':<10}{'files':>7}{'lines':>10}{'findings':>10}{'per 10k lines':>15}{'time':>8}  by rule"
     )
-    for package, files, lines, count, per_rule, elapsed in rows:
-        density = 1e4 * count / lines if lines else 0.0
+    for package, files, n_lines, count, per_rule, elapsed in rows:
+        density = 1e4 * count / n_lines if n_lines else 0.0
         by_rule = ", ".join(f"{code} {n}" for code, n in sorted(per_rule.items())) or "-"
-        print(f"{package:<10}{files:>7}{lines:>10,}{count:>10}{density:>15.2f}{elapsed:>7.1f}s  {by_rule}")
+        print(f"{package:<10}{files:>7}{n_lines:>10,}{count:>10}{density:>15.2f}{elapsed:>7.1f}s  {by_rule}")
     count = sum(totals.values())
     density = 1e4 * count / total_lines if total_lines else 0.0
     print(f"{'all':<10}{'':>7}{total_lines:>10,}{count:>10}{density:>15.2f}")

@@ -10,7 +10,7 @@ import pytest
 
 from jitscope.lint.registry import find_rule, rule_infos
 from jitscope.model.common import SCHEMA_VERSION, from_jsonable
-from jitscope.model.lint import Finding, LintReport, RuleStat
+from jitscope.model.lint import Finding, LintReport, RuleStat, Severity
 from jitscope.render.console import plain_console
 from jitscope.render.lint_formats import render_github, render_json, render_sarif
 from jitscope.render.lint_text import LintTextView, RuleListView, render_rule_doc, summary_text
@@ -37,7 +37,7 @@ def _finding(**kw: object) -> Finding:
     return Finding(**base)  # type: ignore[arg-type]
 
 
-def _report(findings: tuple[Finding, ...], fail_on: str = "warning") -> LintReport:
+def _report(findings: tuple[Finding, ...], fail_on: Severity = "warning") -> LintReport:
     rules = tuple({f.code: find_rule(f.code).info() for f in findings}.values())  # type: ignore[union-attr]
     stats = tuple(
         RuleStat(r.code, r.name, r.severity, sum(f.code == r.code for f in findings)) for r in rules
@@ -50,7 +50,7 @@ def _report(findings: tuple[Finding, ...], fail_on: str = "warning") -> LintRepo
         rules=rules,
         fail_on=fail_on,
         suppressed=1,
-    )  # type: ignore[arg-type]
+    )
 
 
 REPORT = _report(

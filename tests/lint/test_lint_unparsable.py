@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from jitscope.config import LintConfig
 from jitscope.lint import lint_paths, lint_source
 from jitscope.lint import source as source_mod
@@ -34,7 +36,7 @@ def test_null_bytes_and_deep_nesting(tmp_path: Path) -> None:
     assert sorted(_lint_dir(tmp_path)) == [("deep.py", "JS000"), ("nul.py", "JS000")]
 
 
-def test_huge_file_is_skipped_with_a_finding(tmp_path: Path, monkeypatch) -> None:
+def test_huge_file_is_skipped_with_a_finding(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(source_mod, "MAX_FILE_BYTES", 100)
     (tmp_path / "big.py").write_text("x = 1\n" * 50)
     report = lint_paths([tmp_path], LintConfig(), root=tmp_path, jobs=1)
