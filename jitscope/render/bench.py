@@ -62,9 +62,22 @@ def fmt_slope(value: float | None) -> str:
     return NA if value is None else f"{value:.2f}"
 
 
-def _call_column(table: Table, rows: Sequence[BenchRow]) -> None:
-    """The first column: wide enough for the longest call (up to 40), folded beyond that."""
-    table.add_column("call", overflow="fold", min_width=min(40, max((len(_name(r)) for r in rows), default=4)))
+#: Calls longer than this are shown as ``fn #N`` in the tables, with the full call listed once above them.
+LONG_CALL = 40
+
+
+def _call_column(table: Table, names: Sequence[str]) -> None:
+    """The first column: wide enough for the longest name."""
+    table.add_column("call", overflow="fold", min_width=min(LONG_CALL, max((len(n) for n in names), default=4)))
+
+
+def display_names(rows: Sequence[BenchRow]) -> tuple[list[str], list[str]]:
+    """Names for the table rows, and the lines that spell out abbreviated calls (``#N = fn(...)``)."""
+    full = [_name(r) for r in rows]
+    if all(len(n) <= LONG_CALL for n in full):
+        return full, []
+    short = [f"{r.target.rsplit(':', 1)[-1]} #{i + 1}" for i, r in enumerate(rows)]
+    return short, [f"{s} = {f}" for s, f in zip(short, full, strict=True)]
 
 
 def _name(row: BenchRow) -> str:
@@ -81,17 +94,17 @@ def _section(title: str, table: Table) -> Group:
     return Group(Text(title, style="jitscope.heading"), table)
 
 
-def _cold_table(rows: Sequence[BenchRow]) -> Group:
+def _cold_table(rows: Sequence[BenchRow], names: Sequence[str]) -> Group:
     title = "first call (cold): fresh jit wrapper, JAX's in-memory caches cleared"
     table = _table()
-    _call_column(table, rows)
+    _call_column(table, names)
     for head in ("total", "trace", "lower", "compile", "1st run", "other"):
         table.add_column(head, justify="right", style="bench.phase" if head != "total" else "jitscope.number")
     if any(r.cold.median.cache_hit is not None for r in rows):
         table.add_column("disk cache")
-    for row in rows:
+    for row, name in zip(rows, names, strict=True):
         m = row.cold.median
-        cells: list[str | Text] = [_name(row), fmt_time(m.total), fmt_time(m.trace), fmt_time(m.lower),
+        cells: list[str | Text] = [name, fmt_time(m.total), fmt_time(m.trace), fmt_time(m.lower),
                                    fmt_time(m.compile), fmt_time(m.first_run), fmt_time(m.unattributed)]
         if len(table.columns) > 7:
             cells.append(NA if m.cache_hit is None else Text("hit", "jitscope.warn") if m.cache_hit else "miss")
@@ -99,28 +112,28 @@ def _cold_table(rows: Sequence[BenchRow]) -> Group:
     return _section(title, table)
 
 
-def _cached_table(rows: Sequence[BenchRow]) -> Group:
+def _cached_table(rows: Sequence[BenchRow], names: Sequence[str]) -> Group:
     title = "cached calls: every call blocks on every output leaf"
     table = _table()
-    _call_column(table, rows)
+    _call_column(table, names)
     for head in ("median", "IQR", "min", "mean ± stddev", "dispatch", "rounds×loops", "outliers"):
         table.add_column(head, justify="right")
-    for row in rows:
+    for row, name in zip(rows, names, strict=True):
         s = row.cached.blocked
         median = Text(fmt_time(s.median), "jitscope.warn" if s.unreliable else "jitscope.number")
         if s.unreliable:
             median.append(" !", "jitscope.warn")
         dispatch = fmt_time(row.cached.dispatch.median) if row.cached.dispatch else NA
-        table.add_row(_name(row), median, fmt_time(s.iqr), fmt_time(s.min),
+        table.add_row(name, median, fmt_time(s.iqr), fmt_time(s.min),
                       f"{fmt_time(s.mean)} ± {fmt_time(s.stddev)}", dispatch, f"{s.rounds}×{s.loops}",
                       f"{s.outliers_iqr};{s.outliers_stddev}")
     return _section(title, table)
 
 
-def _derived_table(rows: Sequence[BenchRow]) -> Group:
+def _derived_table(rows: Sequence[BenchRow], names: Sequence[str]) -> Group:
     title = "what it means"
     table = _table()
-    _call_column(table, rows)
+    _call_column(table, names)
     table.add_column("1st call =", justify="right")
     table.add_column("FLOP/s", justify="right")
     table.add_column("bytes/s", justify="right")
@@ -131,10 +144,10 @@ def _derived_table(rows: Sequence[BenchRow]) -> Group:
         table.add_column("eager", justify="right")
         table.add_column("jit speedup", justify="right")
         table.add_column("break-even", justify="right")
-    for row in rows:
+    for row, name in zip(rows, names, strict=True):
         d = row.derived
         calls = f"{fmt_count(d.cold_in_calls)} calls" if d.cold_in_calls is not None else NA
-        cells: list[str | Text] = [_name(row), calls, fmt_rate(d.flops_per_second, "FLOP"),
+        cells: list[str | Text] = [name, calls, fmt_rate(d.flops_per_second, "FLOP"),
                                    fmt_rate(d.bytes_per_second, "B"),
                                    fmt_bytes(row.memory.peak_bytes if row.memory else None)]
         if any(r.device_peak_bytes is not None for r in rows):
@@ -150,18 +163,18 @@ def _derived_table(rows: Sequence[BenchRow]) -> Group:
     return _section(title, table)
 
 
-def _process_table(rows: Sequence[BenchRow]) -> Group:
+def _process_table(rows: Sequence[BenchRow], names: Sequence[str]) -> Group:
     title = "truly cold process: start python, import jax, load, first call"
     table = _table()
-    _call_column(table, rows)
+    _call_column(table, names)
     for head in ("process", "startup", "import jax", "load", "inputs", "1st call", "compile"):
         table.add_column(head, justify="right")
-    for row in rows:
+    for row, name in zip(rows, names, strict=True):
         if row.process is None:
             continue
         runs = row.process.runs
         mid = sorted(runs, key=lambda r: r.wall)[len(runs) // 2]
-        table.add_row(_name(row), Text(fmt_time(row.process.median_wall), "jitscope.number"), fmt_time(mid.startup),
+        table.add_row(name, Text(fmt_time(row.process.median_wall), "jitscope.number"), fmt_time(mid.startup),
                       fmt_time(mid.import_jax), fmt_time(mid.load_target), fmt_time(mid.make_inputs),
                       fmt_time(mid.first_call.total), fmt_time(mid.first_call.compile))
     return _section(title, table)
@@ -274,24 +287,26 @@ _LEGEND = (
 def render_bench(report: BenchReport, *, legend: bool = True) -> RenderableType:
     """The whole report as one renderable."""
     rows = report.rows
+    names, spelled = display_names(rows)
     parts: list[RenderableType] = [Rule(Text("jitscope bench", style="jitscope.title"), align="left",
                                         characters="━")]
     if not rows:
         parts.append(Text("(nothing benchmarked)", style="jitscope.muted"))
     else:
-        parts += [_cold_table(rows), Text(), _cached_table(rows), Text(), _derived_table(rows)]
+        parts += [Text(line, style="jitscope.muted") for line in spelled]
+        parts += [_cold_table(rows, names), Text(), _cached_table(rows, names), Text(), _derived_table(rows, names)]
         if any(r.process is not None for r in rows):
-            parts += [Text(), _process_table(rows)]
+            parts += [Text(), _process_table(rows, names)]
     if report.scaling:
         parts += [Text(), _scaling_table(report.scaling)]
         for rec in report.scaling:
             parts += [Text(), ScalingChart(rec)]
-    notes = [(row, w) for row in rows for w in row.warnings] + [(None, w) for w in report.warnings]
+    notes = [(name, w) for row, name in zip(rows, names, strict=True) for w in row.warnings]
+    notes += [("", w) for w in report.warnings]
     if notes:
         parts.append(Text())
-        for row, note in notes:
-            prefix = f"{_name(row)}: " if row is not None else ""
-            parts.append(Text(f"warning: {prefix}{note}", style="jitscope.warn"))
+        for name, note in notes:
+            parts.append(Text(f"warning: {name + ': ' if name else ''}{note}", style="jitscope.warn"))
     if report.comparison is not None:
         parts += [Text(), render_comparison(report.comparison)]
     parts.append(Text())

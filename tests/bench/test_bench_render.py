@@ -116,3 +116,12 @@ def test_progress_only_on_a_terminal():
     with bench_progress(Console(file=tty, force_terminal=True, width=80)) as update:
         update(0.5, 2, "scale: cached calls")
     assert "scale: cached calls" in tty.getvalue()
+
+
+def test_long_calls_are_abbreviated_and_spelled_out_once(make_row, make_report):
+    long_call = "{'w': f32[784,512], 'b': f32[512]}, f32[128,784], i32[128], {'extra': f32[3]}"
+    out = text_of(render_bench(make_report(make_row(call=long_call), make_row(call="f32[8]"))))
+    assert f"f #1 = f({long_call})" in out
+    assert "f #2 = f(f32[8])" in out
+    rows = [line for line in out.splitlines() if line.startswith("f #1 ") and " = " not in line]
+    assert len(rows) == 3  # cold, cached, derived tables
