@@ -252,7 +252,7 @@ def bench_row(target: TargetHandle, argset: ArgSet, ctx: _Context) -> tuple[Benc
         from jitscope.bench.process import measure_process
 
         ctx.step(0.9, f"{name}: cold process")
-        process = measure_process(_reloadable(target), argset, seed=opts.seed, cache=ctx.cache.label if ctx.cache.enabled else "off",
+        process = measure_process(_reloadable(target), argset, seed=opts.seed, cache=ctx.cache.label,
                                   x64=bool(jax.config.read("jax_enable_x64")), runs=opts.cold_runs)
     notes += _cold_notes(cold.median.compiles, cold.median.cache_hit, ctx.cache)
     _, _, peak = _device_state()

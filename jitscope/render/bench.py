@@ -100,16 +100,25 @@ def _cold_table(rows: Sequence[BenchRow], names: Sequence[str]) -> Group:
     _call_column(table, names)
     for head in ("total", "trace", "lower", "compile", "1st run", "other"):
         table.add_column(head, justify="right", style="bench.phase" if head != "total" else "jitscope.number")
-    if any(r.cold.median.cache_hit is not None for r in rows):
+    if any(run.cache_hit is not None for r in rows for run in r.cold.runs):
         table.add_column("disk cache")
     for row, name in zip(rows, names, strict=True):
         m = row.cold.median
         cells: list[str | Text] = [name, fmt_time(m.total), fmt_time(m.trace), fmt_time(m.lower),
                                    fmt_time(m.compile), fmt_time(m.first_run), fmt_time(m.unattributed)]
         if len(table.columns) > 7:
-            cells.append(NA if m.cache_hit is None else Text("hit", "jitscope.warn") if m.cache_hit else "miss")
+            cells.append(_cache_cell(row))
         table.add_row(*cells)
     return _section(title, table)
+
+
+def _cache_cell(row: BenchRow) -> str | Text:
+    hits = [run.cache_hit for run in row.cold.runs if run.cache_hit is not None]
+    if not hits:
+        return NA
+    if all(hits):
+        return Text("hit", "jitscope.warn")
+    return "miss" if not any(hits) else Text(f"{sum(hits)}/{len(hits)} hits", "jitscope.warn")
 
 
 def _cached_table(rows: Sequence[BenchRow], names: Sequence[str]) -> Group:
@@ -176,7 +185,8 @@ def _process_table(rows: Sequence[BenchRow], names: Sequence[str]) -> Group:
         mid = sorted(runs, key=lambda r: r.wall)[len(runs) // 2]
         table.add_row(name, Text(fmt_time(row.process.median_wall), "jitscope.number"), fmt_time(mid.startup),
                       fmt_time(mid.import_jax), fmt_time(mid.load_target), fmt_time(mid.make_inputs),
-                      fmt_time(mid.first_call.total), fmt_time(mid.first_call.compile))
+                      fmt_time(mid.first_call.total),
+                      fmt_time(mid.first_call.compile) + (" (disk hit)" if mid.first_call.cache_hit else ""))
     return _section(title, table)
 
 
