@@ -12,6 +12,7 @@ select = ["JS1", "JS2", "JS3"]     # codes, prefixes, rule names or "ALL"
 ignore = ["JS105"]
 exclude = ["build/", "examples/legacy/*.py"]
 fail-on = "warning"                # error | warning | info
+trace = ["mypkg.model:*"]          # also trace these (jitscope lint --trace), using JITSCOPE_EXAMPLES
 
 [tool.jitscope.lint.per-file-ignores]
 "tests/*" = ["JS101"]
@@ -32,7 +33,7 @@ from jitscope.errors import ConfigError
 from jitscope.model.lint import SEVERITIES, Severity
 
 PYPROJECT = "pyproject.toml"
-_LINT_KEYS = ("select", "ignore", "per-file-ignores", "exclude", "extend-exclude", "fail-on")
+_LINT_KEYS = ("select", "ignore", "per-file-ignores", "exclude", "extend-exclude", "fail-on", "trace")
 _EMPTY: Mapping[str, Any] = MappingProxyType({})
 
 
@@ -45,6 +46,8 @@ class LintConfig:
     per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = ()
     exclude: tuple[str, ...] = ()
     fail_on: Severity = "warning"
+    #: Targets for the tracer-based checks (``jitscope lint --trace``), e.g. ``["pkg.model:*"]``.
+    trace: tuple[str, ...] = ()
 
     def with_overrides(
         self,
@@ -61,6 +64,7 @@ class LintConfig:
             per_file_ignores=self.per_file_ignores,
             exclude=self.exclude + exclude,
             fail_on=fail_on or self.fail_on,
+            trace=self.trace,
         )
 
 
@@ -150,7 +154,8 @@ def parse_lint_config(table: Mapping[str, Any], where: str = PYPROJECT) -> LintC
     if fail_on not in SEVERITIES:
         raise ConfigError(f"{where}: 'fail-on' must be one of {', '.join(SEVERITIES)}, not {fail_on!r}")
     _check_codes(where, select or (), ignore, *(codes for _, codes in per_file))
-    return LintConfig(select, ignore, tuple(per_file), exclude, fail_on)
+    trace = _str_list(normalized, "trace", where)
+    return LintConfig(select, ignore, tuple(per_file), exclude, fail_on, trace)
 
 
 def _str_list(table: Mapping[str, Any], key: str, where: str, label: str | None = None) -> tuple[str, ...]:

@@ -4,11 +4,15 @@ from __future__ import annotations
 
 from enum import Enum
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from jitscope.cli.options import ArgOpt, ShapesOpt, StaticOpt
 from jitscope.errors import EXIT_FINDINGS
+
+if TYPE_CHECKING:
+    from jitscope.model.lint import Finding
 
 
 class LintFormat(str, Enum):
@@ -78,9 +82,19 @@ def lint(
             "--show-source/--no-show-source", help="Show a code frame under each finding (text format)."
         ),
     ] = True,
-    # `--trace TARGET` (the tracer-based dynamic lint) plugs in here: it runs jitscope's tracer on TARGET and
-    # hands its findings to lint_paths(..., extra_findings=...), so suppression, select/ignore, per-file
-    # ignores, fail-on and every output format apply to them exactly as to static findings.
+    trace: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--trace",
+            help="Also trace TARGET (module:fn, file.py:fn, module:*) with jitscope's tracer and report what "
+            "really happened: side effects (also in helpers), trace failures, hidden state, recompiles. "
+            "Repeatable; default: trace = [...] in the config.",
+            show_default=False,
+        ),
+    ] = None,
+    shapes: ShapesOpt = None,
+    static: StaticOpt = None,
+    arg: ArgOpt = None,
 ) -> None:
     """Lint Python files for JAX hazards (static analysis: never imports or runs your code)."""
     from jitscope.config import load_config
@@ -95,7 +109,9 @@ def lint(
         exclude=tuple(exclude or ()),
         fail_on=fail_on.value if fail_on else None,
     )
-    report = lint_paths(targets, lint_config, root=cfg.root, jobs=jobs)
+    trace_targets = list(trace or lint_config.trace)
+    extra = _dynamic_findings(trace_targets, shapes, static, arg) if trace_targets else []
+    report = lint_paths(targets, lint_config, root=cfg.root, jobs=jobs, extra_findings=extra)
     console = make_console()
     if fmt is LintFormat.text:
         from jitscope.render.lint_text import render_lint_text
@@ -113,6 +129,18 @@ def lint(
         console.file.write(text if text.endswith("\n") or not text else text + "\n")
     if report.failed:
         raise typer.Exit(EXIT_FINDINGS)
+
+
+def _dynamic_findings(
+    targets: list[str], shapes: str | None, static: list[str] | None, arg: list[str] | None
+) -> list[Finding]:
+    """Trace the targets (abstract inputs, nothing allocated) and turn what happened into findings."""
+    from jitscope.load.specs import build_argset
+    from jitscope.tracing.checks import lint_targets
+    from jitscope.tracing.run import load_all
+
+    cli = build_argset(shapes, static, arg) if (shapes is not None or static or arg) else None
+    return lint_targets(load_all(targets), cli)
 
 
 def register(app: typer.Typer) -> None:

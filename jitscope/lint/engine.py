@@ -113,7 +113,9 @@ def build_report(
     suppressed = sum(r.suppressed for r in results)
     findings: list[Finding] = [f for r in results for f in r.findings]
     extra_kept, extra_suppressed = _filter_extra(extra_findings, codes)
-    findings.extend(extra_kept)
+    # A dynamic finding that confirms a static one at the same place adds nothing but noise.
+    static_places = {(f.code, f.file, f.line) for f in findings}
+    findings.extend(f for f in extra_kept if (f.code, f.file, f.line) not in static_places)
     suppressed += extra_suppressed
     ignores = [(pattern, expand(codes_)) for pattern, codes_ in config.per_file_ignores]
     if ignores:

@@ -227,7 +227,9 @@ def _run(tasks: list[FileTask], jobs: int) -> list[FileResult]:
     order = sorted(range(len(tasks)), key=lambda i: -tasks[i].ref.size)
     n_chunks = min(len(tasks), jobs * 6)
     chunks = [order[k::n_chunks] for k in range(n_chunks)]
-    method = "fork" if sys.platform.startswith("linux") else None
+    # fork is cheapest, but forking a process that has imported JAX (multithreaded) can deadlock:
+    # then (jitscope lint --trace, tests) start workers from a clean forkserver instead.
+    method = ("forkserver" if "jax" in sys.modules else "fork") if sys.platform.startswith("linux") else None
     context = multiprocessing.get_context(method)
     try:
         with ProcessPoolExecutor(max_workers=jobs, mp_context=context, initializer=_worker_init) as pool:
