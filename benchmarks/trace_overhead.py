@@ -61,14 +61,20 @@ def measure_cli(module: str, fn: str, runs: int) -> dict[str, float]:
     spec = __import__(module).JITSCOPE_EXAMPLES[fn]
     plain = PLAIN.format(examples=str(ROOT / "examples"), module=module, fn=fn, spec=f"({spec},)")
     jitscope_cmd = [sys.executable, "-m", "jitscope", "trace", f"examples/{module}.py:{fn}"]
+    quiet_cmd = [*jitscope_cmd, "--no-effects"]
     plain_cmd = [sys.executable, "-c", plain]
     _time(plain_cmd)  # warm the OS file cache for both
     _time(jitscope_cmd)
-    ours, theirs = [], []
+    ours, unwatched, theirs = [], [], []
     for _ in range(runs):
         ours.append(_time(jitscope_cmd))
+        unwatched.append(_time(quiet_cmd))
         theirs.append(_time(plain_cmd))
-    return {"jitscope": statistics.median(ours), "plain": statistics.median(theirs)}
+    return {
+        "jitscope": statistics.median(ours),
+        "no_effects": statistics.median(unwatched),
+        "plain": statistics.median(theirs),
+    }
 
 
 def main() -> None:
@@ -81,7 +87,8 @@ def main() -> None:
         cli = measure_cli(module, fn, opts.runs)
         ratio = cli["jitscope"] / cli["plain"]
         print(f"trace CLI   {module}.py:{fn:<11} jitscope {cli['jitscope']:.2f} s   plain script "
-              f"{cli['plain']:.2f} s   ratio {ratio:.2f} (target <= 1.2)")
+              f"{cli['plain']:.2f} s   ratio {ratio:.2f} (target <= 1.2); with --no-effects "
+              f"{cli['no_effects']:.2f} s, ratio {cli['no_effects'] / cli['plain']:.2f}")
 
     from render_jaxpr import measure_render
 

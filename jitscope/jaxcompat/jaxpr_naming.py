@@ -12,7 +12,12 @@ import string
 from collections.abc import Iterator
 from typing import Any
 
-from jax.extend import core as jex_core
+# The same classes as jax.extend.core, taken from where they live: importing jax.extend
+# also imports Pallas (about 65 ms, a quarter of `jitscope trace`'s own start-up).
+try:
+    from jax._src import core as jex_core
+except ImportError:  # pragma: no cover - a JAX that moved its core module
+    from jax.extend import core as jex_core
 
 ClosedJaxpr = jex_core.ClosedJaxpr
 Jaxpr = jex_core.Jaxpr

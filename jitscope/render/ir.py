@@ -9,9 +9,12 @@ rest of the location, not like an operand.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from typing import Literal
 
+from rich.console import Console, ConsoleOptions, RenderResult
 from rich.highlighter import RegexHighlighter
+from rich.measure import Measurement
 from rich.text import Span, Text
 
 from jitscope.render.lines import Line, StyledLines
@@ -151,7 +154,30 @@ def ir_lines(text: Text) -> list[Line]:
     return lines
 
 
-def render_ir(ir: str, dialect: IrDialect = "auto") -> StyledLines:
+@dataclass(frozen=True, slots=True)
+class IrView:
+    """StableHLO or HLO text as a renderable, highlighted only when the console shows colour.
+
+    Highlighting a large module is most of the cost of printing it; piped or NO_COLOR output
+    would drop the styles anyway, so there the text goes out as plain lines.
+    """
+
+    ir: str
+    dialect: IrDialect = "auto"
+
+    def styled(self, colour: bool = True) -> StyledLines:
+        if not colour:
+            return StyledLines([[(line, "")] if line else [] for line in self.ir.removesuffix("\n").split("\n")])
+        return StyledLines(ir_lines(highlight_ir(self.ir, self.dialect)))
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        yield self.styled(not (console.no_color or console.color_system is None))
+
+    def __rich_measure__(self, console: Console, options: ConsoleOptions) -> Measurement:
+        return self.styled(False).__rich_measure__(console, options)
+
+
+def render_ir(ir: str, dialect: IrDialect = "auto") -> IrView:
     """A renderable for StableHLO or HLO text: same styles as ``highlight_ir``, but printed as
     segments, which is many times faster than a big ``Text`` for a large module."""
-    return StyledLines(ir_lines(highlight_ir(ir, dialect)))
+    return IrView(ir, dialect)
