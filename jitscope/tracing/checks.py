@@ -62,23 +62,9 @@ class _Where:
 
 
 def _finding(code: str, message: str, where: _Where, suggestion: str = "") -> Finding:
-    from jitscope.lint.registry import find_rule
+    from jitscope.lint.engine import make_finding
 
-    rule = find_rule(code)
-    return Finding(
-        code=code,
-        name=rule.name if rule else code,
-        message=message,
-        severity=rule.severity if rule else "warning",
-        file=where.file,
-        line=where.line,
-        column=1,
-        end_line=where.line,
-        end_column=1,
-        function=where.function,
-        suggestion=suggestion,
-        source="dynamic",
-    )
+    return make_finding(code, message, where.file, where.line, function=where.function, suggestion=suggestion)
 
 
 def _definition(target: TargetHandle) -> _Where:
