@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from jitscope.cli.options import ArgOpt, ShapesOpt, StaticOpt
+from jitscope.cli.options import ArgOpt, StaticOpt
 from jitscope.errors import EXIT_FINDINGS
 
 if TYPE_CHECKING:
@@ -92,7 +92,16 @@ def lint(
             show_default=False,
         ),
     ] = None,
-    shapes: ShapesOpt = None,
+    shapes: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--shapes",
+            "-s",
+            help="Arguments for the --trace targets, e.g. \"f32[8], i32[]\"; repeat it to describe a call "
+            "sequence (each one call) and see which calls recompile. Default: JITSCOPE_EXAMPLES.",
+            show_default=False,
+        ),
+    ] = None,
     static: StaticOpt = None,
     arg: ArgOpt = None,
 ) -> None:
@@ -132,15 +141,19 @@ def lint(
 
 
 def _dynamic_findings(
-    targets: list[str], shapes: str | None, static: list[str] | None, arg: list[str] | None
+    targets: list[str], shapes: list[str] | None, static: list[str] | None, arg: list[str] | None
 ) -> list[Finding]:
     """Trace the targets (abstract inputs, nothing allocated) and turn what happened into findings."""
     from jitscope.load.specs import build_argset
     from jitscope.tracing.checks import lint_targets
     from jitscope.tracing.run import load_all
 
-    cli = build_argset(shapes, static, arg) if (shapes is not None or static or arg) else None
-    return lint_targets(load_all(targets), cli)
+    calls = None
+    if shapes:
+        calls = tuple(build_argset(s, static, arg) for s in shapes)
+    elif static or arg:
+        calls = (build_argset(None, static, arg),)
+    return lint_targets(load_all(targets), calls)
 
 
 def register(app: typer.Typer) -> None:

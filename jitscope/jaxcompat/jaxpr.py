@@ -18,12 +18,13 @@ from typing import Any
 
 import numpy as np
 from jax._src import source_info_util
+
 # The same classes as jax.extend.core, taken from where they live: importing jax.extend
 # also imports Pallas (about 65 ms, a quarter of `jitscope trace`'s own start-up).
 try:
     from jax._src import core as jex_core
 except ImportError:  # pragma: no cover - a JAX that moved its core module
-    from jax.extend import core as jex_core
+    from jax.extend import core as jex_core  # type: ignore[no-redef]
 
 from jitscope.jaxcompat.jaxpr_naming import inner_jaxpr, jaxprs_in, shared_jaxprs, unused_outputs, var_names
 from jitscope.jaxcompat.jaxpr_params import format_param, shown_params

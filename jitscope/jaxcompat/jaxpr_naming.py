@@ -17,7 +17,7 @@ from typing import Any
 try:
     from jax._src import core as jex_core
 except ImportError:  # pragma: no cover - a JAX that moved its core module
-    from jax.extend import core as jex_core
+    from jax.extend import core as jex_core  # type: ignore[no-redef]
 
 ClosedJaxpr = jex_core.ClosedJaxpr
 Jaxpr = jex_core.Jaxpr

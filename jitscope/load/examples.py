@@ -20,6 +20,7 @@ turned into an abstract spec so nothing is allocated.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from jitscope.errors import SpecError
@@ -47,13 +48,13 @@ def _to_spec(value: Any) -> Any:
     return value
 
 
-def parse_example_entry(key: str, entry: Any) -> tuple[ArgSet, ...]:
-    """One ``JITSCOPE_EXAMPLES`` value -> the ArgSets it describes."""
-    where = f"{EXAMPLES_ATTR}[{key!r}]"
+def parse_example_entry(key: str, entry: Any, source: str = EXAMPLES_ATTR) -> tuple[ArgSet, ...]:
+    """One ``JITSCOPE_EXAMPLES`` (or ``[tool.jitscope.examples]``) value -> the ArgSets it describes."""
+    where = f"{source}[{key!r}]"
     if isinstance(entry, list):
         out: list[ArgSet] = []
         for i, item in enumerate(entry):
-            out.extend(parse_example_entry(f"{key}[{i}]", item))
+            out.extend(parse_example_entry(f"{key}[{i}]", item, source))
         return tuple(out)
     if isinstance(entry, str):
         return (build_argset(shapes=entry, label=""),)
@@ -84,6 +85,23 @@ def examples_for(module: Any, attr_path: str) -> tuple[ArgSet, ...]:
     for key in (attr_path, last):
         if key in table:
             return parse_example_entry(key, table[key])
+    return ()
+
+
+def examples_from_config(keys: tuple[str, ...], start: Path) -> tuple[ArgSet, ...]:
+    """Examples for a target from ``[tool.jitscope.examples]`` in the nearest pyproject.toml.
+
+    For modules you cannot (or would rather not) edit: the table maps a target, written as on
+    the command line (``"pkg.model:apply"`` or ``"src/model.py:apply"``), to the same values
+    ``JITSCOPE_EXAMPLES`` takes.
+    """
+    from jitscope.config import load_config
+
+    config = load_config(start)
+    table = config.section("examples")
+    for key in keys:
+        if key in table:
+            return parse_example_entry(key, table[key], "[tool.jitscope.examples]")
     return ()
 
 

@@ -21,7 +21,7 @@ from typing import Any
 
 from jitscope.errors import TargetError, UserCodeError
 from jitscope.jaxcompat.jit import JitOptions, is_jitted, unwrap_jit
-from jitscope.load.examples import example_names, examples_for
+from jitscope.load.examples import example_names, examples_for, examples_from_config
 from jitscope.load.specs import ArgSet
 from jitscope.userframes import format_user_traceback
 
@@ -155,7 +155,9 @@ def resolve_attr(module: ModuleType, attr_path: str, shown: str) -> Any:
     return obj
 
 
-def _make_handle(text: str, shown: str, module: ModuleType, attr_path: str, obj: Any, how: str) -> TargetHandle:
+def _make_handle(
+    text: str, shown: str, module: ModuleType, attr_path: str, obj: Any, how: str, cwd: Path | None = None
+) -> TargetHandle:
     if not callable(obj):
         raise TargetError(
             f"{shown}:{attr_path} is a {type(obj).__name__}, not a function",
@@ -176,7 +178,8 @@ def _make_handle(text: str, shown: str, module: ModuleType, attr_path: str, obj:
         options=options,
         module=module,
         how=how,
-        examples=examples_for(module, attr_path),
+        examples=examples_for(module, attr_path)
+        or examples_from_config((f"{shown}:{attr_path}", f"{module.__name__}:{attr_path}"), cwd or Path.cwd()),
     )
 
 
@@ -186,14 +189,14 @@ def load_targets(text: str, cwd: Path | None = None) -> list[TargetHandle]:
     head, attr_path = split_target(text)
     module, how = load_module(head, cwd)
     if attr_path != "*":
-        return [_make_handle(text, head, module, attr_path, resolve_attr(module, attr_path, head), how)]
+        return [_make_handle(text, head, module, attr_path, resolve_attr(module, attr_path, head), how, cwd)]
     names = list(example_names(module))
     for name, value in vars(module).items():
         defined_here = getattr(getattr(value, "__wrapped__", value), "__module__", None) == module.__name__
         if is_jitted(value) and defined_here and name not in names:
             names.append(name)
     handles = [
-        _make_handle(text, head, module, name, resolve_attr(module, name, head), how)
+        _make_handle(text, head, module, name, resolve_attr(module, name, head), how, cwd)
         for name in names
     ]
     with_examples = [h for h in handles if h.examples]

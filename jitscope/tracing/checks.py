@@ -123,9 +123,9 @@ def _jaxpr_text(target: TargetHandle, argset: ArgSet) -> str | None:
     return render_jaxpr_text(record.jaxpr, None, locations=False, header=False)
 
 
-def lint_target(target: TargetHandle, cli: ArgSet | None = None) -> Iterator[Finding]:
-    """Trace one target and yield what it got wrong."""
-    calls = argsets_for(target, cli)
+def lint_target(target: TargetHandle, calls: tuple[ArgSet, ...] | None = None) -> Iterator[Finding]:
+    """Trace one target with ``calls`` (default: its examples) and yield what it got wrong."""
+    calls = calls or argsets_for(target, None)
     first = trace_target(target, calls[0]).record
     for effect in first.effects.effects if first.effects else ():
         yield _effect_finding(effect)
@@ -171,11 +171,13 @@ def _sequence_findings(target: TargetHandle, calls: tuple[ArgSet, ...]) -> Itera
             )
 
 
-def lint_targets(targets: list[TargetHandle], cli: ArgSet | None = None) -> list[Finding]:
+def lint_targets(targets: list[TargetHandle], calls: tuple[ArgSet, ...] | None = None) -> list[Finding]:
     """Dynamic findings for every target, deduplicated."""
-    out: dict[tuple[str, str, int], Finding] = {}
+    out: dict[tuple[str, str, int, str], Finding] = {}
     for target in targets:
-        for finding in lint_target(target, cli):
-            # Several jitted wrappers of one function fail at the same line: report it once.
-            out.setdefault((finding.code, finding.file, finding.line), finding)
+        for finding in lint_target(target, calls):
+            # Several jitted wrappers of one function fail at the same line: report it once. Each
+            # recompiling call of a sequence is its own finding (they share the `def` line).
+            per_call = finding.message if finding.code == "JS306" else ""
+            out.setdefault((finding.code, finding.file, finding.line, per_call), finding)
     return list(out.values())

@@ -82,3 +82,24 @@ def test_lint_trace_targets_from_config_and_suppression(tmp_path, cli):
     (tmp_path / "chatty.py").write_text("def log(x):\n    print('value', x)  # jitscope: ignore[JS101]\n    return x\n")
     result = cli("lint", "helpers_user.py", "--format", "json", cwd=tmp_path)
     assert result.returncode == 0 and json.loads(result.stdout)["findings"] == []
+
+
+def test_call_sequence_from_repeated_shapes_and_examples_from_config(tmp_path, cli):
+    import json
+
+    (tmp_path / "m.py").write_text("import jax\n\n\n@jax.jit\ndef f(x, n):\n    return x * n\n")
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.jitscope.examples]\n"m.py:f" = [{shapes = "f32[3], 2.0"}, {shapes = "f32[3], 3.0"}]\n'
+    )
+    # from the config table: two Python floats share one weak-typed cache entry, so no recompile
+    result = cli("lint", "m.py", "--trace", "m.py:f", "--format", "json", cwd=tmp_path)
+    assert result.returncode == 0, result.stdout + result.stderr
+    # from repeated --shapes: each call that recompiles is its own finding, with all causes
+    result = cli("lint", "m.py", "--trace", "m.py:f", "--format", "json", "-s", "f32[3], 2.0", "-s",
+                 "f32[3], f32[]", "-s", "f16[3], f32[]", cwd=tmp_path)
+    messages = [f["message"] for f in json.loads(result.stdout)["findings"]]
+    assert len(messages) == 2
+    assert "call 2 of 3" in messages[0] and "n: weak_type True -> False" in messages[0]
+    assert "call 3 of 3" in messages[1] and "x: dtype f32 -> f16" in messages[1]
+    trace = cli("trace", "m.py:f", "--stages", "jaxpr", "--format", "json", cwd=tmp_path)
+    assert [t["call"] for t in json.loads(trace.stdout)["traces"]] == ["f32[3], 2.0", "f32[3], 3.0"]
