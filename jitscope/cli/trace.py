@@ -53,7 +53,11 @@ def trace(
 
     wanted = parse_stages(stages)
     enable_x64_if(x64)
-    report, profilers = run_trace(targets, shapes, static, arg, wanted, effects, profile or bool(profile_html))
+    from jitscope.render.progress import progress_bar
+
+    with progress_bar(make_console(stderr=True), "jitscope trace") as progress:
+        report, profilers = run_trace(targets, shapes, static, arg, wanted, effects, profile or bool(profile_html),
+                                      progress)
     if out is not None:
         write_outputs(report, out, locations=locations, depth=depth)
     console = make_console()

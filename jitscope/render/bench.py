@@ -9,17 +9,17 @@ from __future__ import annotations
 
 import contextlib
 import math
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
-from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.rule import Rule
 from rich.table import Table
 from rich.text import Text
 
 from jitscope.model.bench import BenchReport, BenchRow, ComparisonRecord, ScalingRecord
+from jitscope.render.progress import progress_bar
 
 NA = "n/a"
 
@@ -339,22 +339,6 @@ def show_cold_profiles(profilers: Sequence[tuple[str, Any]], *, html: Path | Non
         console.file.write(profiler.output_text(unicode=True, color=console.is_terminal and not console.no_color))
 
 
-def _no_progress(completed: float, total: int, text: str) -> None:
-    return None
-
-
-@contextlib.contextmanager
-def bench_progress(console: Console) -> Iterator[Callable[[float, int, str], None]]:
+def bench_progress(console: Console) -> contextlib.AbstractContextManager[Callable[[float, int, str], None]]:
     """A transient progress bar on ``console`` (stderr) when it is a terminal; otherwise a no-op callback."""
-    if not console.is_terminal:
-        yield _no_progress
-        return
-    progress = Progress(TextColumn("{task.description}"), BarColumn(), TimeElapsedColumn(), console=console,
-                        transient=True)
-    with progress:
-        task = progress.add_task("jitscope bench", total=1)
-
-        def update(completed: float, total: int, text: str) -> None:
-            progress.update(task, completed=completed, total=max(total, 1), description=text)
-
-        yield update
+    return progress_bar(console, "jitscope bench")

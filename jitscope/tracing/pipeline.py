@@ -5,11 +5,12 @@ from __future__ import annotations
 import dataclasses
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 from jitscope.load.specs import ArgSet, build_argset
+from jitscope.load.target import TargetHandle
 from jitscope.model.trace import TraceRecord, TraceReport
 from jitscope.stages.compile import lower_and_compile
 from jitscope.tracing.run import argsets_for, load_all
@@ -31,27 +32,35 @@ def run_trace(
     stages: Sequence[str],
     watch_effects: bool = True,
     profile: bool = False,
+    progress: Callable[[float, int, str], None] | None = None,
 ) -> tuple[TraceReport, list[tuple[str, Any]]]:
-    """Trace (and lower/compile as ``stages`` need) every call of every target."""
+    """Trace (and lower/compile as ``stages`` need) every call of every target.
+
+    ``progress(done, total, text)`` is told before each call, so a CLI can show a bar.
+    """
     from jitscope.jaxcompat.stages import environment
 
     handles = load_all(list(targets))
     cli = build_argset(shapes, statics, kwargs) if (shapes is not None or statics or kwargs) else None
     records: list[TraceRecord] = []
     profilers: list[tuple[str, Any]] = []
+    plan: list[tuple[TargetHandle, ArgSet]] = []
     for target in handles:
         calls = argsets_for(target, None if (cli is not None and shapes is None and target.examples) else cli)
         if cli is not None and shapes is None and target.examples:
             calls = tuple(_merge(example, cli) for example in calls)
-        for argset in calls:
-            handle = trace_target(target, argset, watch_effects=watch_effects, profile=profile,
-                                  want_jaxpr="jaxpr" in stages)
-            record = handle.record
-            if handle.traced is not None:
-                record = dataclasses.replace(record, stages=lower_and_compile(handle.traced, stages))
-            records.append(record)
-            if handle.profiler is not None:
-                profilers.append((f"{record.target}({record.call})", handle.profiler))
+        plan += [(target, argset) for argset in calls]
+    for done, (target, argset) in enumerate(plan):
+        if progress is not None:
+            progress(done, len(plan), f"tracing {target.attr_path}({argset.describe()[:40]})")
+        handle = trace_target(target, argset, watch_effects=watch_effects, profile=profile,
+                              want_jaxpr="jaxpr" in stages)
+        record = handle.record
+        if handle.traced is not None:
+            record = dataclasses.replace(record, stages=lower_and_compile(handle.traced, stages))
+        records.append(record)
+        if handle.profiler is not None:
+            profilers.append((f"{record.target}({record.call})", handle.profiler))
     return TraceReport(traces=tuple(records), environment=environment()), profilers
 
 

@@ -1,0 +1,33 @@
+"""A transient progress bar on stderr for long work (bench rows, tracing many targets)."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Iterator
+
+from rich.console import Console
+from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+#: ``update(completed, total, text)``: analysis code reports progress without importing rich.
+ProgressCallback = Callable[[float, int, str], None]
+
+
+def no_progress(completed: float, total: int, text: str) -> None:
+    return None
+
+
+@contextlib.contextmanager
+def progress_bar(console: Console, title: str = "jitscope") -> Iterator[ProgressCallback]:
+    """A transient progress bar on ``console`` (stderr) when it is a terminal; otherwise a no-op callback."""
+    if not console.is_terminal:
+        yield no_progress
+        return
+    progress = Progress(TextColumn("{task.description}"), BarColumn(), TimeElapsedColumn(), console=console,
+                        transient=True)
+    with progress:
+        task = progress.add_task(title, total=1)
+
+        def update(completed: float, total: int, text: str) -> None:
+            progress.update(task, completed=completed, total=max(total, 1), description=text)
+
+        yield update
