@@ -71,7 +71,7 @@ def cached_accuracy(budget: float, pairs: int, rounds: int) -> list[dict[str, An
         (call,) = plan_calls([f"{ROOT / 'examples' / 'bench_workloads.py'}:{name}"])
         target, argset = call
         args, _ = make_inputs(argset, seed=0)
-        jitted = jax.jit(target.fn)
+        jitted = jax.jit(target.fn)  # jitscope: ignore[JS303] (one different function per workload)
         first = jitted(*args)
         first.block_until_ready()
         ours, theirs, loops, overhead = [], [], 1, 0.0
