@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from jitscope.load.specs import ArgSet, build_argset
-from jitscope.load.target import TargetHandle
+from jitscope.load.target import TargetHandle, check_call
 from jitscope.tracing.run import argsets_for, load_all
 
 
@@ -63,5 +63,7 @@ def plan_calls(
     """Load the targets and pair each with its ArgSets, in command-line order."""
     calls: list[tuple[TargetHandle, ArgSet]] = []
     for handle in load_all(list(targets), cwd):
-        calls.extend((handle, argset) for argset in argsets_from_flags(handle, shapes, statics, kwargs))
+        for argset in argsets_from_flags(handle, shapes, statics, kwargs):
+            check_call(handle, argset)
+            calls.append((handle, argset))
     return calls

@@ -19,7 +19,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from jitscope.errors import TargetError, UserCodeError
+from jitscope.errors import SpecError, TargetError, UserCodeError
 from jitscope.jaxcompat.jit import JitOptions, is_jitted, unwrap_jit
 from jitscope.load.examples import example_names, examples_for, examples_from_config
 from jitscope.load.specs import ArgSet
@@ -206,3 +206,25 @@ def load_targets(text: str, cwd: Path | None = None) -> list[TargetHandle]:
             hint="declare JITSCOPE_EXAMPLES in the module (see README) or name a function and pass --shapes",
         )
     return with_examples
+
+
+def check_call(target: TargetHandle, argset: ArgSet) -> None:
+    """Refuse an ArgSet that cannot bind to the function's signature, before any tracing.
+
+    Without this, a missing or extra argument surfaces as a TypeError from deep inside
+    JAX's tracing machinery; here it is a spec error that names the parameters.
+    """
+    import inspect
+
+    try:
+        signature = inspect.signature(target.fn)
+    except (TypeError, ValueError):  # builtins and C functions: let JAX decide
+        return
+    try:
+        signature.bind(*argset.args, **argset.kwargs)
+    except TypeError as exc:
+        params = ", ".join(str(p) for p in signature.parameters.values())
+        raise SpecError(
+            f"arguments do not fit {target.name}({params}): {exc}",
+            hint="pass one --shapes entry per positional parameter, and --arg/--static NAME=... for the rest",
+        ) from None

@@ -20,7 +20,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from jitscope.load.specs import ArgSet
-from jitscope.load.target import TargetHandle
+from jitscope.load.target import TargetHandle, check_call
 from jitscope.model.effects import EffectKind, EffectRecord
 from jitscope.model.lint import Finding
 from jitscope.model.trace import Diagnostic
@@ -126,6 +126,8 @@ def _jaxpr_text(target: TargetHandle, argset: ArgSet) -> str | None:
 def lint_target(target: TargetHandle, calls: tuple[ArgSet, ...] | None = None) -> Iterator[Finding]:
     """Trace one target with ``calls`` (default: its examples) and yield what it got wrong."""
     calls = calls or argsets_for(target, None)
+    for argset in calls:
+        check_call(target, argset)
     first = trace_target(target, calls[0]).record
     for effect in first.effects.effects if first.effects else ():
         yield _effect_finding(effect)

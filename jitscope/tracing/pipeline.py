@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from jitscope.load.specs import ArgSet, build_argset
-from jitscope.load.target import TargetHandle
+from jitscope.load.target import TargetHandle, check_call
 from jitscope.model.trace import TraceRecord, TraceReport
 from jitscope.stages.compile import lower_and_compile
 from jitscope.tracing.run import argsets_for, load_all
@@ -49,6 +49,8 @@ def run_trace(
         calls = argsets_for(target, None if (cli is not None and shapes is None and target.examples) else cli)
         if cli is not None and shapes is None and target.examples:
             calls = tuple(_merge(example, cli) for example in calls)
+        for argset in calls:
+            check_call(target, argset)
         plan += [(target, argset) for argset in calls]
     for done, (target, argset) in enumerate(plan):
         if progress is not None:

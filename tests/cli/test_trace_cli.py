@@ -70,6 +70,10 @@ def test_bad_inputs_are_one_line_with_exit_2():
         (("trace", "mlp.py:predict", "--stages", "jaxpr,asm"), "unknown stage(s) asm"),
         (("trace", "no_such_module:f"), "no module named 'no_such_module'"),
         (("trace", "tracing_peek.py:jax"), "is a module, not a function"),
+        (("trace", "mlp.py:predict", "--shapes", "f32[3]"), "missing a required argument: 'x'"),
+        (("trace", "mlp.py:predict", "--shapes", "f32[3], f32[3], f32[3]"), "too many positional arguments"),
+        (("bench", "mlp.py:predict", "--shapes", "f32[3]"), "arguments do not fit mlp.py:predict(params, x)"),
+        (("lint", "mlp.py", "--trace", "mlp.py:predict", "-s", "f32[3]"), "missing a required argument"),
     ]
     for args, expected in cases:
         result = run_cli(*args, cwd=EXAMPLES)
