@@ -12,6 +12,7 @@ TargetsArg = Annotated[
         help="What to inspect: pkg.module:fn, path/to/file.py:fn, module:Class.method, or module:* "
         "(every jitted function with JITSCOPE_EXAMPLES).",
         show_default=False,
+        metavar="TARGET...",
     ),
 ]
 ShapesOpt = Annotated[

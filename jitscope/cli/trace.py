@@ -42,7 +42,8 @@ def trace(
     out: Annotated[Path | None, typer.Option(help="Also write each stage to a file in this folder.")] = None,
     fmt: Annotated[TraceFormat, typer.Option("--format", "-f", help="text, or one versioned JSON document.")]
     = TraceFormat.text,
-    profile: Annotated[bool, typer.Option(help="Profile the Python side of tracing with pyinstrument.")] = False,
+    profile: Annotated[bool, typer.Option("--profile", help="Profile the Python side of tracing with pyinstrument.")]
+    = False,
     profile_html: Annotated[Path | None, typer.Option(help="Write the --profile report as HTML here.")] = None,
     x64: X64Opt = False,
 ) -> None:
