@@ -144,16 +144,10 @@ def _dynamic_findings(
     targets: list[str], shapes: list[str] | None, static: list[str] | None, arg: list[str] | None
 ) -> list[Finding]:
     """Trace the targets (abstract inputs, nothing allocated) and turn what happened into findings."""
-    from jitscope.load.specs import build_argset
     from jitscope.tracing.checks import lint_targets
-    from jitscope.tracing.run import load_all
+    from jitscope.tracing.run import calls_from_flags, load_all
 
-    calls = None
-    if shapes:
-        calls = tuple(build_argset(s, static, arg) for s in shapes)
-    elif static or arg:
-        calls = (build_argset(None, static, arg),)
-    return lint_targets(load_all(targets), calls)
+    return lint_targets([(t, calls_from_flags(t, shapes, static, arg)) for t in load_all(targets)])
 
 
 def register(app: typer.Typer) -> None:

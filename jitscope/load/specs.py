@@ -91,6 +91,12 @@ class ArgSet:
         parts += [f"{k}={format_value(v)}" for k, v in self.kwargs.items()]
         return ", ".join(parts)
 
+    def with_overrides(self, other: ArgSet) -> ArgSet:
+        """This call with ``other``'s keyword and static values on top (its shapes are kept)."""
+        kwargs = {**self.kwargs, **other.kwargs}
+        statics = tuple(dict.fromkeys(self.static_names + other.static_names))
+        return ArgSet(self.args, kwargs, statics, self.label)
+
     @property
     def nbytes(self) -> int:
         """Total bytes of the array leaves, for refusing inputs too large for memory."""

@@ -25,7 +25,6 @@ from jitscope.model.effects import EffectKind, EffectRecord
 from jitscope.model.lint import Finding
 from jitscope.model.trace import Diagnostic
 from jitscope.tracing.recompile import CallRecord, analyse_sequence, observe_sequence
-from jitscope.tracing.run import argsets_for
 from jitscope.tracing.session import trace_target
 from jitscope.userframes import display_path
 
@@ -123,9 +122,8 @@ def _jaxpr_text(target: TargetHandle, argset: ArgSet) -> str | None:
     return render_jaxpr_text(record.jaxpr, None, locations=False, header=False)
 
 
-def lint_target(target: TargetHandle, calls: tuple[ArgSet, ...] | None = None) -> Iterator[Finding]:
-    """Trace one target with ``calls`` (default: its examples) and yield what it got wrong."""
-    calls = calls or argsets_for(target, None)
+def lint_target(target: TargetHandle, calls: tuple[ArgSet, ...]) -> Iterator[Finding]:
+    """Trace one target with ``calls`` (a call sequence) and yield what it got wrong."""
     for argset in calls:
         check_call(target, argset)
     first = trace_target(target, calls[0]).record
@@ -173,10 +171,10 @@ def _sequence_findings(target: TargetHandle, calls: tuple[ArgSet, ...]) -> Itera
             )
 
 
-def lint_targets(targets: list[TargetHandle], calls: tuple[ArgSet, ...] | None = None) -> list[Finding]:
-    """Dynamic findings for every target, deduplicated."""
+def lint_targets(plan: list[tuple[TargetHandle, tuple[ArgSet, ...]]]) -> list[Finding]:
+    """Dynamic findings for every (target, call sequence), deduplicated."""
     out: dict[tuple[str, str, int, str], Finding] = {}
-    for target in targets:
+    for target, calls in plan:
         for finding in lint_target(target, calls):
             # Several jitted wrappers of one function fail at the same line: report it once. Each
             # recompiling call of a sequence is its own finding (they share the `def` line).

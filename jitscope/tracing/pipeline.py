@@ -9,19 +9,12 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from jitscope.load.specs import ArgSet, build_argset
+from jitscope.load.specs import ArgSet
 from jitscope.load.target import TargetHandle, check_call
 from jitscope.model.trace import TraceRecord, TraceReport
 from jitscope.stages.compile import lower_and_compile
-from jitscope.tracing.run import argsets_for, load_all
+from jitscope.tracing.run import calls_from_flags, load_all
 from jitscope.tracing.session import trace_target
-
-
-def _merge(example: ArgSet, cli: ArgSet) -> ArgSet:
-    """Command-line --static/--arg values override an example's (so examples' shapes are kept)."""
-    kwargs = {**example.kwargs, **cli.kwargs}
-    statics = tuple(dict.fromkeys(example.static_names + cli.static_names))
-    return ArgSet(example.args, kwargs, statics, example.label)
 
 
 def run_trace(
@@ -41,14 +34,11 @@ def run_trace(
     from jitscope.jaxcompat.stages import environment
 
     handles = load_all(list(targets))
-    cli = build_argset(shapes, statics, kwargs) if (shapes is not None or statics or kwargs) else None
     records: list[TraceRecord] = []
     profilers: list[tuple[str, Any]] = []
     plan: list[tuple[TargetHandle, ArgSet]] = []
     for target in handles:
-        calls = argsets_for(target, None if (cli is not None and shapes is None and target.examples) else cli)
-        if cli is not None and shapes is None and target.examples:
-            calls = tuple(_merge(example, cli) for example in calls)
+        calls = calls_from_flags(target, [shapes] if shapes is not None else None, statics, kwargs)
         for argset in calls:
             check_call(target, argset)
         plan += [(target, argset) for argset in calls]

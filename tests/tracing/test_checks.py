@@ -5,7 +5,8 @@ from pathlib import Path
 import pytest
 
 from jitscope.load.target import load_targets
-from jitscope.tracing.checks import lint_targets
+from jitscope.tracing.checks import lint_targets as _lint_targets
+from jitscope.tracing.run import argsets_for
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
@@ -13,6 +14,10 @@ EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 @pytest.fixture(autouse=True)
 def _in_examples(monkeypatch):
     monkeypatch.chdir(EXAMPLES)
+
+
+def lint_targets(targets):
+    return _lint_targets([(t, argsets_for(t, None)) for t in targets])
 
 
 def _lines(source: str, needle: str) -> int:
