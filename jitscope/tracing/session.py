@@ -118,7 +118,8 @@ def trace_target(
     args, kwargs = to_abstract(argset)
     notes = [w for w in [warn_if_x64_disabled(argset)] if w]
     printed = io.StringIO()
-    traced, error, effects = None, None, None
+    traced: Any | None = None
+    error: Exception | None = None
     profiler = None
     start = time.perf_counter()
     with warnings.catch_warnings(record=True) as caught:
@@ -137,6 +138,14 @@ def trace_target(
         profiler = _profile_trace(target.fn, options, args, kwargs)
     notes += [f"{w.category.__name__}: {w.message}" for w in caught if not _is_noise(w)]
     notes += observer.problems
+    diagnostic = jaxpr = summary = None
+    if error is not None:
+        diagnostic = diagnose(error, options)
+    elif traced is not None and want_jaxpr:
+        from jitscope.jaxcompat.jaxpr import jaxpr_to_record
+
+        jaxpr = jaxpr_to_record(traced.jaxpr, const_origins=const_origins(target.fn))
+        summary = summarize(jaxpr)
     record = TraceRecord(
         target=target.name,
         how=target.how,
@@ -149,24 +158,14 @@ def trace_target(
         body_runs=observer.runs,
         trace_seconds=elapsed,
         printed=printed.getvalue(),
+        jaxpr=jaxpr,
+        summary=summary,
+        diagnostic=diagnostic,
         warnings=tuple(dict.fromkeys(notes)),
     )
-    if error is not None:
-        record = _replace(record, diagnostic=diagnose(error, options))
-    elif traced is not None and want_jaxpr:
-        from jitscope.jaxcompat.jaxpr import jaxpr_to_record
-
-        jaxpr = jaxpr_to_record(traced.jaxpr, const_origins=const_origins(target.fn))
-        record = _replace(record, jaxpr=jaxpr, summary=summarize(jaxpr))
     return TraceHandle(target, argset, jitted, traced, record, profiler)
 
 
 def _is_noise(w: warnings.WarningMessage) -> bool:
     # The x64 truncation warning is already reported once, in plain words, by warn_if_x64_disabled.
     return "Explicitly requested dtype" in str(w.message)
-
-
-def _replace(record: TraceRecord, **changes: Any) -> TraceRecord:
-    import dataclasses
-
-    return dataclasses.replace(record, **changes)
