@@ -9,51 +9,12 @@ Without flags, each target's ``JITSCOPE_EXAMPLES`` are used, as ``jitscope trace
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Sequence
 from pathlib import Path
 
-from jitscope.load.specs import ArgSet, build_argset
+from jitscope.load.specs import ArgSet
 from jitscope.load.target import TargetHandle, check_call
-from jitscope.tracing.run import argsets_for, load_all
-
-
-def static_variants(statics: Sequence[str] | None) -> list[list[str]]:
-    """``["n=1", "n=2", "m=3"]`` -> ``[["n=1", "m=3"], ["n=2", "m=3"]]`` (order of first appearance)."""
-    by_name: dict[str, list[str]] = {}
-    for item in statics or ():
-        name = item.partition("=")[0].strip()
-        values = by_name.setdefault(name, [])
-        if item not in values:
-            values.append(item)
-    if not by_name:
-        return [[]]
-    return [list(combo) for combo in itertools.product(*by_name.values())]
-
-
-def _merge(example: ArgSet, cli: ArgSet) -> ArgSet:
-    kwargs = {**example.kwargs, **cli.kwargs}
-    statics = tuple(dict.fromkeys(example.static_names + cli.static_names))
-    return ArgSet(example.args, kwargs, statics, example.label)
-
-
-def argsets_from_flags(
-    target: TargetHandle, shapes: Sequence[str] | None, statics: Sequence[str] | None,
-    kwargs: Sequence[str] | None,
-) -> tuple[ArgSet, ...]:
-    """The ArgSets to benchmark ``target`` with."""
-    if not shapes and not statics and not kwargs:
-        return argsets_for(target, None)
-    variants = static_variants(statics)
-    if not shapes:
-        if target.examples:
-            return tuple(
-                _merge(example, build_argset(None, variant, list(kwargs or ())))
-                for example in target.examples
-                for variant in variants
-            )
-        return tuple(build_argset(None, variant, list(kwargs or ())) for variant in variants)
-    return tuple(build_argset(s, variant, list(kwargs or ())) for s in shapes for variant in variants)
+from jitscope.tracing.run import calls_from_flags, load_all
 
 
 def plan_calls(
@@ -63,7 +24,7 @@ def plan_calls(
     """Load the targets and pair each with its ArgSets, in command-line order."""
     calls: list[tuple[TargetHandle, ArgSet]] = []
     for handle in load_all(list(targets), cwd):
-        for argset in argsets_from_flags(handle, shapes, statics, kwargs):
+        for argset in calls_from_flags(handle, shapes, statics, kwargs, vary_statics=True):
             check_call(handle, argset)
             calls.append((handle, argset))
     return calls

@@ -24,10 +24,8 @@ def _required_params(fn: object) -> list[str]:
     ]
 
 
-def argsets_for(target: TargetHandle, cli: ArgSet | None) -> tuple[ArgSet, ...]:
-    """The calls to make: the command line's if given, else the module's examples."""
-    if cli is not None:
-        return (cli,)
+def default_calls(target: TargetHandle) -> tuple[ArgSet, ...]:
+    """The calls to make without flags: the declared examples, or no arguments if none are needed."""
     if target.examples:
         return target.examples
     if not _required_params(target.fn):
@@ -76,7 +74,7 @@ def calls_from_flags(
     repeated values of one static name into one call per value, combined across names.
     """
     if not shapes and not statics and not kwargs:
-        return argsets_for(target, None)
+        return default_calls(target)
     variants = static_variants(statics) if vary_statics else [list(statics or ())]
     if shapes:
         return tuple(build_argset(s, variant, list(kwargs or ())) for s in shapes for variant in variants)

@@ -6,7 +6,7 @@ import pytest
 
 from jitscope.load.target import load_targets
 from jitscope.tracing.checks import lint_targets as _lint_targets
-from jitscope.tracing.run import argsets_for
+from jitscope.tracing.run import default_calls
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
@@ -17,7 +17,7 @@ def _in_examples(monkeypatch):
 
 
 def lint_targets(targets):
-    return _lint_targets([(t, argsets_for(t, None)) for t in targets])
+    return _lint_targets([(t, default_calls(t)) for t in targets])
 
 
 def _lines(source: str, needle: str) -> int:
