@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 from jitscope.lint.entries import JitSite
 from jitscope.lint.index import DefNode, ModuleIndex, block_statements, target_names
+from jitscope.lint.names import last_name
 from jitscope.lint.params import literal_ints, literal_strs, positional_params
 from jitscope.lint.resolve import header_roots, walk_with_parents
 
@@ -176,13 +177,12 @@ def _few_values(node: ast.expr, function: DefNode | None, depth: int = 0) -> boo
         return True
     if depth > 2:
         return False
-    if isinstance(node, ast.Call) and node.args:
-        func = node.func
-        name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
-        if name in ("product", "zip", "enumerate", "reversed", "sorted"):
-            return all(
-                _few_values(a, function, depth + 1) for a in node.args if not isinstance(a, ast.Starred)
-            )
+    if (
+        isinstance(node, ast.Call)
+        and node.args
+        and last_name(node.func) in ("product", "zip", "enumerate", "reversed", "sorted")
+    ):
+        return all(_few_values(a, function, depth + 1) for a in node.args if not isinstance(a, ast.Starred))
     if isinstance(node, ast.Name) and function is not None:
         for stmt in block_statements(function.body):
             if (

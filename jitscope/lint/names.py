@@ -19,6 +19,14 @@ def words(text: str) -> frozenset[str]:
     return frozenset(text.split())
 
 
+def last_name(node: ast.AST | None) -> str:
+    """The name a call or decorator is spelled with, whatever it is imported as: ``partial`` for both
+    ``partial`` and ``functools.partial``; ``""`` for anything else (a subscript, a call, None)."""
+    if isinstance(node, ast.Attribute):
+        return node.attr
+    return node.id if isinstance(node, ast.Name) else ""
+
+
 #: Transforms whose wrapped function is traced, keyed by the last component of the name.
 _JAX_TRANSFORMS: dict[str, str] = {
     "jit": "jit",

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import ast
 
+from jitscope.lint.names import last_name
+
 #: Calls whose truth proves their argument is a concrete Python/NumPy value (jax internals).
 _CONCRETE_CHECKS = frozenset({"is_constant_dim", "is_constant_shape", "is_concrete", "is_python_scalar"})
 
@@ -52,8 +54,7 @@ def narrowed_names(test: ast.expr) -> tuple[set[str], set[str]]:
             out |= narrowed_names(value)[1]
         return set(), out
     if isinstance(test, ast.Call) and test.args:
-        func = test.func
-        name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+        name = last_name(test.func)
         subject = test.args[0]
         if (
             name == "isinstance"

@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from jitscope.lint.index import DefNode, FuncNode, ModuleIndex
+from jitscope.lint.names import last_name
 from jitscope.lint.params import literal_ints, literal_strs, partial_constants, partial_keywords, self_param
 from jitscope.lint.walk import child_nodes
 
@@ -147,9 +148,7 @@ def loop_in_chain(chain: list[ast.stmt]) -> bool:
 
 
 def names_primitive(call: ast.Call) -> bool:
-    first = call.args[0] if call.args else None
-    name = first.attr if isinstance(first, ast.Attribute) else first.id if isinstance(first, ast.Name) else ""
-    return name.endswith("_p")
+    return last_name(call.args[0] if call.args else None).endswith("_p")
 
 
 def nondiff_count(nondiff: dict[str, ast.expr]) -> int:

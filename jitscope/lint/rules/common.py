@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 from typing import Literal
 
+from jitscope.lint.names import last_name
 from jitscope.lint.rule import ModuleContext
 from jitscope.lint.taint import FRESH, FunctionFacts
 
@@ -120,15 +121,7 @@ def known_container(ctx: ModuleContext, facts: FunctionFacts, node: ast.expr) ->
             if isinstance(value, (ast.List, ast.Dict, ast.Set, ast.ListComp, ast.DictComp, ast.SetComp)):
                 return True
             if isinstance(value, ast.Call):
-                func = value.func
-                name = (
-                    func.attr
-                    if isinstance(func, ast.Attribute)
-                    else func.id
-                    if isinstance(func, ast.Name)
-                    else ""
-                )
-                return name in _CONTAINER_MAKERS
+                return last_name(value.func) in _CONTAINER_MAKERS
     return False
 
 

@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from jitscope.lint.callsites import CallSite, uses
 from jitscope.lint.entries import JitSite
 from jitscope.lint.index import block_statements
+from jitscope.lint.names import last_name
 from jitscope.lint.resolve import header_roots, walk_with_parents
 from jitscope.lint.rule import ModuleContext, Rule
 from jitscope.lint.rules.common import label
@@ -137,27 +138,16 @@ def _called_in_loop(site: JitSite) -> bool:
     short = name.rpartition(".")[2]
     for stmt in block_statements(getattr(loops[-1], "body", [])):
         for sub in ast.walk(stmt) if not isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) else ():
-            if isinstance(sub, ast.Call):
-                func = sub.func
-                called = (
-                    func.id
-                    if isinstance(func, ast.Name)
-                    else func.attr
-                    if isinstance(func, ast.Attribute)
-                    else ""
-                )
-                if called == short:
-                    return True
+            if isinstance(sub, ast.Call) and last_name(sub.func) == short:
+                return True
     return False
 
 
 def _cached(func: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
-    for dec in func.decorator_list:
-        node = dec.func if isinstance(dec, ast.Call) else dec
-        name = node.attr if isinstance(node, ast.Attribute) else node.id if isinstance(node, ast.Name) else ""
-        if name in _CACHE_DECORATORS:
-            return True
-    return False
+    return any(
+        last_name(dec.func if isinstance(dec, ast.Call) else dec) in _CACHE_DECORATORS
+        for dec in func.decorator_list
+    )
 
 
 def _what(site: JitSite) -> str:
@@ -209,11 +199,7 @@ def _fresh_each_call(site: JitSite, owner: ast.FunctionDef | ast.AsyncFunctionDe
 
 def _is_partial(node: ast.expr | None) -> bool:
     """``functools.partial(...)``: a new, unhashable-by-content object on every call."""
-    if not isinstance(node, ast.Call):
-        return False
-    func = node.func
-    name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
-    return name == "partial"
+    return isinstance(node, ast.Call) and last_name(node.func) == "partial"
 
 
 def _defined_in(func: ast.AST, owner: ast.AST) -> bool:
@@ -292,7 +278,7 @@ def _growing(cs: CallSite) -> set[str]:
                 name, value = stmt.targets[0].id, stmt.value
                 if (
                     isinstance(value, ast.Call)
-                    and _callee(value) in _GROWERS
+                    and last_name(value.func) in _GROWERS
                     and uses(value, {name})
                     or isinstance(value, ast.BinOp)
                     and uses(value, {name})
@@ -310,11 +296,6 @@ def _growing(cs: CallSite) -> set[str]:
     return names
 
 
-def _callee(call: ast.Call) -> str:
-    func = call.func
-    return func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
-
-
 def _varying(ctx: ModuleContext, arg: ast.expr, loop_vars: set[str], growing: set[str]) -> str | None:
     for sub in ast.walk(arg):
         if isinstance(sub, ast.Subscript):
@@ -325,7 +306,7 @@ def _varying(ctx: ModuleContext, arg: ast.expr, loop_vars: set[str], growing: se
                     upper = part.upper is not None and uses(part.upper, loop_vars)
                     if lower != upper:
                         return "sliced by the loop variable"
-        elif isinstance(sub, ast.Call) and _callee(sub) in _SHAPE_MAKERS and uses(sub, loop_vars):
+        elif isinstance(sub, ast.Call) and last_name(sub.func) in _SHAPE_MAKERS and uses(sub, loop_vars):
             return "whose shape depends on the loop variable"
         elif isinstance(sub, ast.Name) and sub.id in growing:
             return f"which grows on every iteration (`{sub.id}`)"

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 
 from jitscope.lint.calls import MUTATORS
 from jitscope.lint.index import block_statements
-from jitscope.lint.names import words
+from jitscope.lint.names import last_name, words
 from jitscope.lint.rule import ModuleContext, Rule
 from jitscope.lint.rules.common import is_ref_write, mutates, origin, qualify, traced_because
 from jitscope.lint.rules.side_effects import calls_in_traced_code
@@ -63,7 +63,7 @@ def _import_time_calls(ctx: ModuleContext) -> set[str]:
         if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             roots: list[ast.AST] = list(stmt.decorator_list)
             for dec in stmt.decorator_list:
-                names.add(_callee_name(dec.func if isinstance(dec, ast.Call) else dec))
+                names.add(last_name(dec.func if isinstance(dec, ast.Call) else dec))
             if isinstance(stmt, ast.ClassDef):
                 for sub in stmt.body:
                     if isinstance(sub, (ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -73,14 +73,8 @@ def _import_time_calls(ctx: ModuleContext) -> set[str]:
         for root in roots:
             for node in ast.walk(root):
                 if isinstance(node, ast.Call):
-                    names.add(_callee_name(node.func))
+                    names.add(last_name(node.func))
     return names
-
-
-def _callee_name(node: ast.expr) -> str:
-    if isinstance(node, ast.Attribute):
-        return node.attr
-    return node.id if isinstance(node, ast.Name) else ""
 
 
 class MutableGlobalRead(Rule):
