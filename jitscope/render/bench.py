@@ -73,16 +73,21 @@ def _call_column(table: Table, names: Sequence[str]) -> None:
 
 def display_names(rows: Sequence[BenchRow]) -> tuple[list[str], list[str]]:
     """Names for the table rows, and the lines that spell out abbreviated calls (``#N = fn(...)``)."""
-    full = [_name(r) for r in rows]
+    full = [_labelled(f"{_function(r.target)}({r.call})", r.label) for r in rows]
     if all(len(n) <= LONG_CALL for n in full):
         return full, []
-    short = [f"{r.target.rsplit(':', 1)[-1]} #{i + 1}" for i, r in enumerate(rows)]
+    short = [f"{_function(r.target)} #{i + 1}" for i, r in enumerate(rows)]
     return short, [f"{s} = {f}" for s, f in zip(short, full, strict=True)]
 
 
-def _name(row: BenchRow) -> str:
-    name = f"{row.target.rsplit(':', 1)[-1]}({row.call})"
-    return f"{name} [{row.label}]" if row.label else name
+def _function(target: str) -> str:
+    """``fn`` of a ``path.py:fn`` or ``pkg.mod:fn`` target."""
+    return target.rsplit(":", 1)[-1]
+
+
+def _labelled(name: str, label: str) -> str:
+    """``name [label]``, or ``name`` without a label."""
+    return f"{name} [{label}]" if label else name
 
 
 def _table() -> Table:
@@ -100,13 +105,14 @@ def _cold_table(rows: Sequence[BenchRow], names: Sequence[str]) -> Group:
     _call_column(table, names)
     for head in ("total", "trace", "lower", "compile", "1st run", "other"):
         table.add_column(head, justify="right", style="bench.phase" if head != "total" else "jitscope.number")
-    if any(run.cache_hit is not None for r in rows for run in r.cold.runs):
+    show_cache = any(run.cache_hit is not None for r in rows for run in r.cold.runs)
+    if show_cache:
         table.add_column("disk cache")
     for row, name in zip(rows, names, strict=True):
         m = row.cold.median
         cells: list[str | Text] = [name, fmt_time(m.total), fmt_time(m.trace), fmt_time(m.lower),
                                    fmt_time(m.compile), fmt_time(m.first_run), fmt_time(m.unattributed)]
-        if len(table.columns) > 7:
+        if show_cache:
             cells.append(_cache_cell(row))
         table.add_row(*cells)
     return _section(title, table)
@@ -147,9 +153,11 @@ def _derived_table(rows: Sequence[BenchRow], names: Sequence[str]) -> Group:
     table.add_column("FLOP/s", justify="right")
     table.add_column("bytes/s", justify="right")
     table.add_column("XLA memory", justify="right")
-    if any(r.device_peak_bytes is not None for r in rows):
+    show_peak = any(r.device_peak_bytes is not None for r in rows)
+    show_eager = any(r.eager is not None for r in rows)
+    if show_peak:
         table.add_column("device peak", justify="right")
-    if any(r.eager is not None for r in rows):
+    if show_eager:
         table.add_column("eager", justify="right")
         table.add_column("jit speedup", justify="right")
         table.add_column("break-even", justify="right")
@@ -159,9 +167,9 @@ def _derived_table(rows: Sequence[BenchRow], names: Sequence[str]) -> Group:
         cells: list[str | Text] = [name, calls, fmt_rate(d.flops_per_second, "FLOP"),
                                    fmt_rate(d.bytes_per_second, "B"),
                                    fmt_bytes(row.memory.peak_bytes if row.memory else None)]
-        if any(r.device_peak_bytes is not None for r in rows):
+        if show_peak:
             cells.append(fmt_bytes(row.device_peak_bytes))
-        if any(r.eager is not None for r in rows):
+        if show_eager:
             eager = row.eager
             stats = eager.stats if eager else None
             speedup = Text(f"{eager.speedup:.2f}x", "jitscope.good" if eager.speedup >= 1 else "jitscope.warn") \
@@ -198,7 +206,7 @@ def _scaling_table(records: Sequence[ScalingRecord]) -> Group:
     table.add_column("run-time slope", justify="right")
     table.add_column("compile-time slope", justify="right")
     for rec in records:
-        name = rec.target.rsplit(":", 1)[-1] + (f" [{rec.variant}]" if rec.variant else "")
+        name = _labelled(_function(rec.target), rec.variant)
         span = f"{fmt_bytes(rec.points[0].input_bytes)} .. {fmt_bytes(rec.points[-1].input_bytes)}"
         table.add_row(name, span, fmt_slope(rec.run_slope), fmt_slope(rec.compile_slope))
     return _section(title, table)
@@ -232,9 +240,8 @@ class ScalingChart:
             col = round((x - x0) / (x1 - x0) * (width - 1))
             line = self.height - 1 - round((y - y0) / (y1 - y0) * (self.height - 1))
             grid[line][col] = (mark, style)
-        name = self.record.target.rsplit(":", 1)[-1]
-        yield Text(f"{name}{' [' + self.record.variant + ']' if self.record.variant else ''}: time vs input size "
-                   "(log-log)", style="jitscope.muted")
+        name = _labelled(_function(self.record.target), self.record.variant)
+        yield Text(f"{name}: time vs input size (log-log)", style="jitscope.muted")
         labels = {0: fmt_time(10**y1), self.height - 1: fmt_time(10**y0)}
         for i, cells in enumerate(grid):
             text = Text(f"{labels.get(i, ''):>9} |", style="jitscope.muted")
