@@ -20,7 +20,13 @@ from jitscope.lint.entries import ExternalRef
 from jitscope.lint.facts import ARRAY, CONTAINER, ELEMS, FRESH, TAINT, CallEdge, FunctionFacts, Summarizer
 from jitscope.lint.index import FuncNode, ModuleIndex
 from jitscope.lint.names import static_function_name, words
-from jitscope.lint.params import partial_constants, partial_keywords, positional_params, traced_params
+from jitscope.lint.params import (
+    all_params,
+    partial_constants,
+    partial_keywords,
+    positional_params,
+    traced_params,
+)
 from jitscope.lint.resolve import ResolvedFunction
 
 _STATIC_BUILTINS = words(
@@ -211,7 +217,7 @@ class CallEvaluator:
                 found = index.local_defs(func).get(expr.id)
                 if found is not None:
                     return ResolvedFunction(found, func)
-                if func is not self.facts.func and expr.id in _params(func):
+                if func is not self.facts.func and expr.id in all_params(func):
                     return None
                 func = index.owner.get(id(func))
             if expr.id in self.env and expr.id not in self.facts.local_aliases:
@@ -343,7 +349,7 @@ class CallEvaluator:
                         resolved, tainted, tainted, True, f"passed to {label} in `{self.facts.qualname}`"
                     )
                 else:
-                    tainted = frozenset(_params(resolved.func)) if taint & TAINT else frozenset()
+                    tainted = frozenset(all_params(resolved.func)) if taint & TAINT else frozenset()
                     if tainted:
                         first = positional_params(resolved.func)
                         skip = set(first[: int(resolved.bound_method) + len(resolved.bound_args)])
@@ -360,13 +366,6 @@ def _kinds(positional: list[tuple[int, bool]], keywords: list[tuple[str | None, 
         out |= f
     for _, f in keywords:
         out |= f
-    return out
-
-
-def _params(func: FuncNode) -> list[str]:
-    args = func.args
-    out = [a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)]
-    out.extend(a.arg for a in (args.vararg, args.kwarg) if a is not None)
     return out
 
 

@@ -63,13 +63,8 @@ def word_regex(words: list[str]) -> re.Pattern[str]:
 
 _TRIGGER_RE = word_regex(_TRIGGER_WORDS)
 _RULE_METHODS = frozenset({"defjvp", "defvjp", "defjvps", "defjvp_all", "defvjp_all"})
-_LOOPS = (ast.For, ast.AsyncFor, ast.While)
-_COMPS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
 #: Transforms whose jitted functions the recompilation rules (JS30x) inspect.
 JIT_KINDS = frozenset({"jit", "pmap"})
-
-
-# -- parameters ----------------------------------------------------------------------------------
 
 
 # -- discovery -----------------------------------------------------------------------------------

@@ -14,6 +14,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from jitscope.lint.index import FuncNode
+from jitscope.lint.params import param_defaults
 
 TAINT = 1
 
@@ -94,18 +95,8 @@ class FunctionFacts:
 
 def container_defaults(func: FuncNode) -> set[str]:
     """Parameters whose default is a tuple/list/dict/set literal."""
-    args = func.args
     literal = (ast.Tuple, ast.List, ast.Dict, ast.Set)
-    positional = [*args.posonlyargs, *args.args]
-    out = {
-        a.arg
-        for a, d in zip(positional[len(positional) - len(args.defaults) :], args.defaults, strict=False)
-        if isinstance(d, literal)
-    }
-    out.update(
-        a.arg for a, d in zip(args.kwonlyargs, args.kw_defaults, strict=False) if isinstance(d, literal)
-    )
-    return out
+    return {name for name, default in param_defaults(func) if isinstance(default, literal)}
 
 
 def container(elements: int) -> int:

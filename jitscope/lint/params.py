@@ -9,6 +9,7 @@ defaults unless a call passes them. Everything else is traced.
 from __future__ import annotations
 
 import ast
+from collections.abc import Iterator
 
 from jitscope.lint.index import FuncNode, ModuleIndex
 from jitscope.lint.names import words
@@ -179,9 +180,16 @@ def traced_params(
     return frozenset(p for p in params if p not in static and p not in skip)
 
 
-def defaulted_params(func: FuncNode) -> set[str]:
+def param_defaults(func: FuncNode) -> Iterator[tuple[str, ast.expr]]:
+    """Each parameter that has a default, with the default's expression."""
     args = func.args
     positional = [*args.posonlyargs, *args.args]
-    out = {a.arg for a in positional[len(positional) - len(args.defaults) :]}
-    out.update(a.arg for a, d in zip(args.kwonlyargs, args.kw_defaults, strict=False) if d is not None)
-    return out
+    for arg, default in zip(positional[len(positional) - len(args.defaults) :], args.defaults, strict=False):
+        yield arg.arg, default
+    for arg, kw_default in zip(args.kwonlyargs, args.kw_defaults, strict=False):
+        if kw_default is not None:
+            yield arg.arg, kw_default
+
+
+def defaulted_params(func: FuncNode) -> set[str]:
+    return {name for name, _ in param_defaults(func)}

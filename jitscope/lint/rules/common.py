@@ -71,8 +71,7 @@ def origin(ctx: ModuleContext, facts: FunctionFacts, node: ast.expr) -> Origin:
 
 def _param_names(facts: FunctionFacts) -> set[str]:
     args = facts.func.args
-    out = {a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)}
-    return out
+    return {a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)}
 
 
 _REF_SUFFIXES = ("ref", "_smem", "_vmem", "_hbm", "scratch", "_sem", "_buf", "_buffer")

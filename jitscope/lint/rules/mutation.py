@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 from jitscope.lint.facts import ARRAY, CONTAINER, FunctionFacts
 from jitscope.lint.rule import ModuleContext, Rule
-from jitscope.lint.rules.common import is_ref_write, mutates, origin, traced_because
+from jitscope.lint.rules.common import is_ref_write, mutates, origin, root_name, traced_because
 from jitscope.model.lint import Finding
 
 
@@ -203,9 +203,8 @@ _ORIGIN_TEXT = {
 
 
 def _root_param_traced(facts: FunctionFacts, target: ast.expr) -> bool:
-    while isinstance(target, (ast.Attribute, ast.Subscript)):
-        target = target.value
-    return isinstance(target, ast.Name) and target.id in facts.tainted_params
+    root = root_name(target)
+    return root is not None and root.id in facts.tainted_params
 
 
 def is_array_update(facts: FunctionFacts, target: ast.Subscript) -> bool:

@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from jitscope.lint.callsites import CallSite, argument_for, static_params, uses
 from jitscope.lint.entries import JitSite
 from jitscope.lint.index import block_statements
+from jitscope.lint.params import param_defaults
 from jitscope.lint.rule import ModuleContext, Rule
 from jitscope.lint.rules.common import label
 from jitscope.model.lint import Finding
@@ -16,9 +17,6 @@ _UNHASHABLE_NODES = (ast.List, ast.Dict, ast.Set, ast.ListComp, ast.DictComp, as
 _ARRAY_MAKERS = frozenset({"array", "asarray", "zeros", "ones", "arange", "empty", "full", "linspace"})
 _UNHASHABLE_ANNOTATIONS = frozenset(
     {"list", "dict", "set", "List", "Dict", "Set", "ndarray", "Array", "MutableMapping"}
-)
-_GROWERS = frozenset(
-    {"concatenate", "append", "vstack", "hstack", "stack", "column_stack", "row_stack", "dstack"}
 )
 
 
@@ -90,7 +88,7 @@ class UnhashableStaticArgument(Rule):
             if target is None:
                 continue
             static = static_params(site)
-            for param, default in _defaults(target):
+            for param, default in param_defaults(target):
                 kind = _unhashable(ctx, default) if param in static else None
                 if kind:
                     yield ctx.finding(
@@ -125,16 +123,6 @@ class UnhashableStaticArgument(Rule):
                         _where(ctx, cs),
                         "pass a tuple (or another hashable value) instead",
                     )
-
-
-def _defaults(func: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) -> Iterator[tuple[str, ast.expr]]:
-    args = func.args
-    positional = [*args.posonlyargs, *args.args]
-    for arg, default in zip(positional[len(positional) - len(args.defaults) :], args.defaults, strict=False):
-        yield arg.arg, default
-    for arg, kw_default in zip(args.kwonlyargs, args.kw_defaults, strict=False):
-        if kw_default is not None:
-            yield arg.arg, kw_default
 
 
 def _annotated(func: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) -> Iterator[ast.arg]:
@@ -205,7 +193,7 @@ class ManyStaticValues(Rule):
                 continue
             static = static_params(site)
             name = _site_name(ctx, site)
-            defaults = dict(_defaults(site.target))
+            defaults = dict(param_defaults(site.target))
             args = site.target.args
             for param_node in (*args.posonlyargs, *args.args, *args.kwonlyargs):
                 if param_node.arg not in static:
