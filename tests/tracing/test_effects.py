@@ -57,6 +57,13 @@ def find(record: EffectsRecord, kind: EffectKind, filename: str, marker: str) ->
     return found[0]
 
 
+def assert_only(record: EffectsRecord, *expected: tuple[EffectKind, str, str]) -> None:
+    """``record`` holds exactly these (kind, marker, detail) effects, each at its marked line of impure.py."""
+    for kind, marker, detail in expected:
+        assert find(record, kind, "impure.py", marker).detail == detail
+    assert len(record.effects) == len(expected)
+
+
 def watch(fn: Callable[..., Any], *args: Any, trace: Callable[..., Any] | None = None) -> EffectsRecord:
     tracer = trace or (lambda f, *a: jax.make_jaxpr(f)(*a))
     with watch_effects(fn.__code__) as watcher:
@@ -152,12 +159,13 @@ def test_record_round_trips_through_json(noisy: EffectsRecord) -> None:
 
 
 def test_subprocess_network_and_environment(project: types.SimpleNamespace) -> None:
-    record = watch(project.impure.talks_to_the_outside, F32)
-    assert find(record, EffectKind.SUBPROCESS, "impure.py", "subprocess").detail == "subprocess.run()"
-    assert find(record, EffectKind.NETWORK, "impure.py", "socket").detail == "socket.socket()"
-    assert find(record, EffectKind.OS, "impure.py", "environ").detail == "os.environ[...] = ..."
-    assert find(record, EffectKind.OS, "impure.py", "environ-del").detail == "del os.environ[...]"
-    assert len(record.effects) == 4
+    assert_only(
+        watch(project.impure.talks_to_the_outside, F32),
+        (EffectKind.SUBPROCESS, "subprocess", "subprocess.run()"),
+        (EffectKind.NETWORK, "socket", "socket.socket()"),
+        (EffectKind.OS, "environ", "os.environ[...] = ..."),
+        (EffectKind.OS, "environ-del", "del os.environ[...]"),
+    )
 
 
 def test_effects_in_user_callbacks_that_jax_calls(project: types.SimpleNamespace, capsys: Any) -> None:
@@ -169,18 +177,12 @@ def test_effects_in_user_callbacks_that_jax_calls(project: types.SimpleNamespace
 
 
 def test_closure_mutations(project: types.SimpleNamespace) -> None:
-    record = watch(project.impure.counter_step, F32)
-    assert find(record, EffectKind.CLOSURE_MUTATION, "impure.py", "closure-append").detail == (
-        "append() on closure 'seen'"
+    assert_only(
+        watch(project.impure.counter_step, F32),
+        (EffectKind.CLOSURE_MUTATION, "closure-append", "append() on closure 'seen'"),
+        (EffectKind.CLOSURE_MUTATION, "closure-item", "item assignment on closure 'counts'"),
+        (EffectKind.CLOSURE_MUTATION, "nonlocal", "nonlocal 'total' rebound"),
     )
-    assert find(record, EffectKind.CLOSURE_MUTATION, "impure.py", "closure-item").detail == (
-        "item assignment on closure 'counts'"
-    )
-    assert (
-        find(record, EffectKind.CLOSURE_MUTATION, "impure.py", "nonlocal").detail
-        == "nonlocal 'total' rebound"
-    )
-    assert len(record.effects) == 3
 
 
 def test_attribute_writes_on_pre_existing_objects(project: types.SimpleNamespace) -> None:
@@ -188,28 +190,20 @@ def test_attribute_writes_on_pre_existing_objects(project: types.SimpleNamespace
     bound = model.apply
     with watch_effects(bound.__func__.__code__) as watcher:
         jax.make_jaxpr(bound)(F32)
-    record = watcher.record()
-    assert find(record, EffectKind.ARGUMENT_MUTATION, "impure.py", "self-attr").detail == (
-        "attribute assignment .calls on argument 'self'"
+    assert_only(
+        watcher.record(),
+        (EffectKind.ARGUMENT_MUTATION, "self-attr", "attribute assignment .calls on argument 'self'"),
+        (EffectKind.ARGUMENT_MUTATION, "self-cache-item", "item assignment on argument 'self.cache'"),
     )
-    assert find(record, EffectKind.ARGUMENT_MUTATION, "impure.py", "self-cache-item").detail == (
-        "item assignment on argument 'self.cache'"
-    )
-    assert len(record.effects) == 2
 
 
 def test_global_object_attribute_write_and_method_on_it(project: types.SimpleNamespace) -> None:
-    record = watch(project.impure.uses_global_model, F32)
-    assert find(record, EffectKind.GLOBAL_WRITE, "impure.py", "global-object-attr").detail == (
-        "attribute assignment .calls on global 'MODEL'"
+    assert_only(
+        watch(project.impure.uses_global_model, F32),
+        (EffectKind.GLOBAL_WRITE, "global-object-attr", "attribute assignment .calls on global 'MODEL'"),
+        (EffectKind.GLOBAL_WRITE, "self-attr", "attribute assignment .calls on global 'MODEL'"),
+        (EffectKind.GLOBAL_WRITE, "self-cache-item", "item assignment on global 'MODEL.cache'"),
     )
-    assert find(record, EffectKind.GLOBAL_WRITE, "impure.py", "self-attr").detail == (
-        "attribute assignment .calls on global 'MODEL'"
-    )
-    assert find(record, EffectKind.GLOBAL_WRITE, "impure.py", "self-cache-item").detail == (
-        "item assignment on global 'MODEL.cache'"
-    )
-    assert len(record.effects) == 3
 
 
 def test_containers_created_while_tracing_are_not_effects(project: types.SimpleNamespace) -> None:
@@ -219,17 +213,13 @@ def test_containers_created_while_tracing_are_not_effects(project: types.SimpleN
 
 
 def test_in_place_updates_deletions_and_unattributed_mutations(project: types.SimpleNamespace) -> None:
-    record = watch(project.impure.mutates_in_other_ways, F32, {"w": F32, "drop": F32}, [], {})
-    assert find(record, EffectKind.ARGUMENT_MUTATION, "impure.py", "arg-inplace").detail == (
-        "in-place update on argument 'history'"
+    assert_only(
+        watch(project.impure.mutates_in_other_ways, F32, {"w": F32, "drop": F32}, [], {}),
+        (EffectKind.ARGUMENT_MUTATION, "arg-inplace", "in-place update on argument 'history'"),
+        (EffectKind.ARGUMENT_MUTATION, "arg-del", "item deletion on argument 'params'"),
+        # Changed by a C function: reported once, at the traced function's definition.
+        (EffectKind.ARGUMENT_MUTATION, "library-mutation", "argument 'options' changed (call site not found)"),
     )
-    assert find(record, EffectKind.ARGUMENT_MUTATION, "impure.py", "arg-del").detail == (
-        "item deletion on argument 'params'"
-    )
-    # Changed by a C function: reported once, at the traced function's definition.
-    unattributed = find(record, EffectKind.ARGUMENT_MUTATION, "impure.py", "library-mutation")
-    assert unattributed.detail == "argument 'options' changed (call site not found)"
-    assert len(record.effects) == 3
 
 
 def test_setdefault_of_an_existing_key_is_not_a_mutation(project: types.SimpleNamespace) -> None:
