@@ -21,6 +21,7 @@ from jitscope.lint.params import (
     DEFAULTS_STATIC_KINDS,
     STATIC_KEYWORDS,
     all_params,
+    defaulted_params,
     literal_ints,
     literal_strs,
     positional_params,
@@ -255,16 +256,6 @@ class Discoverer:
         defaults = kind in DEFAULTS_STATIC_KINDS
         if isinstance(resolved, ResolvedFunction):
             target, bound_method = resolved.func, resolved.bound_method
-            tainted = traced_params(
-                self.index,
-                target,
-                kind,
-                keywords,
-                bound_method,
-                len(resolved.bound_args),
-                resolved.bound_keywords,
-                defaults,
-            )
             everything = traced_params(
                 self.index,
                 target,
@@ -274,13 +265,14 @@ class Discoverer:
                 len(resolved.bound_args),
                 resolved.bound_keywords,
             )
+            defaulted = _defaulted(target, kind, everything)
             static = (
                 frozenset(all_params(target))
                 - everything
                 - set(positional_params(target)[: len(resolved.bound_args)])
             )
             entry = Entry(
-                target, reason, True, tainted, resolved.owner, everything - tainted, static, kind=kind
+                target, reason, True, everything - defaulted, resolved.owner, defaulted, static, kind=kind
             )
             entry.constants = tuple(resolved.constants.items())
             self.out.entries.append(entry)
@@ -370,14 +362,12 @@ class Discoverer:
     def _add_entry(
         self, func: DefNode, reason: str, kind: str, keywords: dict[str, ast.expr], enclosing: list[ast.stmt]
     ) -> None:
-        tainted = traced_params(
-            self.index, func, kind, keywords, defaults_static=kind in DEFAULTS_STATIC_KINDS
-        )
         everything = traced_params(self.index, func, kind, keywords)
+        defaulted = _defaulted(func, kind, everything)
         owner = innermost_function(enclosing)
         static = frozenset(all_params(func)) - everything
         self.out.entries.append(
-            Entry(func, reason, True, tainted, owner, everything - tainted, static, kind=kind)
+            Entry(func, reason, True, everything - defaulted, owner, defaulted, static, kind=kind)
         )
 
     def _add_site(
@@ -415,6 +405,11 @@ class Discoverer:
 
 
 # -- small helpers -------------------------------------------------------------------------------
+
+
+def _defaulted(func: FuncNode, kind: str, traced: frozenset[str]) -> frozenset[str]:
+    """The traced parameters that ``kind`` (jit, pmap, ...) leaves at their defaults unless a call passes them."""
+    return traced & defaulted_params(func) if kind in DEFAULTS_STATIC_KINDS else frozenset()
 
 
 def _interesting(qualified: str) -> bool:

@@ -128,7 +128,6 @@ def traced_params(
     bound_method: bool = False,
     bound: int = 0,
     bound_names: frozenset[str] = frozenset(),
-    defaults_static: bool = False,
 ) -> frozenset[str]:
     """Parameters of ``func`` that hold traced values when ``kind`` traces it."""
     params = all_params(func)
@@ -174,7 +173,7 @@ def traced_params(
             for i in ints:
                 if -len(positional) <= i < len(positional):
                     static.add(positional[i])
-    if defaults_static or kind == "body":
+    if kind == "body":
         # lax passes exactly the loop/branch operands: parameters with defaults keep them
         static.update(defaulted_params(func))
     return frozenset(p for p in params if p not in static and p not in skip)
