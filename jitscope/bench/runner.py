@@ -15,10 +15,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from jitscope.bench import inputs as inp
+from jitscope.bench.calibrate import MAX_LOOPS
 from jitscope.bench.clock import Clock, clock_name, clock_resolution, perf_clock
 from jitscope.bench.cold import ColdOutcome, cold_record, measure_cold, prime_process, user_code_failed
 from jitscope.bench.loops import (
     Measured,
+    RoundTimer,
     blocked_round,
     dispatch_round,
     fresh_input_round,
@@ -82,6 +84,12 @@ class _Context:
     def step(self, fraction: float, text: str) -> None:
         self.progress(self.done + fraction, self.total, text)
 
+    def measure(self, time_round: RoundTimer, max_loops: int = MAX_LOOPS) -> Measured:
+        """Warm up, calibrate and time ``time_round`` with this run's budget, minimum rounds and clock."""
+        opts = self.options
+        return measure(time_round, budget=opts.budget, min_rounds=opts.min_rounds, resolution=self.resolution,
+                       clock=opts.clock, max_loops=max_loops)
+
 
 def _no_progress(completed: float, total: int, text: str) -> None:
     return None
@@ -124,14 +132,11 @@ def _cached(target: TargetHandle, argset: ArgSet, cold: ColdOutcome, args: tuple
 
             donated_bytes = max(1, sum(inp.tree_nbytes(args[i]) for i in donated))
             rounds = fresh_input_round(cold.jitted, prepare, block, clock)
-            measured = measure(rounds, budget=opts.budget, min_rounds=opts.min_rounds, resolution=ctx.resolution,
-                               clock=clock, max_loops=max(1, FRESH_INPUT_BYTES // donated_bytes))
+            measured = ctx.measure(rounds, max_loops=max(1, FRESH_INPUT_BYTES // donated_bytes))
             notes.append("donated arguments: every call got fresh copies, made outside the timed region; "
                          "dispatch-only time not measured")
         else:
-            rounds = blocked_round(cold.jitted, args, kwargs, block, clock)
-            measured = measure(rounds, budget=opts.budget, min_rounds=opts.min_rounds, resolution=ctx.resolution,
-                               clock=clock)
+            measured = ctx.measure(blocked_round(cold.jitted, args, kwargs, block, clock))
             if opts.dispatch:
                 ctx.step(0.7, f"{target.name}: dispatch-only calls")
                 unblocked = dispatch_round(cold.jitted, args, kwargs, block, clock)
@@ -166,13 +171,11 @@ def _fresh(donated: tuple[int, ...], args: tuple[Any, ...]) -> tuple[Any, ...]:
 
 def _eager(target: TargetHandle, args: tuple[Any, ...], kwargs: dict[str, Any], jit_median: float,
            ctx: _Context) -> EagerRecord:
-    opts = ctx.options
     try:
         first = target.fn(*args, **kwargs)
         block = inp.blocker_for(first)
         block(first)
-        measured: Measured = measure(blocked_round(target.fn, args, kwargs, block, opts.clock), budget=opts.budget,
-                                     min_rounds=opts.min_rounds, resolution=ctx.resolution, clock=opts.clock)
+        measured = ctx.measure(blocked_round(target.fn, args, kwargs, block, ctx.options.clock))
     except Exception as exc:  # noqa: BLE001 - functions that only work under jit are common
         return EagerRecord(stats=None, speedup=None, error=f"{type(exc).__name__}: {str(exc).splitlines()[0]}"
                            if str(exc) else type(exc).__name__)
