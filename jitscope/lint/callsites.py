@@ -17,6 +17,7 @@ from jitscope.lint.index import DefNode, ModuleIndex, block_statements, target_n
 from jitscope.lint.names import last_name
 from jitscope.lint.params import literal_ints, literal_strs, positional_params
 from jitscope.lint.resolve import header_roots, walk_with_parents
+from jitscope.lint.source import match_lines
 
 _LOOPS = (ast.For, ast.AsyncFor, ast.While)
 
@@ -100,10 +101,7 @@ def find_call_sites(index: ModuleIndex, jit_sites: list[JitSite]) -> list[CallSi
     pattern = re.compile(r"\b(?:" + "|".join(map(re.escape, short)) + r")\s*\(")
     text = index.parsed.text
     seen: set[int] = set()
-    line, last = 1, 0
-    for m in pattern.finditer(text):
-        line += text.count("\n", last, m.start())
-        last = m.start()
+    for line, _ in match_lines(pattern, text):
         chain = index.statement_chain(line)
         if not chain or id(chain[-1]) in seen:
             continue

@@ -40,6 +40,7 @@ from jitscope.lint.resolve import (
     target_label,
     walk_with_parents,
 )
+from jitscope.lint.source import match_lines
 
 _TRIGGER_WORDS = sorted(
     words(
@@ -90,11 +91,8 @@ class Discoverer:
         # Group the trigger lines by the innermost statement that contains them; each statement is
         # then examined once, looking only at the sub-expressions that span one of its trigger lines.
         statements: dict[int, tuple[list[ast.stmt], set[int]]] = {}
-        line, last = 1, 0
         last_line = -1
-        for m in pattern.finditer(text):
-            line += text.count("\n", last, m.start())
-            last = m.start()
+        for line, _ in match_lines(pattern, text):
             if line == last_line:
                 continue
             last_line = line

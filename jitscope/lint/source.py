@@ -9,6 +9,7 @@ from __future__ import annotations
 import ast
 import codecs
 import re
+from collections.abc import Iterator
 
 from jitscope.model.lint import Finding
 
@@ -97,6 +98,15 @@ def parse_source(path: str, data: bytes) -> ParsedSource | Finding:
     except (ValueError, RecursionError, MemoryError) as err:
         return file_finding(path, f"file cannot be parsed: {type(err).__name__}: {err}")
     return ParsedSource(path, text, tree)
+
+
+def match_lines(pattern: re.Pattern[str], text: str) -> Iterator[tuple[int, re.Match[str]]]:
+    """Each match of ``pattern`` in ``text`` with its 1-based line number (counted as the scan goes)."""
+    line, last = 1, 0
+    for m in pattern.finditer(text):
+        line += text.count("\n", last, m.start())
+        last = m.start()
+        yield line, m
 
 
 def char_column(line: str, byte_offset: int) -> int:

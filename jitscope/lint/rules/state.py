@@ -12,6 +12,7 @@ from jitscope.lint.names import last_name, words
 from jitscope.lint.rule import ModuleContext, Rule
 from jitscope.lint.rules.common import is_ref_write, mutates, origin, qualify, traced_because
 from jitscope.lint.rules.side_effects import calls_in_traced_code
+from jitscope.lint.source import match_lines
 from jitscope.lint.taint import FunctionFacts
 from jitscope.model.lint import Finding
 
@@ -37,8 +38,7 @@ def mutable_globals(ctx: ModuleContext) -> set[str]:
     found: set[str] = set()
     import_time: set[str] | None = None
     for pattern in (_GLOBAL_RE, _MUTATE_RE):
-        for m in pattern.finditer(text):
-            line = text.count("\n", 0, m.start()) + 1
+        for line, m in match_lines(pattern, text):
             chain = ctx.index.statement_chain(line)
             functions = [s for s in chain if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))]
             if not functions:
