@@ -5,9 +5,10 @@ from __future__ import annotations
 import ast
 from typing import Literal
 
+from jitscope.lint.calls import MUTATORS
 from jitscope.lint.names import last_name
 from jitscope.lint.rule import ModuleContext
-from jitscope.lint.taint import FRESH, FunctionFacts
+from jitscope.lint.taint import CONTAINER, FRESH, FunctionFacts
 
 Origin = Literal["self", "param", "fresh", "alias", "closure", "closure-fresh", "module", "global", "other"]
 
@@ -108,8 +109,6 @@ _CONTAINER_MAKERS = frozenset({"list", "dict", "set", "defaultdict", "OrderedDic
 
 def known_container(ctx: ModuleContext, facts: FunctionFacts, node: ast.expr) -> bool:
     """True when ``node`` is known to be a Python list/dict/set (so ``.update()`` mutates it)."""
-    from jitscope.lint.taint import CONTAINER
-
     if facts.flags_of(node) & CONTAINER:
         return True
     if isinstance(node, ast.Name):
@@ -127,8 +126,6 @@ def known_container(ctx: ModuleContext, facts: FunctionFacts, node: ast.expr) ->
 def mutates(ctx: ModuleContext, facts: FunctionFacts, call: ast.Call) -> bool:
     """``x.append(v)`` always mutates; ``x.update(v)``/``x.pop()``/... only when ``x`` is a known container
     (``optimizer.update(...)`` is a functional API, not a dict update)."""
-    from jitscope.lint.calls import MUTATORS
-
     func = call.func
     if not isinstance(func, ast.Attribute) or func.attr not in MUTATORS:
         return False

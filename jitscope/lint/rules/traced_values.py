@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
+from jitscope.lint.names import is_static_result
 from jitscope.lint.rule import ModuleContext, Rule
 from jitscope.lint.rules.common import is_builtin, is_ref_write, label, qualify, traced_because
 from jitscope.lint.rules.mutation import is_array_update
@@ -304,11 +305,7 @@ class NumpyOnTracedValue(Rule):
     def check(self, ctx: ModuleContext) -> Iterator[Finding]:
         for facts, call in calls_in_traced_code(ctx):
             qualified = qualify(ctx, facts, call.func)
-            if not qualified or not qualified.startswith("numpy."):
-                continue
-            from jitscope.lint.names import is_static_result
-
-            if is_static_result(qualified):
+            if not qualified or not qualified.startswith("numpy.") or is_static_result(qualified):
                 continue
             if any(facts.is_traced(a) for a in (*call.args, *(k.value for k in call.keywords))):
                 short = "np." + qualified.partition(".")[2]
