@@ -14,7 +14,7 @@ import sys
 import typer
 
 from jitscope import __version__
-from jitscope.errors import JitscopeError
+from jitscope.errors import EXIT_USAGE, JitscopeError
 
 #: Exit code for a bug in jitscope itself (distinct from usage errors and findings).
 EXIT_INTERNAL = 3
@@ -72,12 +72,23 @@ def main(argv: list[str] | None = None) -> None:
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         sys.exit(130)
-    except Exception as exc:
-        if os.environ.get("JITSCOPE_DEBUG"):
-            raise
-        print(
-            f"error: jitscope internal error: {type(exc).__name__}: {exc} "
-            "(this is a bug in jitscope: rerun with JITSCOPE_DEBUG=1 for the traceback and report it)",
-            file=sys.stderr,
-        )
-        sys.exit(EXIT_INTERNAL)
+    except OSError as exc:
+        if exc.filename is None or os.environ.get("JITSCOPE_DEBUG"):
+            _internal_error(exc)
+        # A file the user named (--out, --save, --profile-html, ...) cannot be read or written.
+        print(f"error: {exc.strerror or exc}: {exc.filename} (check the path and its permissions)", file=sys.stderr)
+        sys.exit(EXIT_USAGE)
+    except Exception as exc:  # noqa: BLE001 - a jitscope bug: one line unless debugging
+        _internal_error(exc)
+
+
+def _internal_error(exc: Exception) -> None:
+    """A bug in jitscope: one line and exit code 3, or the traceback with JITSCOPE_DEBUG=1."""
+    if os.environ.get("JITSCOPE_DEBUG"):
+        raise exc
+    print(
+        f"error: jitscope internal error: {type(exc).__name__}: {exc} "
+        "(this is a bug in jitscope: rerun with JITSCOPE_DEBUG=1 for the traceback and report it)",
+        file=sys.stderr,
+    )
+    sys.exit(EXIT_INTERNAL)

@@ -34,7 +34,7 @@ def trace(
     arg: ArgOpt = None,
     stages: Annotated[str, typer.Option(help="Stages to show, comma-separated; stops early (no XLA compile "
                                         "for jaxpr,stablehlo).")] = ",".join(ALL_STAGES),
-    depth: Annotated[int | None, typer.Option(help="Collapse nested jaxprs deeper than this.")] = None,
+    depth: Annotated[int | None, typer.Option(min=0, help="Collapse nested jaxprs deeper than this.")] = None,
     locations: Annotated[bool, typer.Option("--locations/--no-locations",
                                             help="Annotate each equation with your file:line.")] = True,
     effects: Annotated[bool, typer.Option("--effects/--no-effects",

@@ -93,3 +93,14 @@ def test_missing_arguments_says_how_to_pass_them(tmp_path):
 def test_python_m_and_version():
     result = run_cli("--version")
     assert result.returncode == 0 and result.stdout.startswith("jitscope ")
+
+
+def test_unwritable_output_path_is_one_line_with_exit_2(tmp_path):
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    result = run_cli("trace", "jit_sin.py:fsin", "--stages", "jaxpr", "--out", str(blocker / "sub"), cwd=EXAMPLES)
+    assert result.returncode == 2
+    assert result.stderr.startswith("error: ") and "check the path and its permissions" in result.stderr
+    assert "Traceback" not in result.stderr and len(result.stderr.strip().splitlines()) == 1
+    result = run_cli("trace", "jit_sin.py:fsin", "--stages", "jaxpr", "--depth", "-1", cwd=EXAMPLES)
+    assert result.returncode == 2
