@@ -61,8 +61,9 @@ def bench(
     """Time TARGET's cold first call (trace, lower, compile, first run) and its cached calls."""
     from jitscope.bench.api import run_bench
     from jitscope.bench.runner import BenchOptions
-    from jitscope.render.bench import bench_progress, render_bench, show_cold_profiles
+    from jitscope.render.bench import bench_progress, render_bench
     from jitscope.render.console import make_console
+    from jitscope.render.profile import show_profiles
 
     if fail_if_slower is not None and compare is None:
         raise UsageError("--fail-if-slower needs --compare BASELINE.json")
@@ -84,7 +85,8 @@ def bench(
     else:
         console.print(render_bench(result.report))
     if result.profilers:
-        show_cold_profiles(result.profilers, html=profile_html, console=stderr if fmt is BenchFormat.json else console)
+        show_profiles(result.profilers, html=profile_html, console=stderr if fmt is BenchFormat.json else console,
+                      subject="the cold call of", note="an extra cold call, not one of those timed")
     if failed:
         comparison = result.report.comparison
         stderr.print(f"[jitscope.bad]regression:[/] {comparison.regressions if comparison else 0} metric(s) more "

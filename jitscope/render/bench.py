@@ -10,8 +10,6 @@ from __future__ import annotations
 import contextlib
 import math
 from collections.abc import Callable, Sequence
-from pathlib import Path
-from typing import Any
 
 from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
 from rich.rule import Rule
@@ -331,19 +329,6 @@ def render_bench(report: BenchReport, *, legend: bool = True) -> RenderableType:
         parts.append(Text(_LEGEND, style="jitscope.muted"))
     parts.append(render_environment(report))
     return Group(*parts)
-
-
-def show_cold_profiles(profilers: Sequence[tuple[str, Any]], *, html: Path | None, console: Console) -> None:
-    """pyinstrument profiles of cold calls: call trees on ``console``, or HTML files (FILE, FILE-2, ...)."""
-    for i, (label, profiler) in enumerate(profilers):
-        if html is not None:
-            path = html if i == 0 else html.with_name(f"{html.stem}-{i + 1}{html.suffix}")
-            path.write_text(profiler.output_html())
-            console.print(f"profile of the cold call of {label} written to {path}", style="jitscope.muted")
-            continue
-        console.rule(f"profile of the cold call of {label} (an extra cold call, not one of those timed)",
-                     align="left", style="jitscope.muted")
-        console.file.write(profiler.output_text(unicode=True, color=console.is_terminal and not console.no_color))
 
 
 def bench_progress(console: Console) -> contextlib.AbstractContextManager[Callable[[float, int, str], None]]:
