@@ -139,3 +139,16 @@ def last_user_frame(exc: BaseException) -> traceback.FrameSummary | None:
     """The innermost frame of ``exc``'s traceback that is in user code."""
     frames = user_frames(traceback.extract_tb(exc.__traceback__))
     return frames[-1] if frames else None
+
+
+def read_source_lines(path: str) -> list[str]:
+    """The lines of a source file, undecodable bytes replaced; empty when it cannot be read.
+
+    For code frames and suppression comments: a file that vanished or is unreadable just
+    has no lines to show, it is not an error.
+    """
+    try:
+        with open(path, "rb") as fh:
+            return fh.read().decode("utf-8", errors="replace").splitlines()
+    except OSError:
+        return []

@@ -19,6 +19,7 @@ from jitscope.lint.registry import RULES, enabled_codes, expand, find_rule, sugg
 from jitscope.lint.runner import FileResult, FileTask, lint_data, lint_files
 from jitscope.lint.suppression import is_suppressed
 from jitscope.model.lint import Finding, FindingSource, LintReport, RuleInfo, RuleStat
+from jitscope.userframes import read_source_lines
 
 
 def resolve_codes(select: Sequence[str] | None, ignore: Sequence[str]) -> frozenset[str]:
@@ -148,21 +149,13 @@ def _filter_extra(findings: Iterable[Finding], codes: frozenset[str]) -> tuple[l
             continue
         lines = lines_cache.get(finding.file)
         if lines is None:
-            lines = _read_lines(finding.file)
+            lines = read_source_lines(finding.file)
             lines_cache[finding.file] = lines
         if is_suppressed(finding, lines):
             suppressed += 1
         else:
             kept.append(finding)
     return kept, suppressed
-
-
-def _read_lines(path: str) -> list[str]:
-    try:
-        with open(path, "rb") as fh:
-            return fh.read().decode("utf-8", errors="replace").splitlines()
-    except OSError:
-        return []
 
 
 def _file_ignored(

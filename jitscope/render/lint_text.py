@@ -15,20 +15,12 @@ from rich.table import Table
 from rich.text import Text
 
 from jitscope.model.lint import SEVERITIES, Finding, LintReport, RuleInfo
+from jitscope.userframes import read_source_lines
 
 #: Lines of source shown above and below the flagged line.
 CONTEXT_LINES = 1
 
 LineReader = Callable[[str], Sequence[str]]
-
-
-def read_source_lines(path: str) -> Sequence[str]:
-    """The lines of ``path`` (empty when it cannot be read: the frame is simply left out)."""
-    try:
-        with open(path, "rb") as fh:
-            return fh.read().decode("utf-8", errors="replace").splitlines()
-    except OSError:
-        return ()
 
 
 def _plural(n: int, word: str) -> str:
