@@ -38,7 +38,7 @@ from jitscope.model.jaxpr import (
     VarRecord,
 )
 
-ClosedJaxpr = jex_core.ClosedJaxpr
+ClosedJaxpr = getattr(jex_core, "ClosedJaxpr", jex_core.Jaxpr)  # JAX 0.12 merged it into Jaxpr
 Jaxpr = jex_core.Jaxpr
 Literal = jex_core.Literal
 DropVar = jex_core.DropVar

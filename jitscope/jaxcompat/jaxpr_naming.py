@@ -19,7 +19,7 @@ try:
 except ImportError:  # pragma: no cover - a JAX that moved its core module
     from jax.extend import core as jex_core  # type: ignore[no-redef]
 
-ClosedJaxpr = jex_core.ClosedJaxpr
+ClosedJaxpr = getattr(jex_core, "ClosedJaxpr", jex_core.Jaxpr)  # JAX 0.12 merged it into Jaxpr
 Jaxpr = jex_core.Jaxpr
 
 
