@@ -61,6 +61,7 @@ def bench(
     """Time TARGET's cold first call (trace, lower, compile, first run) and its cached calls."""
     from jitscope.bench.api import run_bench
     from jitscope.bench.runner import BenchOptions
+    from jitscope.cli.stdout import user_output_to_stderr
     from jitscope.render.bench import bench_progress, render_bench
     from jitscope.render.console import make_console
     from jitscope.render.profile import show_profiles
@@ -74,7 +75,8 @@ def bench(
                            eager=eager, dispatch=dispatch, profile=profile or profile_html is not None, seed=seed,
                            persistent_cache=persistent_cache)
     stderr = make_console(stderr=True)
-    with bench_progress(stderr) as progress:
+    machine_readable = fmt is not BenchFormat.text
+    with bench_progress(stderr) as progress, user_output_to_stderr(machine_readable):
         result, failed = run_bench(targets, shapes, static, arg, options=options, save=save, compare=compare,
                                    fail_if_slower=fail_if_slower, progress=progress)
     console = make_console()

@@ -106,6 +106,7 @@ def lint(
     arg: ArgOpt = None,
 ) -> None:
     """Lint Python files for JAX hazards (static analysis: never imports or runs your code)."""
+    from jitscope.cli.stdout import user_output_to_stderr
     from jitscope.config import load_config
     from jitscope.lint.engine import lint_paths
     from jitscope.render.console import make_console
@@ -119,8 +120,9 @@ def lint(
         fail_on=fail_on.value if fail_on else None,
     )
     trace_targets = list(trace or lint_config.trace)
-    extra = _dynamic_findings(trace_targets, shapes, static, arg) if trace_targets else []
-    report = lint_paths(targets, lint_config, root=cfg.root, jobs=jobs, extra_findings=extra)
+    with user_output_to_stderr(fmt is not LintFormat.text):  # --trace runs user code; stdout is the report's
+        extra = _dynamic_findings(trace_targets, shapes, static, arg) if trace_targets else []
+        report = lint_paths(targets, lint_config, root=cfg.root, jobs=jobs, extra_findings=extra)
     console = make_console()
     if fmt is LintFormat.text:
         from jitscope.render.lint_text import render_lint_text

@@ -55,9 +55,11 @@ def trace(
     wanted = parse_stages(stages)
     _freeze_imports()
     enable_x64_if(x64)
+    from jitscope.cli.stdout import user_output_to_stderr
     from jitscope.render.progress import progress_bar
 
-    with progress_bar(make_console(stderr=True), "jitscope trace") as progress:
+    with progress_bar(make_console(stderr=True), "jitscope trace") as progress, \
+            user_output_to_stderr(fmt is TraceFormat.json):  # stdout is for the JSON document only
         report, profilers = run_trace(targets, shapes, static, arg, wanted, effects, profile or bool(profile_html),
                                       progress)
     if out is not None:

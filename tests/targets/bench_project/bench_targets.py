@@ -51,3 +51,9 @@ def branches_on_data(x):
     if x.sum() > 0:
         return x
     return -x
+
+
+def chatty(x):
+    print("python print while tracing")
+    jax.debug.print("debug print at run time: {}", x.sum())
+    return x * 2.0
