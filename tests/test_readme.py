@@ -1,0 +1,205 @@
+"""The README's commands, run as written: a docs test, so the README cannot drift from the tool.
+
+Every command in a ```bash or ```console block is run with bash in a scratch copy of the
+examples, unless it needs the network, installs packages or is this test suite itself
+(``SKIPPED`` says which and why). A ```console block's output lines are an excerpt: each
+must appear in the command's output, in order (whitespace-insensitive; ``...`` skips, and a
+line ending in ``...`` need only match its beginning). Exit codes other than 0 are listed
+in ``EXIT_CODES``, so a command that starts failing, or stops failing, is caught too.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+README = ROOT / "README.md"
+
+#: Commands (or the part of a `&&` chain) not run here, by pattern, with the reason.
+SKIPPED = {
+    r"\bpip install\b": "installs packages (needs the package index); .ci/run does it in fresh venvs",
+    r"\bpytest\b": "the test suite itself",
+    r"\.ci/run\b": "CI itself: builds the whole support matrix",
+    r"\bbenchmarks/": "benchmarks take minutes and measure the machine; run by hand",
+    r"\bvenv\b|\bactivate\b": "sets up a virtual environment",
+}
+
+#: Commands whose documented outcome is not exit code 0 (substring -> the codes allowed).
+EXIT_CODES: dict[str, tuple[int, ...]] = {
+    "static_args.py:conditional_double": (1,),  # the explained tracing failure
+    "lint tests/targets/lint_recall/train.py": (1,),  # findings
+    "lint examples/static_args.py --trace": (1,),  # findings
+    # Comparing two runs on one machine: a regression verdict depends on the machine's noise.
+    "--compare baseline.json --fail-if-slower": (0, 1),
+}
+
+_BLOCK = re.compile(r"^```(bash|console)[^\n]*\n(.*?)^```", re.DOTALL | re.MULTILINE)
+
+
+@dataclass(frozen=True)
+class Command:
+    line: int
+    text: str
+    excerpt: tuple[str, ...]  # expected output lines (console blocks only)
+
+
+def _join_continuations(lines: list[str]) -> list[tuple[int, str]]:
+    out: list[tuple[int, str]] = []
+    buffer: list[str] = []
+    start = 0
+    for i, line in enumerate(lines):
+        if not buffer:
+            start = i
+        if line.rstrip().endswith("\\"):
+            buffer.append(line.rstrip()[:-1])
+            continue
+        buffer.append(line)
+        out.append((start, " ".join(part.strip() for part in buffer)))
+        buffer = []
+    return out
+
+
+def readme_commands(text: str) -> list[Command]:
+    commands: list[Command] = []
+    for match in _BLOCK.finditer(text):
+        kind, body = match.group(1), match.group(2)
+        first_line = text.count("\n", 0, match.start(2)) + 1
+        lines = body.splitlines()
+        if kind == "bash":
+            for offset, cmd in _join_continuations(lines):
+                if cmd.strip() and not cmd.lstrip().startswith("#"):
+                    commands.append(Command(first_line + offset, cmd.strip(), ()))
+            continue
+        # console: "$ cmd" lines (with "\\" continuations), each followed by an excerpt of its output.
+        cmd_lines: list[str] = []
+        for i, line in enumerate(lines):
+            continues = bool(cmd_lines) and cmd_lines[-1].rstrip().endswith("\\")
+            if line.startswith("$ ") or continues:
+                if line.startswith("$ ") and not continues:
+                    cmd_lines, line_no = [line[2:]], first_line + i
+                else:
+                    cmd_lines.append(line)
+                if not line.rstrip().endswith("\\"):
+                    cmd = _join_continuations(cmd_lines)[0][1]
+                    commands.append(Command(line_no, cmd.strip(), ()))
+            elif commands and commands[-1].line >= first_line:
+                last = commands[-1]
+                commands[-1] = Command(last.line, last.text, (*last.excerpt, line))
+    return commands
+
+
+def _strip_comment(cmd: str) -> str:
+    """``jitscope trace f.py:g   # a note`` -> ``jitscope trace f.py:g`` (quotes respected)."""
+    quote = None
+    for i, ch in enumerate(cmd):
+        if quote:
+            if ch == quote:
+                quote = None
+        elif ch in "'\"":
+            quote = ch
+        elif ch == "#" and (i == 0 or cmd[i - 1].isspace()):
+            return cmd[:i].rstrip()
+    return cmd
+
+
+def runnable_parts(cmd: str) -> list[str]:
+    """The parts of a `&&` chain this test runs."""
+    parts = [p.strip() for p in _strip_comment(cmd).split("&&")]
+    return [p for p in parts if p and not any(re.search(pattern, p) for pattern in SKIPPED)]
+
+
+COMMANDS = readme_commands(README.read_text(encoding="utf-8"))
+RUNNABLE = [c for c in COMMANDS if runnable_parts(c.text)]
+
+
+def _normalise(text: str) -> str:
+    return " ".join(text.split())
+
+
+def assert_excerpt(output: str, excerpt: tuple[str, ...], where: str) -> None:
+    flat = _normalise(output)
+    position = 0
+    for raw in excerpt:
+        line = _normalise(raw)
+        if not line or line == "...":
+            continue
+        if line.endswith("..."):
+            line = line[:-3].rstrip()
+        found = flat.find(line, position)
+        assert found >= 0, f"README line {where}: output does not contain, in order:\n  {raw}\n--- output ---\n{output}"
+        position = found + len(line)
+
+
+def test_the_readme_has_commands_to_check() -> None:
+    # The parser must find the set-up commands and the per-command sections, or the docs test
+    # below silently checks nothing.
+    texts = [c.text for c in COMMANDS]
+    assert any(t.startswith("python3 -m pip install . &&") for t in texts)
+    assert sum(t.startswith("jitscope trace") for t in texts) >= 3
+    assert sum(t.startswith("jitscope bench") for t in texts) >= 3
+    assert sum(t.startswith("jitscope lint") for t in texts) >= 2
+    assert all(any(key in t for t in texts) for key in EXIT_CODES), "an EXIT_CODES entry matches no command"
+
+
+def test_skipped_commands_are_only_the_documented_kinds() -> None:
+    skipped = [c.text for c in COMMANDS if not runnable_parts(c.text)]
+    for text in skipped:
+        assert not text.startswith("jitscope"), f"a jitscope command would be skipped: {text}"
+
+
+@pytest.fixture(scope="module")
+def workdir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A scratch folder with the examples and test targets, so commands that write files stay out of the repo."""
+    work = tmp_path_factory.mktemp("readme")
+    ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
+    shutil.copytree(ROOT / "examples", work / "examples", ignore=ignore)
+    shutil.copytree(ROOT / "tests" / "targets", work / "tests" / "targets", ignore=ignore)
+    shutil.copy(ROOT / "pyproject.toml", work / "pyproject.toml")
+    return work
+
+
+@pytest.mark.parametrize("command", RUNNABLE, ids=[f"L{c.line}:{c.text[:60]}" for c in RUNNABLE])
+def test_readme_command_runs_as_documented(command: Command, workdir: Path) -> None:
+    bindir = str(Path(sys.executable).parent)
+    env = {**os.environ, "PATH": bindir + os.pathsep + os.environ.get("PATH", ""), "NO_COLOR": "1", "COLUMNS": "100"}
+    env.pop("FORCE_COLOR", None)
+    expected = next((codes for key, codes in EXIT_CODES.items() if key in command.text), (0,))
+    for part in runnable_parts(command.text):
+        # `python3` in a README command is the environment's python, as in a user's venv.
+        script = re.sub(r"^python3?\b", lambda _: shlex.quote(sys.executable), part)
+        proc = subprocess.run(
+            ["bash", "-c", script], cwd=workdir, env=env, capture_output=True, text=True, timeout=300, check=False
+        )
+        output = proc.stdout + proc.stderr
+        where = f"{command.line} `{part}`"
+        assert "Traceback (most recent call last)" not in output and "internal error" not in output, (
+            f"README line {where} crashed:\n{output}"
+        )
+        assert proc.returncode in expected, f"README line {where}: exit {proc.returncode}, expected {expected}\n{output}"
+    assert_excerpt(output, command.excerpt, str(command.line))
+
+
+def test_console_blocks_are_parsed_into_commands_and_excerpts() -> None:
+    text = "intro\n```console\n$ jitscope lint a.py \\\n    --no-show-source\na.py:1:1: JS101 ...\n ...\nFound 1 finding\n```\n"
+    (command,) = readme_commands(text)
+    assert command.text == "jitscope lint a.py --no-show-source"
+    assert command.line == 3
+    assert command.excerpt == ("a.py:1:1: JS101 ...", " ...", "Found 1 finding")
+
+
+def test_an_excerpt_that_drifted_from_the_output_fails() -> None:
+    output = "a.py:1:1: JS101 [warning] print in f\n   help: remove it\nFound 1 finding (0 errors, 1 warning)\n"
+    assert_excerpt(output, ("a.py:1:1: JS101 [warning] ...", " ...", "Found 1 finding"), "1")
+    with pytest.raises(AssertionError, match="does not contain"):
+        assert_excerpt(output, ("Found 2 findings",), "1")
+    with pytest.raises(AssertionError, match="does not contain"):  # right lines, wrong order
+        assert_excerpt(output, ("Found 1 finding", "a.py:1:1: JS101"), "1")
