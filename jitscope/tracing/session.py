@@ -26,7 +26,7 @@ from jitscope.load.specs import ArgSet
 from jitscope.load.target import TargetHandle
 from jitscope.model.jaxpr import summarize
 from jitscope.model.trace import SeenArg, TraceRecord
-from jitscope.tracing.diagnose import diagnose
+from jitscope.tracing.diagnose import diagnose, settings_in_call
 from jitscope.tracing.origins import const_origins
 
 
@@ -140,7 +140,7 @@ def trace_target(
     notes += observer.problems
     diagnostic = jaxpr = summary = None
     if error is not None:
-        diagnostic = diagnose(error, options)
+        diagnostic = diagnose(error, options, settings_in_call(observer.names, argset.args, argset.kwargs))
     elif traced is not None and want_jaxpr:
         from jitscope.jaxcompat.jaxpr import jaxpr_to_record
 
