@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from jitscope.cli.options import ArgOpt, StaticOpt
-from jitscope.errors import EXIT_FINDINGS
+from jitscope.errors import EXIT_FINDINGS, UsageError
 
 if TYPE_CHECKING:
     from jitscope.model.lint import Finding
@@ -92,6 +92,14 @@ def lint(
             show_default=False,
         ),
     ] = None,
+    static_only: Annotated[
+        bool,
+        typer.Option(
+            "--static-only",
+            help="Static analysis only: ignore trace = [...] in the config, so nothing of yours is imported "
+            "or run (what the pre-commit hook uses).",
+        ),
+    ] = False,
     shapes: Annotated[
         list[str] | None,
         typer.Option(
@@ -119,7 +127,9 @@ def lint(
         exclude=tuple(exclude or ()),
         fail_on=fail_on.value if fail_on else None,
     )
-    trace_targets = list(trace or lint_config.trace)
+    if static_only and trace:
+        raise UsageError("--static-only and --trace contradict each other: drop one")
+    trace_targets = [] if static_only else list(trace or lint_config.trace)
     with user_output_to_stderr(fmt is not LintFormat.text):  # --trace runs user code; stdout is the report's
         extra = _dynamic_findings(trace_targets, shapes, static, arg) if trace_targets else []
         report = lint_paths(targets, lint_config, root=cfg.root, jobs=jobs, extra_findings=extra)

@@ -110,3 +110,28 @@ def test_static_lint_and_help_never_import_jax() -> None:
     )
     assert result.returncode == 0, result.stderr
     assert result.stderr.strip().endswith("ok")
+
+
+def test_static_only_never_imports_the_config_trace_targets(tmp_path: Path) -> None:
+    cli = run_cli
+    # What the pre-commit hook runs: a `trace = [...]` in the config must not import user code.
+    (tmp_path / "pyproject.toml").write_text('[tool.jitscope.lint]\ntrace = ["m.py:f"]\n')
+    (tmp_path / "m.py").write_text(
+        "import pathlib\npathlib.Path('imported.marker').write_text('yes')\nimport jax\n\n\n@jax.jit\n"
+        "def f(x):\n    print('tracing')\n    return x\n\n\nJITSCOPE_EXAMPLES = {'f': 'f32[3]'}\n"
+    )
+    traced = cli("lint", "m.py", "--format", "json", cwd=tmp_path)
+    assert (tmp_path / "imported.marker").exists(), traced.stderr  # the config's trace = [...] ran
+    (tmp_path / "imported.marker").unlink()
+    static = cli("lint", "m.py", "--format", "json", "--static-only", cwd=tmp_path)
+    assert not (tmp_path / "imported.marker").exists()
+    findings = json.loads(static.stdout)["findings"]
+    assert {f["source"] for f in findings} == {"static"} and [f["code"] for f in findings] == ["JS101"]
+    both = cli("lint", "m.py", "--static-only", "--trace", "m.py:f", cwd=tmp_path)
+    assert both.returncode == 2 and both.stderr.strip().count("\n") == 0
+    assert "--static-only and --trace" in both.stderr
+
+
+def test_pre_commit_hook_runs_the_static_linter_only() -> None:
+    hooks = (ROOT / ".pre-commit-hooks.yaml").read_text()
+    assert '"--static-only"' in hooks.split("args:")[1]
