@@ -22,13 +22,35 @@ EXIT_INTERNAL = 3
 #: Command modules under ``jitscope.cli``, in the order ``--help`` lists them.
 COMMAND_MODULES: tuple[str, ...] = ("trace", "bench", "lint", "rule")
 
+#: Help width when stdout is not a terminal and COLUMNS is not set.
+PIPED_HELP_WIDTH = 100
+
+
+def piped_help_width() -> int | None:
+    """The width for plain ``--help`` text when stdout is not a terminal; None on a terminal.
+
+    Typer's rich help panels truncate long cells with an ellipsis and fall back to 80
+    columns when piped, so ``jitscope trace --help > f`` lost text. Piped help is click's
+    plain layout instead: complete, wrapped at COLUMNS (or 100).
+    """
+    if sys.stdout is not None and sys.stdout.isatty():
+        return None
+    columns = os.environ.get("COLUMNS", "")
+    return int(columns) if columns.isdigit() and int(columns) >= 40 else PIPED_HELP_WIDTH
+
+
+_help_width = piped_help_width()
 app = typer.Typer(
     name="jitscope",
     help="See what jax.jit really does to your code: jaxpr, StableHLO, HLO, timing and lint.",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
-    context_settings={"help_option_names": ["-h", "--help"]},
+    rich_markup_mode=None if _help_width else "rich",
+    context_settings={
+        "help_option_names": ["-h", "--help"],
+        **({"terminal_width": _help_width, "max_content_width": _help_width} if _help_width else {}),
+    },
 )
 
 
@@ -54,10 +76,13 @@ for _name in COMMAND_MODULES:
 
 def report_error(err: JitscopeError) -> None:
     """Print a JitscopeError as one line on stderr (plus its detail, if any)."""
+    from rich.markup import escape
+
     from jitscope.render.console import make_console
 
     console = make_console(stderr=True)
-    console.print(f"[jitscope.bad]error:[/] {err.one_line()}", markup=True, highlight=False)
+    # The message quotes the user's text (paths, specs like f32[8]): escaped so rich keeps its brackets.
+    console.print(f"[jitscope.bad]error:[/] {escape(err.one_line())}", markup=True, highlight=False)
     if err.detail:
         console.print(err.detail, markup=False, highlight=False)
 
