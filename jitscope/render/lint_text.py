@@ -105,7 +105,7 @@ class StatisticsView:
             table.add_row(
                 Text(f"{stat.count:,}", style="jitscope.number"),
                 Text(stat.code, style="lint.code"),
-                stat.name,
+                Text(stat.name),
                 Text(stat.severity, style=f"lint.{stat.severity}"),
             )
         yield table
@@ -164,10 +164,13 @@ class RuleListView:
         table.add_column("severity", no_wrap=True)
         table.add_column("summary")
         for rule in self.rules:
-            summary = rule.summary + ("  [dynamic: --trace]" if rule.dynamic_only else "")
+            # Text, never str: a str cell is rich markup, which would eat "x.at[i]" and "[dynamic: --trace]".
+            summary = Text(rule.summary)
+            if rule.dynamic_only:
+                summary.append("  [dynamic: --trace]", style="jitscope.muted")
             table.add_row(
                 Text(rule.code, style="lint.code"),
-                rule.name,
+                Text(rule.name),
                 Text(rule.severity, style=f"lint.{rule.severity}"),
                 summary,
             )

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
+from rich.text import Text
 
 
 def show_profiles(
@@ -25,8 +26,8 @@ def show_profiles(
         if html is not None:
             path = html if i == 0 else html.with_name(f"{html.stem}-{i + 1}{html.suffix}")
             path.write_text(profiler.output_html())
-            console.print(f"profile of {subject} {label} written to {path}", style="jitscope.muted")
+            console.print(Text(f"profile of {subject} {label} written to {path}", style="jitscope.muted"))
             continue
         title = f"profile of {subject} {label}" + (f" ({note})" if note else "")
-        console.rule(title, align="left", style="jitscope.muted")
+        console.rule(Text(title), align="left", style="jitscope.muted")
         console.file.write(profiler.output_text(unicode=True, color=console.is_terminal and not console.no_color))

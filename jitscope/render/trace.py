@@ -59,7 +59,10 @@ def render_header(record: TraceRecord) -> RenderableType:
 
 
 def render_seen(record: TraceRecord) -> RenderableType:
-    """The seeds' ``DynamicJaxprTracer`` peek, as a table: each argument as the body saw it."""
+    """The seeds' ``DynamicJaxprTracer`` peek, as a table: each argument as the body saw it.
+
+    Cells are ``Text``: a str cell would be read as rich markup, and paths and reprs are the user's text.
+    """
     runs = "once" if record.body_runs == 1 else f"{record.body_runs} times"
     table = Table(box=None, pad_edge=False, show_header=True, header_style="jitscope.muted")
     table.add_column("argument")
@@ -69,11 +72,11 @@ def render_seen(record: TraceRecord) -> RenderableType:
     for arg in record.seen:
         if arg.kind == "traced":
             note = "weak-typed (from a Python scalar)" if arg.weak_type else ""
-            table.add_row(arg.path, Text("traced", "jaxpr.var"), arg.type_name, Text(arg.aval, "jaxpr.type"))
+            table.add_row(Text(arg.path), Text("traced", "jaxpr.var"), Text(arg.type_name), Text(arg.aval, "jaxpr.type"))
             if note:
                 table.add_row("", "", "", Text(note, "jitscope.muted"))
         else:
-            table.add_row(arg.path, Text("static", "jaxpr.literal"), arg.type_name, arg.value_repr)
+            table.add_row(Text(arg.path), Text("static", "jaxpr.literal"), Text(arg.type_name), Text(arg.value_repr))
     watched = " with the effect monitor on" if record.effects is not None else ""
     note = f"body ran {runs} while tracing, {record.trace_seconds * 1e3:.1f} ms{watched}"
     body: list[RenderableType] = [_heading("what the function saw", note)]
