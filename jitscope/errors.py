@@ -66,3 +66,9 @@ class ResourceError(JitscopeError):
     """A request would exceed what the machine can do (e.g. inputs too large for memory)."""
 
     exit_code = EXIT_FINDINGS
+
+
+class DeviceMemoryError(ResourceError):
+    """The accelerator ran out of memory (often: another process holds it, or JAX preallocated it)."""
+
+    exit_code = EXIT_USAGE

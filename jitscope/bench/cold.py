@@ -18,7 +18,7 @@ from typing import Any
 from jitscope.bench.clock import Clock
 from jitscope.bench.inputs import block_all
 from jitscope.bench.stats import median, median_or_none
-from jitscope.errors import UserCodeError
+from jitscope.errors import JitscopeError, UserCodeError
 from jitscope.jaxcompat.caches import clear_in_memory_caches
 from jitscope.jaxcompat.jit import JitOptions, make_jit
 from jitscope.jaxcompat.monitoring import watch_compilation
@@ -35,10 +35,17 @@ class ColdOutcome:
     profiler: Any | None = None
 
 
-def user_code_failed(target: str, call: str, exc: BaseException, options: JitOptions, when: str) -> UserCodeError:
-    """A clear error for the user's function failing: their frames only, and a fix where we know one."""
+def user_code_failed(target: str, call: str, exc: BaseException, options: JitOptions, when: str) -> JitscopeError:
+    """A clear error for the user's function failing: their frames only, and a fix where we know one.
+
+    A device out-of-memory error is not the function's fault: it is a ``DeviceMemoryError`` (exit 2).
+    """
+    from jitscope.jaxcompat.runtime_errors import device_memory_error
     from jitscope.tracing.diagnose import diagnose
 
+    oom = device_memory_error(exc, f"running {target}({call}) {when}")
+    if oom is not None:
+        return oom
     diag = diagnose(exc, options)
     detail = diag.traceback
     if not detail and diag.location is not None:

@@ -8,9 +8,10 @@ the live pyinstrument profilers for ``--profile`` (which the CLI shows or saves,
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import itertools
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -29,10 +30,12 @@ from jitscope.bench.loops import (
 )
 from jitscope.bench.scaling import scaling_records
 from jitscope.bench.stats import summarize
+from jitscope.errors import UserCodeError
 from jitscope.jaxcompat.caches import PersistentCacheState, persistent_cache
 from jitscope.load.specs import ArgSet
 from jitscope.load.target import TargetHandle
 from jitscope.model.bench import (
+    BenchFailure,
     BenchReport,
     BenchRow,
     BenchSettings,
@@ -89,6 +92,20 @@ class _Context:
         opts = self.options
         return measure(time_round, budget=opts.budget, min_rounds=opts.min_rounds, resolution=self.resolution,
                        clock=opts.clock, max_loops=max_loops)
+
+
+@contextlib.contextmanager
+def device_errors(during: str) -> Iterator[None]:
+    """Turn a device out-of-memory error raised outside the user's function into one DeviceMemoryError line."""
+    from jitscope.jaxcompat.runtime_errors import device_memory_error
+
+    try:
+        yield
+    except Exception as exc:
+        oom = device_memory_error(exc, during)
+        if oom is None:
+            raise
+        raise oom from None
 
 
 def _no_progress(completed: float, total: int, text: str) -> None:
@@ -300,15 +317,23 @@ def bench_calls(calls: Sequence[tuple[TargetHandle, ArgSet]], options: BenchOpti
     resolution = clock_resolution(options.clock)
     rows: list[BenchRow] = []
     profilers: list[tuple[str, Any]] = []
+    failures: list[BenchFailure] = []
     with persistent_cache(options.persistent_cache) as cache:
         ctx = _Context(options, cache, resolution, progress or _no_progress, len(calls))
-        prime_process()
-        overhead = harness_overhead(options.clock, resolution, min(0.05, options.budget / 5))
+        with device_errors("preparing the benchmark"):
+            prime_process()
+            overhead = harness_overhead(options.clock, resolution, min(0.05, options.budget / 5))
         for target, argset in calls:
-            row, profiler = bench_row(target, argset, ctx)
-            rows.append(row)
-            if profiler is not None:
-                profilers.append((f"{row.target}({row.call})", profiler))
+            try:
+                with device_errors(f"benchmarking {target.name}({argset.describe()})"):
+                    row, profiler = bench_row(target, argset, ctx)
+            except UserCodeError as err:  # record it and go on: one broken function must not hide the rest
+                failures.append(BenchFailure(target=target.name, call=argset.describe(), label=argset.label,
+                                             error=err.message, hint=err.hint, detail=err.detail))
+            else:
+                rows.append(row)
+                if profiler is not None:
+                    profilers.append((f"{row.target}({row.call})", profiler))
             ctx.done += 1
             ctx.step(0.0, "done")
     settings = BenchSettings(
@@ -318,5 +343,5 @@ def bench_calls(calls: Sequence[tuple[TargetHandle, ArgSet]], options: BenchOpti
         clock_resolution=resolution, harness_overhead=overhead,
     )
     report = BenchReport(rows=tuple(rows), settings=settings, environment=environment(),
-                         scaling=scaling_records(rows))
+                         scaling=scaling_records(rows), failures=tuple(failures))
     return BenchResult(report, profilers)

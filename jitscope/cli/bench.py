@@ -4,9 +4,14 @@ from __future__ import annotations
 
 from enum import Enum
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from jitscope.model.bench import BenchReport
 
 from jitscope.cli.options import ArgOpt, TargetsArg, X64Opt, enable_x64_if
 from jitscope.errors import EXIT_FINDINGS, UsageError
@@ -93,7 +98,26 @@ def bench(
         comparison = result.report.comparison
         stderr.print(f"[jitscope.bad]regression:[/] {comparison.regressions if comparison else 0} metric(s) more "
                      f"than {fail_if_slower} slower than {compare}", highlight=False)
+    if result.report.failures:
+        report_failures(result.report, stderr)
+    if failed or result.report.failures:
         raise typer.Exit(EXIT_FINDINGS)
+
+
+def report_failures(report: BenchReport, stderr: Console) -> None:
+    """Each failed call's error and traceback (the user's frames), then one summary line naming them."""
+    from rich.markup import escape
+
+    for failure in report.failures:
+        hint = f" ({failure.hint})" if failure.hint else ""
+        stderr.print(f"[jitscope.bad]error:[/] {escape(failure.error + hint)}", highlight=False)
+        if failure.detail:
+            stderr.print(failure.detail, markup=False, highlight=False)
+    total = len(report.rows) + len(report.failures)
+    names = ", ".join(f"{f.target.rsplit(':', 1)[-1]}({f.call})" + (f" [{f.label}]" if f.label else "")
+                      for f in report.failures)
+    stderr.print(f"[jitscope.bad]error:[/] {len(report.failures)} of {total} call(s) failed: {escape(names)}",
+                 highlight=False)
 
 
 def register(app: typer.Typer) -> None:

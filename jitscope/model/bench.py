@@ -142,6 +142,22 @@ class BenchRow:
 
 
 @dataclass(frozen=True, slots=True)
+class BenchFailure:
+    """A call that failed: the run records it and goes on with the next one."""
+
+    target: str
+    call: str
+    label: str
+    error: str  # one line, e.g. "m.py:f(f32[3]) failed on its first call: RuntimeError: ..."
+    hint: str | None = None  # a fix, where jitscope knows one
+    detail: str | None = None  # the user's frames of the traceback
+
+    @property
+    def key(self) -> str:
+        return f"{self.target}({self.call})" + (f" [{self.label}]" if self.label else "")
+
+
+@dataclass(frozen=True, slots=True)
 class ScalingPoint:
     call: str
     input_bytes: int
@@ -206,5 +222,6 @@ class BenchReport:
     scaling: tuple[ScalingRecord, ...] = ()
     comparison: ComparisonRecord | None = None
     warnings: tuple[str, ...] = ()
+    failures: tuple[BenchFailure, ...] = ()  # calls that raised; they have no row
     schema_version: str = SCHEMA_VERSION
     kind: str = BENCH_KIND

@@ -16,7 +16,7 @@ from rich.rule import Rule
 from rich.table import Table
 from rich.text import Text
 
-from jitscope.model.bench import BenchReport, BenchRow, ComparisonRecord, ScalingRecord
+from jitscope.model.bench import BenchFailure, BenchReport, BenchRow, ComparisonRecord, ScalingRecord
 from jitscope.render.progress import progress_bar
 
 NA = "n/a"
@@ -196,6 +196,19 @@ def _process_table(rows: Sequence[BenchRow], names: Sequence[str]) -> Group:
     return _section(title, table)
 
 
+def _failures_table(failures: Sequence[BenchFailure]) -> Group:
+    title = "failed calls: recorded, and the run went on"
+    table = _table()
+    _call_column(table, [_labelled(f"{_function(f.target)}({f.call})", f.label) for f in failures])
+    table.add_column("error", overflow="fold")
+    for f in failures:
+        prefix = f"{f.target}({f.call}) "
+        error = f.error.removeprefix(prefix)
+        table.add_row(_labelled(f"{_function(f.target)}({f.call})", f.label),
+                      Text(error + (f" ({f.hint})" if f.hint else ""), "jitscope.bad"))
+    return _section(title, table)
+
+
 def _scaling_table(records: Sequence[ScalingRecord]) -> Group:
     title = "scaling: slope of log(time) against log(input bytes)"
     table = _table()
@@ -305,13 +318,15 @@ def render_bench(report: BenchReport, *, legend: bool = True) -> RenderableType:
     names, spelled = display_names(rows)
     parts: list[RenderableType] = [Rule(Text("jitscope bench", style="jitscope.title"), align="left",
                                         characters="━")]
-    if not rows:
+    if not rows and not report.failures:
         parts.append(Text("(nothing benchmarked)", style="jitscope.muted"))
     else:
         parts += [Text(line, style="jitscope.muted") for line in spelled]
         parts += [_cold_table(rows, names), Text(), _cached_table(rows, names), Text(), _derived_table(rows, names)]
         if any(r.process is not None for r in rows):
             parts += [Text(), _process_table(rows, names)]
+    if report.failures:
+        parts += [Text(), _failures_table(report.failures)] if rows else [_failures_table(report.failures)]
     if report.scaling:
         parts += [Text(), _scaling_table(report.scaling)]
         for rec in report.scaling:

@@ -8,6 +8,7 @@ from typing import Any
 
 from jitscope.errors import CompileError
 from jitscope.jaxcompat import stages as jc
+from jitscope.jaxcompat.runtime_errors import device_memory_error
 from jitscope.model.trace import StagesRecord
 
 LOWERED_STAGES = frozenset({"stablehlo", "hlo", "cost", "memory"})
@@ -25,7 +26,8 @@ def lower_and_compile(traced: Any, stages: Collection[str]) -> StagesRecord:
     try:
         lowered = traced.lower()
     except Exception as exc:  # noqa: BLE001 - lowering errors are user-facing
-        raise CompileError(f"lowering to StableHLO failed: {type(exc).__name__}: {exc}") from None
+        raise device_memory_error(exc, "lowering") or CompileError(
+            f"lowering to StableHLO failed: {type(exc).__name__}: {exc}") from None
     lower_seconds = time.perf_counter() - start
     stablehlo = jc.stablehlo_text(lowered) if "stablehlo" in wanted else None
     if not wanted & COMPILED_STAGES:
@@ -34,7 +36,8 @@ def lower_and_compile(traced: Any, stages: Collection[str]) -> StagesRecord:
     try:
         compiled = lowered.compile()
     except Exception as exc:  # noqa: BLE001
-        raise CompileError(f"XLA compilation failed: {type(exc).__name__}: {exc}") from None
+        raise device_memory_error(exc, "compiling") or CompileError(
+            f"XLA compilation failed: {type(exc).__name__}: {exc}") from None
     compile_seconds = time.perf_counter() - start
     return StagesRecord(
         stablehlo=stablehlo,

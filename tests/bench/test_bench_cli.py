@@ -95,3 +95,21 @@ def test_bad_usage_and_failing_target():
     assert proc.returncode == 1
     assert "error: bench_targets.py:fails_at_run(f32[3]) failed on its first call" in proc.stderr
     assert "broken on purpose" in proc.stderr and "Traceback" not in proc.stdout
+
+
+def test_every_function_runs_when_one_fails():
+    proc = jitscope("bench_targets.py:*", *FAST, "--format", "json")
+    assert proc.returncode == 1, proc.stderr
+    data = json.loads(proc.stdout)
+    assert [r["call"] for r in data["rows"]] == ["f32[16]", "f32[8], n=1", "f32[8], n=2"]
+    assert [f["target"] for f in data["failures"]] == ["bench_targets.py:fails_at_run"]
+    assert proc.stderr.splitlines()[-1] == "error: 1 of 4 call(s) failed: fails_at_run(f32[3])"
+
+
+def test_device_out_of_memory_is_one_line_and_exit_2():
+    proc = jitscope("bench_targets.py:device_oom", "--shapes", "f32[3]", *FAST)
+    assert proc.returncode == 2, proc.stderr
+    (line,) = proc.stderr.splitlines()
+    assert line.startswith("error: the device ran out of memory (asked for 16 GiB)")
+    assert "XLA_PYTHON_CLIENT_PREALLOCATE=false" in line and "XLA_PYTHON_CLIENT_MEM_FRACTION" in line
+    assert "internal error" not in line

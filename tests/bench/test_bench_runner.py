@@ -8,7 +8,7 @@ import pytest
 
 from jitscope.bench.plan import plan_calls
 from jitscope.bench.runner import BenchOptions, bench_calls
-from jitscope.errors import ResourceError, UserCodeError
+from jitscope.errors import DeviceMemoryError, ResourceError
 from jitscope.model.bench import BenchReport
 from jitscope.model.common import from_jsonable
 from jitscope.render.json import dumps
@@ -50,8 +50,8 @@ def test_json_schema_and_round_trip(bench_project):
     report = run(bench_project, "scale").report
     data = json.loads(dumps(report))
     assert data["schema_version"] == "1.0" and data["kind"] == "jitscope.bench"
-    assert set(data) == {"rows", "settings", "environment", "scaling", "comparison", "warnings", "schema_version",
-                         "kind"}
+    assert set(data) == {"rows", "settings", "environment", "scaling", "comparison", "warnings", "failures",
+                         "schema_version", "kind"}
     row = data["rows"][0]
     assert {"target", "call", "cold", "cached", "derived", "cost", "memory", "eager", "process"} <= set(row)
     assert set(row["cold"]["median"]) == {"total", "returned", "trace", "lower", "compile", "first_run",
@@ -91,15 +91,27 @@ def test_donated_arguments_get_fresh_inputs(bench_project):
     assert any("donated" in w for w in row.warnings)
 
 
-def test_user_code_failure_is_a_clear_error(bench_project):
-    with pytest.raises(UserCodeError) as info:
-        run(bench_project, "fails_at_run", shapes=["f32[3]"])
-    assert "fails_at_run(f32[3]) failed on its first call: RuntimeError: broken on purpose" in info.value.message
-    assert "bench_targets.py" in (info.value.detail or "")
-    assert info.value.exit_code == 1
-    with pytest.raises(UserCodeError) as info:
-        run(bench_project, "branches_on_data", shapes=["f32[3]"])
-    assert "TracerBoolConversionError" in info.value.message and "static" in (info.value.hint or "")
+def test_user_code_failure_is_recorded_and_the_run_goes_on(bench_project):
+    calls = plan_calls(["bench_targets.py:fails_at_run", "bench_targets.py:branches_on_data",
+                        "bench_targets.py:scale"], ["f32[3]"], None, None, cwd=bench_project)
+    report = bench_calls(calls, FAST).report
+    assert [r.target for r in report.rows] == ["bench_targets.py:scale"]
+    first, second = report.failures
+    assert first.error == ("bench_targets.py:fails_at_run(f32[3]) failed on its first call: "
+                           "RuntimeError: broken on purpose")
+    assert "bench_targets.py" in (first.detail or "") and first.call == "f32[3]"
+    assert "TracerBoolConversionError" in second.error and "static" in (second.hint or "")
+    data = json.loads(dumps(report))
+    assert data["failures"][0]["error"] == first.error
+    assert from_jsonable(BenchReport, data) == report
+
+
+def test_device_out_of_memory_is_a_resource_error(bench_project):
+    with pytest.raises(DeviceMemoryError) as info:
+        run(bench_project, "device_oom", shapes=["f32[3]"])
+    assert info.value.exit_code == 2
+    assert "the device ran out of memory (asked for 16 GiB) while running" in info.value.message
+    assert "XLA_PYTHON_CLIENT_PREALLOCATE=false" in (info.value.hint or "")
 
 
 def test_inputs_too_large_are_refused_before_allocation(bench_project):

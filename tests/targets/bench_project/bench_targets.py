@@ -57,3 +57,13 @@ def chatty(x):
     print("python print while tracing")
     jax.debug.print("debug print at run time: {}", x.sum())
     return x * 2.0
+
+
+def device_oom(x):
+    """Raises the error XLA raises when another process holds the device's memory (a real instance)."""
+    from jitscope.jaxcompat.runtime_errors import runtime_error_types
+
+    raise runtime_error_types()[0]("RESOURCE_EXHAUSTED: Out of memory while trying to allocate 17179869184 bytes.")
+
+
+JITSCOPE_EXAMPLES["fails_at_run"] = "f32[3]"
