@@ -33,6 +33,8 @@ from jitscope.errors import ConfigError
 from jitscope.model.lint import SEVERITIES, Severity
 
 PYPROJECT = "pyproject.toml"
+#: How messages name the lint table (errors are escaped before rich sees them, so the brackets stay).
+LINT_TABLE = "[tool.jitscope.lint]"
 _LINT_KEYS = ("select", "ignore", "per-file-ignores", "exclude", "extend-exclude", "fail-on", "trace")
 _EMPTY: Mapping[str, Any] = MappingProxyType({})
 
@@ -120,7 +122,7 @@ def load_config(start: Path, explicit: Path | None = None) -> JitscopeConfig:
         raise ConfigError(f"{path}: [tool.jitscope] must be a table")
     lint_table = table.get("lint", {})
     if not isinstance(lint_table, dict):
-        raise ConfigError(f"{path}: [tool.jitscope.lint] must be a table")
+        raise ConfigError(f"{path}: {LINT_TABLE} must be a table")
     return JitscopeConfig(
         path=path,
         root=path.parent,
@@ -137,7 +139,7 @@ def parse_lint_config(table: Mapping[str, Any], where: str = PYPROJECT) -> LintC
         if canon not in _LINT_KEYS:
             close = difflib.get_close_matches(canon, _LINT_KEYS, n=1)
             hint = f" (did you mean '{close[0]}'?)" if close else f" (known keys: {', '.join(_LINT_KEYS)})"
-            raise ConfigError(f"{where}: unknown key '{key}' in [tool.jitscope.lint]{hint}")
+            raise ConfigError(f"{where}: unknown key '{key}' in {LINT_TABLE}{hint}")
         normalized[canon] = value
     select = _str_list(normalized, "select", where) if "select" in normalized else None
     ignore = _str_list(normalized, "ignore", where)
@@ -145,14 +147,14 @@ def parse_lint_config(table: Mapping[str, Any], where: str = PYPROJECT) -> LintC
     per_file: list[tuple[str, tuple[str, ...]]] = []
     raw_pfi = normalized.get("per-file-ignores", {})
     if not isinstance(raw_pfi, dict):
-        raise ConfigError(f"{where}: 'per-file-ignores' must be a table of pattern = [codes]")
+        raise ConfigError(f"{where}: {LINT_TABLE} 'per-file-ignores' must be a table of pattern = [codes]")
     for pattern, codes in raw_pfi.items():
         per_file.append(
             (pattern, _str_list({"codes": codes}, "codes", where, f"per-file-ignores '{pattern}'"))
         )
     fail_on = normalized.get("fail-on", "warning")
     if fail_on not in SEVERITIES:
-        raise ConfigError(f"{where}: 'fail-on' must be one of {', '.join(SEVERITIES)}, not {fail_on!r}")
+        raise ConfigError(f"{where}: {LINT_TABLE} 'fail-on' must be one of {', '.join(SEVERITIES)}, not {fail_on!r}")
     _check_codes(where, select or (), ignore, *(codes for _, codes in per_file))
     trace = _str_list(normalized, "trace", where)
     return LintConfig(select, ignore, tuple(per_file), exclude, fail_on, trace)
@@ -163,7 +165,7 @@ def _str_list(table: Mapping[str, Any], key: str, where: str, label: str | None 
     if isinstance(value, str):
         value = [value]
     if not isinstance(value, (list, tuple)) or not all(isinstance(v, str) for v in value):
-        raise ConfigError(f"{where}: '{label or key}' must be a list of strings")
+        raise ConfigError(f"{where}: {LINT_TABLE} '{label or key}' must be a list of strings")
     return tuple(value)
 
 
@@ -177,7 +179,7 @@ def _check_codes(where: str, *groups: tuple[str, ...]) -> None:
             bad = str(err.args[0])
             close = suggest(bad)
             hint = f" (did you mean {close}?)" if close else ""
-            raise ConfigError(f"{where}: unknown rule '{bad}'{hint}") from None
+            raise ConfigError(f"{where}: unknown rule '{bad}' in {LINT_TABLE}{hint}") from None
 
 
 def _read_toml(path: Path) -> dict[str, Any]:

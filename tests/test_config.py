@@ -84,10 +84,10 @@ def test_explicit_config_file(tmp_path: Path) -> None:
     [
         ("[tool.jitscope.lint\n", "invalid TOML"),
         ("[tool.jitscope.lint]\nselec = ['JS1']\n", "unknown key 'selec'.*did you mean 'select'"),
-        ("[tool.jitscope.lint]\nselect = ['JS9']\n", "unknown rule 'JS9'"),
+        ("[tool.jitscope.lint]\nselect = ['JS9']\n", r"unknown rule 'JS9' in \[tool.jitscope.lint\]"),
         ("[tool.jitscope.lint]\nignore = ['JS1O1']\n", "unknown rule 'JS1O1'.*did you mean JS101"),
-        ("[tool.jitscope.lint]\nfail-on = 'fatal'\n", "'fail-on' must be one of"),
-        ("[tool.jitscope.lint]\nexclude = 3\n", "'exclude' must be a list of strings"),
+        ("[tool.jitscope.lint]\nfail-on = 'fatal'\n", r"\[tool.jitscope.lint\] 'fail-on' must be one of"),
+        ("[tool.jitscope.lint]\nexclude = 3\n", r"\[tool.jitscope.lint\] 'exclude' must be a list of strings"),
         ("[tool.jitscope.lint]\nper-file-ignores = ['x']\n", "per-file-ignores"),
         ("[tool.jitscope]\nlint = 3\n", r"\[tool.jitscope.lint\] must be a table"),
     ],
@@ -103,3 +103,16 @@ def test_overrides_replace_select_and_extend_exclude() -> None:
     merged = base.with_overrides(select=("JS2",), exclude=("b",))
     assert merged.select == ("JS2",) and merged.exclude == ("a", "b") and merged.fail_on == "error"
     assert base.with_overrides(fail_on="info").fail_on == "info"
+
+
+def test_config_error_line_names_the_file_and_the_table(tmp_path: Path) -> None:
+    from tests.conftest import run_cli
+
+    (tmp_path / "pyproject.toml").write_text("[tool.jitscope.lint]\nfoo = 1\n")
+    (tmp_path / "a.py").write_text("x = 1\n")
+    result = run_cli("lint", "a.py", cwd=tmp_path)
+    assert result.returncode == 2 and result.stdout == ""
+    assert result.stderr == (
+        f"error: {tmp_path.resolve() / 'pyproject.toml'}: unknown key 'foo' in [tool.jitscope.lint] "
+        "(known keys: select, ignore, per-file-ignores, exclude, extend-exclude, fail-on, trace)\n"
+    )
