@@ -12,8 +12,10 @@ guess, so the monitor degrades to coarser checks instead of wrong ones.
 from __future__ import annotations
 
 import dis
+import sys
 import types
 from dataclasses import dataclass
+from typing import Any
 
 _PLAIN_KEY_TYPES = (str, int, bytes, bool, float)
 
@@ -112,14 +114,69 @@ def nested_code_objects(code: types.CodeType) -> tuple[types.CodeType, ...]:
     return tuple(found)
 
 
+_Item = ObjectPath | _Const | None
+
+#: Opcodes with no effect on the values the walk follows.
+_NO_EFFECT = frozenset(
+    {"RESUME", "NOP", "CACHE", "PRECALL", "KW_NAMES", "COPY_FREE_VARS", "MAKE_CELL", "NOT_TAKEN"}
+)
+# Opcodes whose operand count changes between versions (BINARY_SLICE, FORMAT_VALUE's spec flag,
+# MAKE_FUNCTION's closure/defaults in 3.11-3.12, CALL_KW's names tuple in 3.13, END_FOR's
+# one or two operands): how many they pop is read from ``dis.stack_effect`` on the running
+# Python instead of being written down per version.
+#: Opcodes that pop operands and push exactly one unknown result.
+_RESULT_OPS = frozenset(
+    {
+        "UNARY_NEGATIVE", "UNARY_NOT", "UNARY_INVERT", "UNARY_POSITIVE", "GET_ITER", "GET_YIELD_FROM_ITER",
+        "GET_AITER", "GET_ANEXT", "GET_AWAITABLE", "TO_BOOL", "FORMAT_SIMPLE", "FORMAT_WITH_SPEC",
+        "FORMAT_VALUE", "CONVERT_VALUE", "COMPARE_OP", "IS_OP", "CONTAINS_OP", "BINARY_SLICE",
+        "BUILD_TUPLE", "BUILD_LIST", "BUILD_SET", "BUILD_STRING", "BUILD_SLICE", "BUILD_MAP",
+        "BUILD_CONST_KEY_MAP", "LIST_TO_TUPLE", "CALL_INTRINSIC_1", "CALL_INTRINSIC_2", "CALL_FUNCTION_EX",
+        "MAKE_FUNCTION", "SET_FUNCTION_ATTRIBUTE", "IMPORT_NAME", "LOAD_ASSERTION_ERROR", "LOAD_BUILD_CLASS",
+        "RETURN_GENERATOR", "END_SEND",
+    }
+)  # fmt: skip
+#: Opcodes that pop operands and push nothing.
+_DISCARD_OPS = frozenset(
+    {
+        "POP_TOP", "END_FOR", "POP_ITER", "POP_EXCEPT", "LIST_APPEND", "SET_ADD", "MAP_ADD", "LIST_EXTEND",
+        "SET_UPDATE", "DICT_UPDATE", "DICT_MERGE", "SETUP_ANNOTATIONS",
+    }
+)  # fmt: skip
+#: Unpacking: one operand becomes several unknown values.
+_SPREAD_OPS = frozenset({"UNPACK_SEQUENCE", "UNPACK_EX"})
+_UNCONDITIONAL_JUMPS = frozenset(
+    {"JUMP_FORWARD", "JUMP_BACKWARD", "JUMP_BACKWARD_NO_INTERRUPT", "JUMP", "JUMP_NO_INTERRUPT"}
+)
+#: Conditional jumps: the stack on each side is ``dis.stack_effect`` with ``jump`` True or False.
+_CONDITIONAL_JUMP_PREFIXES = ("POP_JUMP_", "JUMP_IF_", "FOR_ITER")
+_BLOCK_ENDS = frozenset({"RETURN_VALUE", "RETURN_CONST", "RAISE_VARARGS", "RERAISE"})
+
+#: 3.12 folded LOAD_METHOD into LOAD_ATTR (low bit of the argument). ``"LOAD_METHOD" in
+#: dis.opmap`` cannot tell: 3.12 and 3.13 keep it there as a pseudo-instruction.
+_LOAD_ATTR_HAS_METHOD_FLAG = sys.version_info >= (3, 12)
+#: 3.11 and 3.12 push LOAD_GLOBAL's NULL below the callable, 3.13+ above it.
+_NULL_AFTER_GLOBAL = sys.version_info >= (3, 13)
+
+
+def _stack_effect(ins: dis.Instruction, *, jump: bool | None = None) -> int:
+    arg = ins.arg if ins.opcode >= dis.HAVE_ARGUMENT else None
+    return dis.stack_effect(ins.opcode, arg, jump=jump)
+
+
 class _StackWalk:
-    """Symbolic execution of straight-line bytecode, just deep enough to name store targets."""
+    """Symbolic execution of straight-line bytecode, just deep enough to name store targets.
+
+    Every stack slot holds what is known about its value: an ``ObjectPath``, a constant, or
+    None for "unknown". An opcode the walk does not model empties the stack: later pops then
+    give None. That is safe, while a wrong operand count would name the wrong object.
+    """
 
     def __init__(self, code: types.CodeType, call_names: frozenset[str]) -> None:
         self.code = code
         self.call_names = call_names
-        self.stack: list[ObjectPath | _Const | None] = []
-        self.saved: dict[int, list[ObjectPath | _Const | None]] = {}
+        self.stack: list[_Item] = []
+        self.saved: dict[int, list[_Item]] = {}
         self.falls_through = True
         self.last_was_inplace = False
         self.line = code.co_firstlineno
@@ -129,17 +186,23 @@ class _StackWalk:
         self.candidates: list[CallCandidate] = []
         self.loaded_globals: set[str] = set()
 
-    def pop(self, count: int = 1) -> ObjectPath | _Const | None:
-        item: ObjectPath | _Const | None = None
+    def pop(self, count: int = 1) -> _Item:
+        item: _Item = None
         for _ in range(count):
             item = self.stack.pop() if self.stack else None
         return item
 
-    def push(self, item: ObjectPath | _Const | None, count: int = 1) -> None:
+    def push(self, item: _Item, count: int = 1) -> None:
         self.stack.extend([item] * count)
 
+    def adjusted(self, effect: int) -> list[_Item]:
+        """The stack after an opcode that pops ``-effect`` values or pushes ``effect`` unknown ones."""
+        if effect >= 0:
+            return [*self.stack, *[None] * effect]
+        return self.stack[:effect] if len(self.stack) > -effect else []
+
     def enter(self, instruction: dis.Instruction) -> None:
-        positions = getattr(instruction, "positions", None)
+        positions = instruction.positions
         if positions is not None and positions.lineno is not None:
             self.line = positions.lineno
         if instruction.is_jump_target:
@@ -170,18 +233,10 @@ class _StackWalk:
     def step(self, ins: dis.Instruction) -> bool:
         """Apply one instruction; return True when it was an in-place binary operator."""
         name, arg, argval = ins.opname, ins.arg, ins.argval
-        if name in (
-            "RESUME",
-            "NOP",
-            "CACHE",
-            "EXTENDED_ARG",
-            "PRECALL",
-            "KW_NAMES",
-            "COPY_FREE_VARS",
-            "MAKE_CELL",
-            "NOT_TAKEN",
-        ):
-            return self.last_was_inplace if name == "EXTENDED_ARG" else False
+        if name in _NO_EFFECT:
+            return False
+        if name == "EXTENDED_ARG":
+            return self.last_was_inplace
         if name in ("LOAD_FAST", "LOAD_FAST_CHECK", "LOAD_FAST_AND_CLEAR", "LOAD_FAST_BORROW"):
             self.push(ObjectPath("fast", argval))
         elif name in ("LOAD_FAST_LOAD_FAST", "LOAD_FAST_BORROW_LOAD_FAST_BORROW"):
@@ -191,32 +246,17 @@ class _StackWalk:
             self.push(ObjectPath("deref", argval))
             self.note_candidate(ObjectPath("deref", argval))
         elif name in ("LOAD_GLOBAL", "LOAD_NAME"):
-            if name == "LOAD_GLOBAL" and arg is not None and arg & 1:
-                self.push(None)  # the NULL pushed before a callable
-            root = "global" if name == "LOAD_GLOBAL" else "name"
-            self.loaded_globals.add(argval)
-            self.push(ObjectPath(root, argval))
-            self.note_candidate(ObjectPath(root, argval))
+            self.load_global(name, arg, argval)
         elif name in ("LOAD_CONST", "LOAD_SMALL_INT"):
             self.push(_Const(argval))
         elif name in ("LOAD_ATTR", "LOAD_METHOD"):
-            owner = self.pop()
-            path = owner.then("attr", argval) if isinstance(owner, ObjectPath) else None
-            if path is not None:
-                self.note_candidate(path)
-            # 3.11 LOAD_METHOD and 3.12+ LOAD_ATTR with the low bit set push two values.
-            pushes_two = name == "LOAD_METHOD" or (
-                name == "LOAD_ATTR" and arg is not None and arg & 1 and _LOAD_ATTR_HAS_METHOD_FLAG
-            )
-            self.push(None if pushes_two else path, 2 if pushes_two else 1)
-        elif name == "BINARY_SUBSCR":
-            key, container = self.pop(), self.pop()
-            plain_key = isinstance(key, _Const) and isinstance(key.value, _PLAIN_KEY_TYPES)
-            if isinstance(container, ObjectPath) and plain_key:
-                assert isinstance(key, _Const)
-                self.push(container.then("item", key.value))
-            else:
-                self.push(None)
+            self.load_attr(name, arg, argval)
+        elif name == "BINARY_SUBSCR" or (name == "BINARY_OP" and ins.argrepr == "[]"):
+            self.subscript()
+        elif name == "BINARY_OP":
+            self.pop(2)
+            self.push(None)
+            return ins.argrepr.endswith("=") and ins.argrepr not in ("==", "!=", "<=", ">=")
         elif name == "COPY":
             depth = int(arg or 1)
             self.push(self.stack[-depth] if len(self.stack) >= depth else None)
@@ -225,108 +265,127 @@ class _StackWalk:
             while len(self.stack) < depth:
                 self.stack.insert(0, None)
             self.stack[-1], self.stack[-depth] = self.stack[-depth], self.stack[-1]
-        elif name in ("STORE_SUBSCR", "DELETE_SUBSCR"):
-            self.pop()  # the key
-            container = self.pop()
-            if name == "STORE_SUBSCR":
-                self.pop()  # the value
-            target = container if isinstance(container, ObjectPath) else None
-            self.stores.append(StoreSite("item", target, self.line, deleting=name == "DELETE_SUBSCR"))
-        elif name in ("STORE_ATTR", "DELETE_ATTR"):
-            owner = self.pop()
-            if name == "STORE_ATTR":
-                self.pop()
-            target = owner if isinstance(owner, ObjectPath) else None
-            self.stores.append(
-                StoreSite("attr", target, self.line, attribute=argval, deleting=name == "DELETE_ATTR")
-            )
-        elif name in ("STORE_GLOBAL", "DELETE_GLOBAL"):
-            if name == "STORE_GLOBAL":
-                self.pop()
-            self.global_stores.append(NameStore(argval, self.line, deleting=name == "DELETE_GLOBAL"))
-            self.store_name(ObjectPath("global", argval))
-        elif name in ("STORE_DEREF", "DELETE_DEREF"):
-            if name == "STORE_DEREF":
-                self.pop()
-            if argval in self.code.co_freevars:
-                self.nonlocal_stores.append(NameStore(argval, self.line, deleting=name == "DELETE_DEREF"))
-            self.store_name(ObjectPath("deref", argval))
-        elif name in ("STORE_FAST", "STORE_NAME"):
-            self.pop()
-            self.store_name(ObjectPath("fast" if name == "STORE_FAST" else "name", argval))
-        elif name == "BINARY_OP":
-            self.pop(2)
+        elif name.startswith(("STORE_", "DELETE_")):
+            self.store(name, argval)
+        elif name in ("CALL", "CALL_KW"):
+            # 3.11 counts the callable and NULL under PRECALL; CALL_KW (3.13) also pops the names tuple.
+            self.pop(int(arg or 0) + (3 if name == "CALL_KW" else 2))
             self.push(None)
-            return ins.argrepr.endswith("=") and ins.argrepr not in ("==", "!=", "<=", ">=")
         else:
             self.apply_generic(ins)
         return False
 
-    def apply_generic(self, ins: dis.Instruction) -> None:
-        name, arg = ins.opname, int(ins.arg or 0)
-        if name in ("POP_TOP", "RETURN_VALUE"):
-            self.pop()
-        elif name == "PUSH_NULL":
+    def load_global(self, name: str, arg: int | None, argval: str) -> None:
+        path = ObjectPath("global" if name == "LOAD_GLOBAL" else "name", argval)
+        with_null = name == "LOAD_GLOBAL" and arg is not None and arg & 1
+        if with_null and not _NULL_AFTER_GLOBAL:
+            self.push(None)  # the NULL pushed before a callable
+        self.push(path)
+        if with_null and _NULL_AFTER_GLOBAL:
             self.push(None)
-        elif name in ("UNARY_NEGATIVE", "UNARY_NOT", "UNARY_INVERT", "GET_ITER", "TO_BOOL", "FORMAT_SIMPLE"):
-            self.pop()
-            self.push(None)
-        elif name in ("COMPARE_OP", "IS_OP", "CONTAINS_OP", "BINARY_SLICE"):
-            self.pop(2)
-            self.push(None)
-        elif name in ("BUILD_TUPLE", "BUILD_LIST", "BUILD_SET", "BUILD_STRING", "BUILD_SLICE"):
-            self.pop(arg)
-            self.push(None)
-        elif name == "BUILD_MAP":
-            self.pop(2 * arg)
-            self.push(None)
-        elif name == "BUILD_CONST_KEY_MAP":
-            self.pop(arg + 1)
-            self.push(None)
-        elif name == "FORMAT_VALUE":
-            self.pop(2 if arg & 0x04 else 1)
-            self.push(None)
-        elif name == "CALL":
-            self.pop(arg + 2)
-            self.push(None)
-        elif name == "CALL_KW":
-            self.pop(arg + 3)
-            self.push(None)
-        elif name.startswith("POP_JUMP"):
-            self.pop()
-            self.saved[ins.argval] = list(self.stack)
-        elif name in (
-            "JUMP_FORWARD",
-            "JUMP_BACKWARD",
-            "JUMP_BACKWARD_NO_INTERRUPT",
-            "JUMP",
-            "JUMP_NO_INTERRUPT",
-        ):
-            self.saved[ins.argval] = list(self.stack)
-            self.falls_through = False
-        elif name in ("RETURN_CONST", "RAISE_VARARGS", "RERAISE"):
-            self.falls_through = False
+        self.loaded_globals.add(argval)
+        self.note_candidate(path)
+
+    def load_attr(self, name: str, arg: int | None, argval: str) -> None:
+        owner = self.pop()
+        path = owner.then("attr", argval) if isinstance(owner, ObjectPath) else None
+        if path is not None:
+            self.note_candidate(path)
+        # 3.11 LOAD_METHOD and 3.12+ LOAD_ATTR with the low bit set push two values
+        # (method and self, or NULL and attribute); both are opaque to a later CALL.
+        pushes_two = name == "LOAD_METHOD" or bool(_LOAD_ATTR_HAS_METHOD_FLAG and arg is not None and arg & 1)
+        self.push(None if pushes_two else path, 2 if pushes_two else 1)
+
+    def subscript(self) -> None:
+        key, container = self.pop(), self.pop()
+        plain_key = isinstance(key, _Const) and isinstance(key.value, _PLAIN_KEY_TYPES)
+        if isinstance(container, ObjectPath) and isinstance(key, _Const) and plain_key:
+            self.push(container.then("item", key.value))
         else:
-            # Anything else (calls with *args, with-blocks, loops...): forget the stack rather than guess.
+            self.push(None)
+
+    def store(self, name: str, argval: Any) -> None:
+        """Every ``STORE_*`` and ``DELETE_*`` opcode."""
+        deleting = name.startswith("DELETE_")
+        kind = name.split("_", 1)[1]
+        if kind in ("SUBSCR", "SLICE"):
+            # STORE_SLICE (3.12+): value, container, start, stop; 3.11 builds a slice for STORE_SUBSCR.
+            self.pop(2 if kind == "SLICE" else 1)
+            container = self.pop()
+            if not deleting:
+                self.pop()
+            target = container if isinstance(container, ObjectPath) else None
+            self.stores.append(StoreSite("item", target, self.line, deleting=deleting))
+        elif kind == "ATTR":
+            owner = self.pop()
+            if not deleting:
+                self.pop()
+            target = owner if isinstance(owner, ObjectPath) else None
+            self.stores.append(StoreSite("attr", target, self.line, attribute=argval, deleting=deleting))
+        elif kind == "GLOBAL":
+            if not deleting:
+                self.pop()
+            self.global_stores.append(NameStore(argval, self.line, deleting=deleting))
+            self.store_name(ObjectPath("global", argval))
+        elif kind == "DEREF":
+            if not deleting:
+                self.pop()
+            if argval in self.code.co_freevars:
+                self.nonlocal_stores.append(NameStore(argval, self.line, deleting=deleting))
+            self.store_name(ObjectPath("deref", argval))
+        elif kind in ("FAST", "NAME", "FAST_MAYBE_NULL"):
+            if not deleting:
+                self.pop()
+                self.store_name(ObjectPath("name" if kind == "NAME" else "fast", argval))
+        elif name == "STORE_FAST_STORE_FAST":  # 3.13: two stores in a row, e.g. ``a, b = pair``
+            first, second = argval
+            self.pop()
+            self.store_name(ObjectPath("fast", first))
+            self.last_was_inplace = False
+            self.pop()
+            self.store_name(ObjectPath("fast", second))
+        elif name == "STORE_FAST_LOAD_FAST":  # 3.13: ``x += y`` then a load on the same line
+            stored, loaded = argval
+            self.pop()
+            self.store_name(ObjectPath("fast", stored))
+            self.push(ObjectPath("fast", loaded))
+        else:
+            self.stack = []
+
+    def apply_generic(self, ins: dis.Instruction) -> None:
+        name = ins.opname
+        try:
+            if name in _RESULT_OPS:
+                self.pop(1 - _stack_effect(ins))
+                self.push(None)
+            elif name in _DISCARD_OPS:
+                self.pop(-_stack_effect(ins))
+            elif name in _SPREAD_OPS:
+                self.pop()
+                self.push(None, 1 + _stack_effect(ins))
+            elif name == "PUSH_NULL":
+                self.push(None)
+            elif name in _UNCONDITIONAL_JUMPS:
+                self.saved[ins.argval] = list(self.stack)
+                self.falls_through = False
+            elif name.startswith(_CONDITIONAL_JUMP_PREFIXES):
+                self.saved[ins.argval] = self.adjusted(_stack_effect(ins, jump=True))
+                self.stack = self.adjusted(_stack_effect(ins, jump=False))
+            elif name in _BLOCK_ENDS:
+                self.falls_through = False
+            else:
+                # Anything else (with-blocks, exception handling, yields...): forget the stack rather than guess.
+                self.stack = []
+        except ValueError:  # no stack effect known for this opcode and argument
             self.stack = []
 
 
-def _merge(
-    first: list[ObjectPath | _Const | None], second: list[ObjectPath | _Const | None]
-) -> list[ObjectPath | _Const | None]:
+def _merge(first: list[_Item], second: list[_Item]) -> list[_Item]:
     """Stack state where two paths meet: keep only what both agree on, aligned from the top."""
     depth = min(len(first), len(second))
     if depth == 0:
         return []
     return [a if a == b else None for a, b in zip(first[-depth:], second[-depth:], strict=True)]
-
-
-def _load_attr_has_method_flag() -> bool:
-    """Python 3.12 folded LOAD_METHOD into LOAD_ATTR (low bit of the argument)."""
-    return "LOAD_METHOD" not in dis.opmap
-
-
-_LOAD_ATTR_HAS_METHOD_FLAG = _load_attr_has_method_flag()
 
 
 def analyse_code(code: types.CodeType, call_names: frozenset[str] = frozenset()) -> CodeFacts:
