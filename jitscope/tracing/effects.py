@@ -103,12 +103,19 @@ def watch_effects(
     With the profile hook, a Python-level profiler already installed keeps receiving
     every event and is restored on exit; a C-level one (pyinstrument, cProfile) cannot be
     chained from Python, so the watch then records nothing and says so in its notes.
+    ``sys.monitoring`` needs no profile hook: a C-level profiler is left alone there too,
+    and the notes say so, but effects are still watched.
     """
     watch = EffectWatch(target_code, is_user_file or default_is_user_file)
     try:
         if backend != "profile" and monitoring_available():
             with monitor_events(watch) as monitoring:
                 if monitoring:
+                    if _c_level_profiler_active():
+                        watch.note(
+                            "a C-level profiler (e.g. pyinstrument) was active: it was left alone, "
+                            "and side effects were watched through sys.monitoring"
+                        )
                     yield watch
                     return
         elif backend == "monitoring":
@@ -119,10 +126,16 @@ def watch_effects(
         watch.finish()
 
 
+def _c_level_profiler_active() -> bool:
+    """A profiler installed from C (``PyEval_SetProfile``): ``sys.getprofile()`` is its state object."""
+    current = sys.getprofile()
+    return current is not None and not callable(current)
+
+
 @contextlib.contextmanager
 def _profile_hook_installed(watch: EffectWatch) -> Iterator[None]:
     previous = cast("ProfileHook | None", sys.getprofile())
-    if previous is not None and not callable(previous):
+    if _c_level_profiler_active():
         watch.note("side effects were not watched: a C-level profiler (e.g. pyinstrument) was active")
         yield
         return
