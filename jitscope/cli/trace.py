@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from enum import Enum
 from pathlib import Path
 from typing import Annotated
@@ -49,7 +50,7 @@ def trace(
 ) -> None:
     """Trace TARGET with abstract inputs and show its jaxpr, StableHLO, HLO, cost and memory."""
     from jitscope.render.console import make_console
-    from jitscope.render.trace import render_trace
+    from jitscope.render.trace import render_cache_hit, render_trace
     from jitscope.tracing.pipeline import run_trace, write_outputs
 
     wanted = parse_stages(stages)
@@ -70,8 +71,13 @@ def trace(
 
         console.file.write(dumps(report) + "\n")
     else:
+        calls = Counter(r.target for r in report.traces)
         for record in report.traces:
-            console.print(render_trace(record, stages=wanted, locations=locations, depth=depth))
+            if record.cache_hit_of is not None:  # JAX would reuse the earlier program: nothing new to show
+                console.print(render_cache_hit(record))
+            else:
+                console.print(render_trace(record, stages=wanted, locations=locations, depth=depth,
+                                           numbered=calls[record.target] > 1))
             console.print()
     if profilers:
         from jitscope.render.profile import show_profiles

@@ -5,11 +5,15 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
-from jitscope.model.common import SCHEMA_VERSION, Location
+from jitscope.model.common import Location
 from jitscope.model.effects import EffectsRecord
 from jitscope.model.jaxpr import JaxprRecord, JaxprSummary
 
 STAGES: tuple[str, ...] = ("jaxpr", "stablehlo", "hlo", "cost", "memory")
+
+#: Version of the ``jitscope.trace`` document. 1.1 added ``call_index`` and ``cache_hit_of`` to each
+#: trace; 1.0 documents still load (both default). The lint and bench documents keep SCHEMA_VERSION.
+TRACE_SCHEMA_VERSION = "1.1"
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,6 +113,11 @@ class TraceRecord:
     stages: StagesRecord | None = None
     diagnostic: Diagnostic | None = None
     warnings: tuple[str, ...] = ()
+    #: 1-based position of this call in its target's call sequence (schema 1.1).
+    call_index: int = 1
+    #: The earlier call of the sequence with the same cache key: JAX would reuse its compiled
+    #: program instead of tracing this call; None when this call compiles (schema 1.1).
+    cache_hit_of: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,5 +126,5 @@ class TraceReport:
 
     traces: tuple[TraceRecord, ...]
     environment: dict[str, str] = field(default_factory=dict)
-    schema_version: str = SCHEMA_VERSION
+    schema_version: str = TRACE_SCHEMA_VERSION
     kind: str = "jitscope.trace"

@@ -38,10 +38,10 @@ def _fmt_bytes(value: float | None) -> str:
     return "n/a" if value is None else format_bytes(int(value))
 
 
-def render_header(record: TraceRecord) -> RenderableType:
+def render_header(record: TraceRecord, *, numbered: bool = False) -> RenderableType:
     title = Text(record.target, style="jitscope.title")
     lines: list[RenderableType] = [Rule(title, align="left", characters="━")]
-    call = Text("call: ", style="jitscope.muted")
+    call = Text(f"call {record.call_index}: " if numbered else "call: ", style="jitscope.muted")
     call.append(f"{record.target.rsplit(':', 1)[-1]}({record.call})")
     lines.append(call)
     statics = []
@@ -180,15 +180,24 @@ def _stage_sections(record: TraceRecord, stages: Collection[str], locations: boo
         yield render_memory(st.memory)
 
 
+def render_cache_hit(record: TraceRecord) -> Text:
+    """One line for a call JAX answers from its cache: ``call 2: cache hit (same key as call 1): f(f32[3])``."""
+    text = Text(f"call {record.call_index}: ", style="jitscope.muted")
+    text.append(f"cache hit (same key as call {record.cache_hit_of})", style="jitscope.good")
+    text.append(f": {record.target.rsplit(':', 1)[-1]}({record.call})")
+    return text
+
+
 def render_trace(
     record: TraceRecord,
     *,
     stages: Collection[str] = STAGES,
     locations: bool = True,
     depth: int | None = None,
+    numbered: bool = False,
 ) -> RenderableType:
-    """The whole ``jitscope trace`` view of one traced call."""
-    parts: list[RenderableType | None] = [render_header(record), render_seen(record)]
+    """The whole ``jitscope trace`` view of one traced call; ``numbered`` shows its place in a sequence."""
+    parts: list[RenderableType | None] = [render_header(record, numbered=numbered), render_seen(record)]
     parts += [render_printed(record), render_effects(record)]
     if record.diagnostic is not None:
         parts.append(render_diagnostic(record.diagnostic))

@@ -13,13 +13,14 @@ from jitscope.load.specs import ArgSet
 from jitscope.load.target import TargetHandle, check_call
 from jitscope.model.trace import TraceRecord, TraceReport
 from jitscope.stages.compile import lower_and_compile
+from jitscope.tracing.recompile import cache_hits
 from jitscope.tracing.run import calls_from_flags, load_all
 from jitscope.tracing.session import trace_target
 
 
 def run_trace(
     targets: Sequence[str],
-    shapes: str | None,
+    shapes: Sequence[str] | None,
     statics: list[str] | None,
     kwargs: list[str] | None,
     stages: Sequence[str],
@@ -29,25 +30,30 @@ def run_trace(
 ) -> tuple[TraceReport, list[tuple[str, Any]]]:
     """Trace (and lower/compile as ``stages`` need) every call of every target.
 
-    ``progress(done, total, text)`` is told before each call, so a CLI can show a bar.
+    ``shapes`` holds one spec per call (a call sequence); ``progress(done, total, text)`` is
+    told before each call, so a CLI can show a bar.
     """
     from jitscope.jaxcompat.stages import environment
 
     handles = load_all(list(targets))
     records: list[TraceRecord] = []
     profilers: list[tuple[str, Any]] = []
-    plan: list[tuple[TargetHandle, ArgSet]] = []
+    plan: list[tuple[TargetHandle, ArgSet, int, int]] = []
     for target in handles:
-        calls = calls_from_flags(target, [shapes] if shapes is not None else None, statics, kwargs)
+        calls = calls_from_flags(target, list(shapes) if shapes else None, statics, kwargs)
         for argset in calls:
             check_call(target, argset)
-        plan += [(target, argset) for argset in calls]
-    for done, (target, argset) in enumerate(plan):
+        hits = cache_hits(target, calls)
+        plan += [(target, argset, i, hit) for i, (argset, hit) in enumerate(zip(calls, hits, strict=True), 1)]
+    for done, (target, argset, index, hit) in enumerate(plan):
         if progress is not None:
             progress(done, len(plan), f"tracing {target.attr_path}({argset.describe()[:40]})")
         handle = trace_target(target, argset, watch_effects=watch_effects, profile=profile,
                               want_jaxpr="jaxpr" in stages)
-        record = handle.record
+        # A cache hit needs the earlier call to have traced: a failed trace caches nothing.
+        earlier = records[len(records) - (index - hit)] if hit else None
+        hit_of = hit if earlier is not None and earlier.diagnostic is None else None
+        record = dataclasses.replace(handle.record, call_index=index, cache_hit_of=hit_of)
         if handle.traced is not None:
             record = dataclasses.replace(record, stages=lower_and_compile(handle.traced, stages))
         records.append(record)

@@ -38,7 +38,8 @@ class CallRecord:
     index: int  # 1-based position in the sequence
     call: str
     compiles: bool
-    #: The earlier call whose compile is nearest (fewest differing components); 0 for the first compile.
+    #: The earlier call whose compile is nearest (fewest differing components); for a cache hit, the
+    #: call with the same key; 0 for the first compile.
     nearest: int = 0
     diffs: tuple[KeyDiff, ...] = ()
     #: True when tracing confirmed the prediction (the body ran iff a compile was predicted).
@@ -138,8 +139,9 @@ def analyse_sequence(target: str, argsets: tuple[ArgSet, ...], param_names: list
     for index, argset in enumerate(argsets, start=1):
         statics = tuple(dict.fromkeys(static_names + argset.static_names))
         key = cache_key(argset, param_names, statics, static_nums)
-        if any(key == k for _, k in compiled):
-            calls.append(CallRecord(index, argset.describe(), compiles=False))
+        same = next((i for i, k in compiled if k == key), 0)
+        if same:
+            calls.append(CallRecord(index, argset.describe(), compiles=False, nearest=same))
             continue
         if compiled:
             nearest, nearest_key = min(compiled, key=lambda item: len(diff(item[1], key)))
@@ -148,6 +150,19 @@ def analyse_sequence(target: str, argsets: tuple[ArgSet, ...], param_names: list
             calls.append(CallRecord(index, argset.describe(), compiles=True))
         compiled.append((index, key))
     return SequenceRecord(target, tuple(calls))
+
+
+def cache_hits(target: Any, argsets: tuple[ArgSet, ...] | list[ArgSet]) -> list[int]:
+    """For each call of ``target``'s sequence, the earlier call (1-based) with the same cache key, or 0."""
+    import inspect
+
+    try:
+        params = list(inspect.signature(target.fn).parameters)
+    except (TypeError, ValueError):
+        params = []
+    seq = analyse_sequence(target.name, tuple(argsets), params, target.options.static_argnames,
+                           target.options.static_argnums)
+    return [0 if call.compiles else call.nearest for call in seq.calls]
 
 
 def observe_sequence(target: Any, argsets: tuple[ArgSet, ...]) -> list[bool | None]:

@@ -37,13 +37,41 @@ def test_trace_jaxpr_only_json(tmp_path):
                      cwd=EXAMPLES)
     assert result.returncode == 0, result.stderr
     doc = json.loads(result.stdout)
-    assert doc["kind"] == "jitscope.trace" and doc["schema_version"].startswith("1.")
-    assert len(doc["traces"]) == 4  # the module's call sequence
+    assert doc["kind"] == "jitscope.trace" and doc["schema_version"] == "1.1"
+    assert len(doc["traces"]) == 4  # the module's call sequence, every call a full record
     first = doc["traces"][0]
     assert first["call"] == "f32[], threshold=0.0"
     assert first["stages"]["stablehlo"] is None and first["stages"]["compile_seconds"] is None
     assert first["jaxpr"]["eqns"]
-    assert doc["environment"]["backend"] == "cpu"
+    assert [(t["call_index"], t["cache_hit_of"]) for t in doc["traces"]] == [(1, None), (2, 1), (3, None), (4, 3)]
+    assert doc["traces"][1]["jaxpr"] == first["jaxpr"]
+    assert doc["environment"]["backend"] == _default_backend()
+
+
+def _default_backend() -> str:
+    import jax
+
+    return jax.default_backend()
+
+
+def test_trace_call_sequence_shows_cache_hits_as_one_line():
+    result = run_cli("trace", "jit_sin.py:fsin", "-s", "f32[3]", "-s", "f32[4]", "-s", "f32[3]", "--stages", "jaxpr",
+                     cwd=EXAMPLES)
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert [line for line in lines if line.startswith("call ")] == [
+        "call 1: fsin(f32[3])",
+        "call 2: fsin(f32[4])",
+        "call 3: cache hit (same key as call 1): fsin(f32[3])",
+    ]
+    assert result.stdout.count("what the function saw") == 2
+
+
+def test_failed_call_is_not_a_cache_for_the_next():
+    result = run_cli("trace", "static_args.py:conditional_double", "-s", "f32[], 0.0", "-s", "f32[], 0.0",
+                     "--stages", "jaxpr", "--format", "json", cwd=EXAMPLES)
+    assert result.returncode == 1
+    assert [t["cache_hit_of"] for t in json.loads(result.stdout)["traces"]] == [None, None]
 
 
 def test_trace_out_dir_writes_each_stage(tmp_path):

@@ -74,3 +74,21 @@ arithmetic intensity  1.95e+06 flop/byte"""
 
 def test_trace_record_json_round_trip():
     assert from_jsonable(TraceRecord, to_jsonable(RECORD)) == RECORD
+
+
+def test_cache_hit_is_one_line():
+    from dataclasses import replace
+
+    from jitscope.render.trace import render_cache_hit
+
+    hit = replace(RECORD, call_index=3, cache_hit_of=1)
+    assert _text(render_cache_hit(hit)) == "call 3: cache hit (same key as call 1): f(f32[2], threshold=0.0)"
+    assert _text(render_trace(replace(RECORD, call_index=2), numbered=True)).splitlines()[1] == (
+        "call 2: f(f32[2], threshold=0.0)"
+    )
+
+
+def test_schema_1_0_trace_records_still_load():
+    doc = to_jsonable(RECORD)
+    del doc["call_index"], doc["cache_hit_of"]
+    assert from_jsonable(TraceRecord, doc) == RECORD
