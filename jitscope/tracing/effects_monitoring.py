@@ -95,6 +95,17 @@ def _make_callbacks(watch: EffectWatch, thread_id: int, disable: object) -> dict
         watch.on_call(get_frame(1), role)
         return None
 
+    def on_throw(code: types.CodeType, offset: int, exception: BaseException) -> None:
+        # ``generator.throw()`` resumes a frame with PY_THROW, not PY_RESUME (a profile hook
+        # sees "call" for both). It cannot be disabled, and is rare: no DISABLE needed.
+        if get_ident() == thread_id:
+            frame = get_frame(1)
+            role = roles_get(id(code))
+            if role is None:
+                role = classify(frame)
+            if role:
+                watch.on_call(frame, role)
+
     def on_return(code: types.CodeType, offset: int, value: object) -> object:
         if get_ident() != thread_id:
             return None
@@ -133,6 +144,7 @@ def _make_callbacks(watch: EffectWatch, thread_id: int, disable: object) -> dict
     return {
         "PY_START": on_start,
         "PY_RESUME": on_start,
+        "PY_THROW": on_throw,
         "PY_RETURN": on_return,
         "PY_YIELD": on_return,
         "PY_UNWIND": on_unwind,

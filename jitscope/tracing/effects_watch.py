@@ -8,6 +8,7 @@ overall design and ``effects_frames`` for the store and NumPy checks.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import sys
 import types
@@ -132,6 +133,10 @@ class EffectWatch:
             elif self._is_user_filename(code.co_filename):
                 role |= USER | WATCH_RETURN
                 facts = analyse_code(code, self._numpy_random.names)
+                if facts.nonlocal_stores and id(code) in self._locally_defined:
+                    # Its cells belong to a frame that ran during the watch: rebinding them is a
+                    # trace-time local (a helper closure, or a 3.11 comprehension's ``:=``).
+                    facts = dataclasses.replace(facts, nonlocal_stores=())
                 self._facts[id(code)] = facts
                 self._locally_defined.update(id(nested) for nested in facts.nested_codes)
                 for name in facts.loaded_globals:
@@ -355,9 +360,20 @@ def _stream_name(stream: object) -> str:
     return "sys.stderr" if stream is sys.stderr or stream is sys.__stderr__ else "sys.stdout"
 
 
+#: Comprehensions that 3.12+ inlines into their function (PEP 709); 3.11 runs them as frames.
+_INLINED_COMPREHENSIONS = frozenset({"<listcomp>", "<setcomp>", "<dictcomp>"})
+
+
 def _function_name(code: types.CodeType) -> str:
-    """``Model.apply`` for methods, ``step`` for a function nested in another (no ``<locals>`` noise)."""
+    """``Model.apply`` for methods, ``step`` for a function nested in another (no ``<locals>`` noise).
+
+    A list, set or dict comprehension is named after its function on every version, as
+    3.12+ reports it (a generator expression stays ``<genexpr>``: it is a frame everywhere).
+    """
     qualname = getattr(code, "co_qualname", code.co_name)
+    if code.co_name in _INLINED_COMPREHENSIONS:
+        qualname = qualname.rsplit(".", 1)[0] if "." in qualname else qualname
+        qualname = qualname.removesuffix(".<locals>")
     return qualname.rsplit("<locals>.", 1)[-1]
 
 
