@@ -5,12 +5,17 @@ from __future__ import annotations
 from collections import Counter
 from enum import Enum
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from jitscope.cli.options import ArgOpt, ShapesOpt, StaticOpt, TargetsArg, X64Opt, enable_x64_if
-from jitscope.errors import EXIT_FINDINGS, UsageError
+from jitscope.errors import TraceError, UsageError
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from jitscope.model.trace import TraceRecord
 
 ALL_STAGES = ("jaxpr", "stablehlo", "hlo", "cost", "memory")
 
@@ -83,8 +88,25 @@ def trace(
         from jitscope.render.profile import show_profiles
 
         show_profiles(profilers, html=profile_html, console=make_console(stderr=fmt is TraceFormat.json))
-    if any(r.diagnostic is not None for r in report.traces):
-        raise typer.Exit(EXIT_FINDINGS)
+    failed_calls(report.traces)
+
+
+def failed_calls(records: Sequence[TraceRecord]) -> None:
+    """After the report is out: one error line on stderr (exit 1) if the user's code failed in any call.
+
+    The explained failure stays in the report on stdout; scripts and CI logs that only keep
+    stderr still see what went wrong.
+    """
+    failed = [(r, r.diagnostic) for r in records if r.diagnostic is not None]
+    if not failed:
+        return
+    (first, diag), names = failed[0], [f"{r.target.rsplit(':', 1)[-1]}({r.call})" for r, _ in failed]
+    if len(failed) == 1:
+        message = f"{first.target}({first.call}) failed while tracing: {diag.message}"
+    else:
+        shown = ", ".join(names[:3]) + (", ..." if len(names) > 3 else "")
+        message = f"{len(failed)} of {len(records)} calls failed while tracing ({shown}); the first: {diag.message}"
+    raise TraceError(message, hint="explained in the report on stdout")
 
 
 def _freeze_imports() -> None:

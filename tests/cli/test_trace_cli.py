@@ -88,6 +88,16 @@ def test_trace_failure_is_explained_with_exit_1():
     assert result.returncode == 1
     assert "tracing failed" in result.stdout and "if x > threshold:" in result.stdout
     assert "Traceback (most recent call last)" not in result.stdout + result.stderr
+    assert result.stderr == (
+        "error: static_args.py:conditional_double(f32[], 0.0) failed while tracing: TracerBoolConversionError: "
+        "Attempted boolean conversion of traced array with shape bool[]. (explained in the report on stdout)\n"
+    )
+    result = run_cli("trace", "static_args.py:conditional_double", "-s", "f32[], 0.0", "-s", "f32[3], 1",
+                     "--stages", "jaxpr", "--format", "json", cwd=EXAMPLES)
+    assert result.returncode == 1 and len(json.loads(result.stdout)["traces"]) == 2
+    assert result.stderr.startswith("error: 2 of 2 calls failed while tracing (conditional_double(f32[], 0.0), "
+                                    "conditional_double(f32[3], 1)); the first: TracerBoolConversionError")
+    assert len(result.stderr.splitlines()) == 1
 
 
 def test_bad_inputs_are_one_line_with_exit_2():
