@@ -40,7 +40,10 @@ def trace(
     arg: ArgOpt = None,
     stages: Annotated[str, typer.Option(help="Stages to show, comma-separated; stops early (no XLA compile "
                                         "for jaxpr,stablehlo).")] = ",".join(ALL_STAGES),
-    depth: Annotated[int | None, typer.Option(min=0, help="Collapse nested jaxprs deeper than this.")] = None,
+    depth: Annotated[int | None, typer.Option(
+        min=0, help="Levels of nested jaxprs (scan/while/cond bodies, inner jit) to show; deeper ones collapse to "
+        "<jaxpr: N eqns collapsed>. 0 collapses every nested jaxpr, 1 shows a scan body but collapses what is "
+        "nested in it. Default: show all.", show_default=False)] = None,
     locations: Annotated[bool, typer.Option("--locations/--no-locations",
                                             help="Annotate each equation with your file:line.")] = True,
     effects: Annotated[bool, typer.Option("--effects/--no-effects",

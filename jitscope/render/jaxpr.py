@@ -72,7 +72,8 @@ class JaxprRenderOptions:
 
     #: Annotate each equation with the user's ``file:line``.
     locations: bool = True
-    #: Show nested jaxprs this many levels deep; deeper ones collapse (None: all).
+    #: Levels of nested jaxprs shown (the top-level jaxpr is level 0): 0 collapses every nested one,
+    #: 1 shows a scan body but collapses what it contains; None shows all.
     depth: int | None = None
     #: Print the summary header (avals, counts, constants, effects) above the jaxpr.
     header: bool = True

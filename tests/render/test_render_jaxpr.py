@@ -246,3 +246,23 @@ def test_format_bytes(n: int, text: str) -> None:
     from jitscope.render.jaxpr import format_bytes
 
     assert format_bytes(n) == text
+
+
+def test_depth_counts_levels_of_nested_jaxprs_shown() -> None:
+    """--depth N shows N levels of nested jaxprs: 0 collapses the scan body, 1 shows it but collapses the cond in it."""
+    import jax
+    import jax.numpy as jnp
+
+    from jitscope.jaxcompat.jaxpr import jaxpr_to_record
+
+    def step(c, x):
+        return jax.lax.cond(x > 0, jnp.sin, jnp.cos, c + x), None
+
+    record = jaxpr_to_record(jax.make_jaxpr(lambda xs: jax.lax.scan(step, 0.0, xs)[0])(jnp.ones(3)))
+    depth0 = render_jaxpr_text(record, locations=False, header=False, depth=0)
+    depth1 = render_jaxpr_text(record, locations=False, header=False, depth=1)
+    full = render_jaxpr_text(record, locations=False, header=False)
+    assert "jaxpr=<jaxpr: " in depth0 and "cond[" not in depth0
+    assert "cond[" in depth1 and "branches=" in depth1 and "collapsed>" in depth1 and "sin" not in depth1
+    assert "collapsed" not in full and "sin" in full and "cos" in full
+    assert render_jaxpr_text(record, locations=False, header=False, depth=2) == full
