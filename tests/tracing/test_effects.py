@@ -130,6 +130,12 @@ def test_each_effect_is_reported_at_its_user_line(
         assert effect.location.function == expected_function
 
 
+def test_every_effect_kind_is_expected_somewhere() -> None:
+    kinds = {kind for kind, *_ in EXPECTED_NOISY}
+    # talks_to_the_outside and counter_step cover the rest (see their tests below).
+    assert set(EffectKind) - kinds == {EffectKind.NETWORK, EffectKind.SUBPROCESS, EffectKind.CLOSURE_MUTATION}
+
+
 def test_nothing_else_is_reported(noisy: EffectsRecord) -> None:
     expected = {(kind, marked_line(filename, marker)) for kind, filename, marker, _ in EXPECTED_NOISY}
     assert {(e.kind, e.location.line) for e in noisy.effects} == expected
@@ -335,6 +341,31 @@ def test_c_level_profiler_is_left_alone() -> None:
     record = watcher.record()
     assert record.effects == ()
     assert record.notes and "C-level profiler" in record.notes[0]
+
+
+def _prints_under_a_profiler(x: jax.Array) -> jax.Array:
+    print("profiled")
+    return x + 1
+
+
+def test_c_level_profiler_and_effects(capsys: Any) -> None:
+    """3.11's profile hook cannot chain a C-level profiler, so it watches nothing; sys.monitoring can."""
+    pyinstrument = pytest.importorskip("pyinstrument")
+    profiler = pyinstrument.Profiler(async_mode="disabled")
+    profiler.start()
+    try:
+        with watch_effects(_prints_under_a_profiler.__code__) as watcher:
+            jax.make_jaxpr(_prints_under_a_profiler)(F32)
+    finally:
+        profiler.stop()
+    record = watcher.record()
+    if HAS_MONITORING:
+        assert [e.detail for e in record.effects] == ["print()"]
+        note = "a C-level profiler (e.g. pyinstrument) was active: it was left alone, and side effects"
+        assert record.notes == (f"{note} were watched through sys.monitoring",)
+    else:
+        assert record.effects == ()
+        assert record.notes == ("side effects were not watched: a C-level profiler (e.g. pyinstrument) was active",)
 
 
 def _prints_in_a_thread(x: jax.Array) -> jax.Array:

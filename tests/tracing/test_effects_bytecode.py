@@ -48,6 +48,57 @@ def test_store_targets_are_named_through_attributes_constant_keys_and_branches()
     assert facts.watches_return
 
 
+def version_shaped_stores(d: Any, xs: Any, obj: Any, out: Any, key: Any) -> Any:
+    d[xs[1:2]] = 1
+    xs[1:2] = d
+    del xs[1:2]
+    COUNTERS[:] = xs
+    out[obj.key()] = d
+    out[f"{key:>3}"] = xs
+    out[obj.make(a=1)] = 2
+    first, second = xs
+    second["k"] = first
+    xs += [1]; alias = xs  # one line, so 3.13 fuses the store and the load
+    obj.attr = [v for v in d if (kept := v)]
+    for i in range(3):
+        d["loop"] = i
+    with obj:
+        obj.inner = 1
+    try:
+        d["try"] = 1
+    except KeyError as error:
+        out["except"] = error
+    return alias, kept
+
+
+COUNTERS: list[int] = []
+
+
+def test_store_targets_survive_slices_method_calls_and_fused_opcodes() -> None:
+    """Each version's opcodes for these (BINARY_SLICE, STORE_SLICE, LOAD_ATTR's method bit,
+    CALL_KW, FORMAT_WITH_SPEC, STORE_FAST_STORE_FAST, STORE_FAST_LOAD_FAST, inlined
+    comprehensions) leave the walk naming the right object, never a neighbour on the stack."""
+    fn = version_shaped_stores
+    facts = analyse_code(fn.__code__)
+    found = sorted((s.line, s.operation, str(s.target), s.attribute, s.deleting) for s in facts.stores)
+    assert found == [
+        (_line_of(fn, "d[xs[1:2]]"), "item", "d", None, False),
+        (_line_of(fn, "xs[1:2] = d"), "item", "xs", None, False),
+        (_line_of(fn, "del xs[1:2]"), "item", "xs", None, True),
+        (_line_of(fn, "COUNTERS[:]"), "item", "COUNTERS", None, False),
+        (_line_of(fn, "out[obj.key()]"), "item", "out", None, False),
+        (_line_of(fn, 'out[f"{key'), "item", "out", None, False),
+        (_line_of(fn, "out[obj.make"), "item", "out", None, False),
+        (_line_of(fn, 'second["k"]'), "item", "second", None, False),
+        (_line_of(fn, "xs += [1]"), "inplace", "xs", None, False),
+        (_line_of(fn, "obj.attr ="), "attr", "obj", "attr", False),
+        (_line_of(fn, 'd["loop"]'), "item", "d", None, False),
+        (_line_of(fn, "obj.inner"), "attr", "obj", "inner", False),
+        (_line_of(fn, 'd["try"]'), "item", "d", None, False),
+        (_line_of(fn, 'out["except"]'), "item", "out", None, False),
+    ]
+
+
 def make_counter() -> Any:
     count = 0
 
