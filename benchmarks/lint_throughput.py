@@ -8,10 +8,12 @@ side in the same run, measures
 3. the floor: a bare ``ast.parse`` of every file, in this process, one core.
 
 Each is run ``--repeat`` times, interleaved (so all three see the same background load);
-the median is reported. Targets: jitscope <= 0.25 x flake8's wall time, and within 2 x
-the bare-parse floor.
+the medians are reported, and the ratios as the median, min and max of the per-round ratios.
+Targets: jitscope <= 0.25 x flake8's wall time, and within 2 x the bare-parse floor.
+flake8 is optional: without it (or with ``--no-flake8``) jitscope is compared with the floor only.
 
-    python benchmarks/lint_throughput.py [--path DIR] [--repeat 3] [--jobs N]
+    python benchmarks/lint_throughput.py [--path DIR] [--repeat 3] [--jobs N] [--no-flake8]
+    python benchmarks/lint_throughput.py --quick   # smoke run: one round on jitscope's own source
 """
 
 from __future__ import annotations
@@ -19,16 +21,18 @@ from __future__ import annotations
 import argparse
 import ast
 import gc
+import importlib.metadata
 import importlib.util
 import json
 import os
-import platform
 import shutil
 import statistics
 import subprocess
 import sys
 import time
 from pathlib import Path
+
+from machine import LoadWatch, spread, watch_machine
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -64,6 +68,30 @@ def run(cmd: list[str]) -> tuple[float, subprocess.CompletedProcess[str]]:
     return time.perf_counter() - start, result
 
 
+FLAKE8_MISSING = (
+    "flake8 is not installed: `python -m pip install flake8` to compare against it; "
+    "reporting jitscope against the parse floor only"
+)
+FLAKE8_SKIPPED = "flake8 skipped (--no-flake8): reporting jitscope against the parse floor only"
+
+
+def find_flake8() -> list[str] | None:
+    """The command that runs flake8: on PATH, else as a module of this Python; None if neither."""
+    on_path = shutil.which("flake8")
+    if on_path:
+        return [on_path]
+    if importlib.util.find_spec("flake8") is not None:
+        return [sys.executable, "-m", "flake8"]
+    return None
+
+
+def installed_version(package: str) -> str:
+    try:
+        return importlib.metadata.version(package)
+    except importlib.metadata.PackageNotFoundError:
+        return "?"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -71,12 +99,26 @@ def main() -> None:
     parser.add_argument("--path", type=Path, default=None, help="source tree to lint [installed jax]")
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--jobs", type=int, default=None, help="jitscope worker processes [all cores]")
+    parser.add_argument("--no-flake8", action="store_true", help="do not run flake8, even if installed")
+    parser.add_argument(
+        "--quick", action="store_true", help="smoke run: one round on jitscope's own source (unless --path)"
+    )
     args = parser.parse_args()
+    if args.quick:
+        args.repeat = 1
+        args.path = args.path or ROOT / "jitscope"
+    if args.repeat < 1:
+        parser.error("--repeat must be at least 1")
 
+    with watch_machine() as machine:
+        measure(args, machine)
+
+
+def measure(args: argparse.Namespace, machine: LoadWatch) -> None:
     target = args.path or installed_source("jax")
     files = python_files(target)
     lines = sum(len(p.read_bytes().splitlines()) for p in files)
-    flake8 = shutil.which("flake8") or str(Path(sys.executable).with_name("flake8"))
+    flake8 = None if args.no_flake8 else find_flake8()
     jitscope_cmd = [
         sys.executable,
         "-m",
@@ -90,14 +132,16 @@ def main() -> None:
     ]
     if args.jobs:
         jitscope_cmd += ["--jobs", str(args.jobs)]
-    flake8_cmd = [flake8, "--select", "E,F", str(target)]
 
-    print(f"target: {target} ({len(files)} files, {lines:,} lines)")
-    print(
-        f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
-        f"Python {platform.python_version()}"
-    )
-    times: dict[str, list[float]] = {"jitscope": [], "flake8": [], "parse": []}
+    about = f"jax {installed_version('jax')}, " if args.path is None else ""
+    print(f"target: {target} ({about}{len(files)} files, {lines:,} lines), {args.repeat} round(s)")
+    if flake8 is None:
+        print(FLAKE8_SKIPPED if args.no_flake8 else FLAKE8_MISSING)
+    else:
+        print(f"flake8 {installed_version('flake8')}: {' '.join(flake8)}")
+    times: dict[str, list[float]] = {"jitscope": [], "parse": []}
+    if flake8 is not None:
+        times["flake8"] = []
     report = None
     for i in range(args.repeat):
         elapsed, result = run(jitscope_cmd)
@@ -105,12 +149,14 @@ def main() -> None:
             raise SystemExit(f"jitscope failed ({result.returncode}): {result.stderr[-2000:]}")
         report = json.loads(result.stdout)
         times["jitscope"].append(elapsed)
-        elapsed, result = run(flake8_cmd)
-        if result.returncode not in (0, 1):
-            raise SystemExit(f"flake8 failed ({result.returncode}): {result.stderr[-2000:]}")
-        times["flake8"].append(elapsed)
+        if flake8 is not None:
+            elapsed, result = run([*flake8, "--select", "E,F", str(target)])
+            if result.returncode not in (0, 1):
+                raise SystemExit(f"flake8 failed ({result.returncode}): {result.stderr[-2000:]}")
+            times["flake8"].append(elapsed)
         gc.collect()
         times["parse"].append(bare_parse(files))
+        machine.sample()
         print(f"  round {i + 1}: " + ", ".join(f"{k} {v[-1]:.2f} s" for k, v in times.items()))
 
     med = {k: statistics.median(v) for k, v in times.items()}
@@ -121,11 +167,16 @@ def main() -> None:
         f"jitscope lint       {med['jitscope']:6.2f} s  ({lines / med['jitscope']:,.0f} lines/s, "
         f"{report['summary']['total']} findings, {len(internal)} internal errors)"
     )
-    print(f"flake8 --select E,F {med['flake8']:6.2f} s")
+    if flake8 is not None:
+        print(f"flake8 --select E,F {med['flake8']:6.2f} s")
     print(f"bare ast.parse      {med['parse']:6.2f} s  (one core, in process)")
     print()
-    print(f"jitscope / flake8      = {med['jitscope'] / med['flake8']:.3f}   (target <= 0.25)")
-    print(f"jitscope / bare parse  = {med['jitscope'] / med['parse']:.3f}   (target <= 2)")
+    # Per-round ratios: both sides of one round saw the same load, so their spread shows the noise.
+    if flake8 is not None:
+        per_round = [a / b for a, b in zip(times["jitscope"], times["flake8"], strict=True)]
+        print(f"jitscope / flake8      = ratio {spread(per_round, 'rounds')}   (target <= 0.25)")
+    per_round = [a / b for a, b in zip(times["jitscope"], times["parse"], strict=True)]
+    print(f"jitscope / bare parse  = ratio {spread(per_round, 'rounds')}   (target <= 2)")
     if internal:
         raise SystemExit(
             f"{len(internal)} internal errors, e.g. {internal[0]['file']}: {internal[0]['message']}"

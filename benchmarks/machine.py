@@ -256,7 +256,7 @@ def spread(ratios: list[float], what: str = "runs") -> str:
     if n >= 8:
         q1, _, q3 = statistics.quantiles(ordered, n=4)
         text += f", IQR {q1:.3f}-{q3:.3f}"
-    return text + f", {n} {what})"
+    return text + f", {n} {what.removesuffix('s') if n == 1 else what})"
 
 
 if __name__ == "__main__":
