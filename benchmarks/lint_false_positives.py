@@ -1,20 +1,39 @@
-"""How noisy is ``jitscope lint`` on correct, well-kept JAX code?
+"""How often is ``jitscope lint`` wrong on real, well-kept JAX code?
 
-Lints the installed sources of jax, optax, flax and equinox (install them first:
-``pip install optax flax equinox``) and reports, per package and per rule, the number of
-findings and findings per 10,000 lines. Every finding on this code is a candidate false
-positive: read them with ``--show`` (optionally ``--code JS201``) and decide.
+Lints the installed sources of two corpora of JAX projects and reports, per package:
+files, lines, findings and *wrong findings per 10,000 lines*, judged from verdicts kept
+in ``benchmarks/lint_verdicts.json``:
 
-    python benchmarks/lint_false_positives.py [--packages jax optax flax equinox] [--show] [--code JS201]
+- ``tuned``: jax, optax, flax, equinox (the rules were developed against them);
+- ``untuned``: numpyro, blackjax, jaxopt, distrax, optimistix, lineax, jraph, gymnax,
+  evosax, dynamax (never looked at while writing the rules: the honest figure).
+
+Every finding has a verdict: ``wrong`` (the analysis is mistaken), ``harmless`` (true as
+stated but intended or without consequence) or ``real`` (a hazard worth fixing). A verdict
+is keyed by package, path inside the package, rule code and a hash of the flagged source
+line with whitespace normalised (not the line number, so it survives unrelated edits).
+Findings without a verdict are listed so that they get read; ``--template`` prints JSON
+entries for them to fill in. Verdicts whose finding is gone are counted as "stale" (a
+fixed false positive, or code that moved).
+
+Install the corpora into the venv that runs this script (the package index is enough)::
+
+    pip install -e . optax flax equinox numpyro blackjax jaxopt distrax optimistix lineax \\
+        jraph gymnax evosax dynamax
+    python benchmarks/lint_false_positives.py [--corpus tuned|untuned|all] [--packages ...]
+        [--show] [--code JS201] [--verdict wrong] [--template]
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import importlib.util
+import json
 import sys
 import time
 from collections import Counter
+from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -22,8 +41,27 @@ sys.path.insert(0, str(ROOT))
 
 from jitscope.config import LintConfig
 from jitscope.lint import lint_paths
+from jitscope.model.lint import Finding
 
-PACKAGES = ("jax", "optax", "flax", "equinox")
+CORPORA: dict[str, tuple[str, ...]] = {
+    "tuned": ("jax", "optax", "flax", "equinox"),
+    "untuned": (
+        "numpyro",
+        "blackjax",
+        "jaxopt",
+        "distrax",
+        "optimistix",
+        "lineax",
+        "jraph",
+        "gymnax",
+        "evosax",
+        "dynamax",
+    ),
+}
+VERDICTS = Path(__file__).with_name("lint_verdicts.json")
+KINDS = ("wrong", "harmless", "real")
+
+Key = tuple[str, str, str, str]
 
 
 def installed_source(package: str) -> Path | None:
@@ -34,57 +72,153 @@ def installed_source(package: str) -> Path | None:
     return Path(next(iter(spec.submodule_search_locations)))
 
 
+def line_hash(text: str) -> str:
+    """A hash of one source line that ignores indentation and runs of whitespace."""
+    normalised = " ".join(text.split())
+    return hashlib.sha1(normalised.encode()).hexdigest()[:12]
+
+
+@dataclass(frozen=True, slots=True)
+class Judged:
+    """One finding, located inside its package, with its verdict (None: not read yet)."""
+
+    package: str
+    path: str
+    finding: Finding
+    text: str
+    verdict: str | None
+
+    @property
+    def key(self) -> Key:
+        return (self.package, self.path, self.finding.code, line_hash(self.text))
+
+
+def load_verdicts(path: Path) -> dict[Key, dict[str, str]]:
+    if not path.exists():
+        return {}
+    entries = json.loads(path.read_text())
+    out: dict[Key, dict[str, str]] = {}
+    for entry in entries:
+        if entry["verdict"] not in KINDS:
+            raise SystemExit(f"{path}: unknown verdict {entry['verdict']!r} in {entry}")
+        out[(entry["package"], entry["path"], entry["code"], entry["hash"])] = entry
+    return out
+
+
+def judge(package: str, source: Path, findings: list[Finding], verdicts: dict[Key, dict[str, str]]) -> list[Judged]:
+    cache: dict[Path, list[str]] = {}
+    out = []
+    for f in findings:
+        path = Path(f.file) if Path(f.file).is_absolute() else source / f.file
+        if path not in cache:
+            cache[path] = path.read_text(errors="replace").splitlines()
+        lines = cache[path]
+        text = lines[f.line - 1].strip() if 0 < f.line <= len(lines) else ""
+        rel = path.relative_to(source).as_posix() if path.is_relative_to(source) else path.as_posix()
+        key = (package, rel, f.code, line_hash(text))
+        entry = verdicts.get(key)
+        out.append(Judged(package, rel, f, text, entry["verdict"] if entry else None))
+    return out
+
+
 def main() -> None:
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
-    parser.add_argument("--packages", nargs="+", default=list(PACKAGES))
-    parser.add_argument("--show", action="store_true", help="print every finding with its source line")
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--corpus", choices=("tuned", "untuned", "all"), default="all")
+    parser.add_argument("--packages", nargs="+", default=None, help="lint these packages instead")
+    parser.add_argument("--show", action="store_true", help="print every finding with its line and verdict")
     parser.add_argument("--code", default=None, help="with --show: only this rule")
+    parser.add_argument("--verdict", default=None, help="with --show: only this verdict (or 'none')")
+    parser.add_argument("--template", action="store_true", help="print JSON entries for unjudged findings")
+    parser.add_argument("--verdicts", type=Path, default=VERDICTS)
     args = parser.parse_args()
 
-    totals: Counter[str] = Counter()
-    total_lines = 0
-    rows = []
-    for package in args.packages:
-        source = installed_source(package)
-        if source is None:
-            print(f"{package}: not installed, skipped")
-            continue
-        start = time.perf_counter()
-        report = lint_paths([source], LintConfig(), root=source)
-        elapsed = time.perf_counter() - start
-        per_rule = Counter(f.code for f in report.findings)
-        totals.update(per_rule)
-        total_lines += report.lines_checked
+    verdicts = load_verdicts(args.verdicts)
+    if args.packages:
+        corpora = {"selected": tuple(args.packages)}
+    elif args.corpus == "all":
+        corpora = CORPORA
+    else:
+        corpora = {args.corpus: CORPORA[args.corpus]}
+
+    used: set[Key] = set()
+    unjudged: list[Judged] = []
+    header = (
+        f"{'package':<11}{'files':>6}{'lines':>10}{'findings':>9}{'wrong':>6}{'harmless':>9}{'real':>5}"
+        f"{'wrong/10k':>10}{'time':>7}  by rule"
+    )
+    tables: list[str] = []
+    for corpus, packages in corpora.items():
+        rows = [f"corpus: {corpus}", header]
+        totals: Counter[str] = Counter()
+        for package in packages:
+            source = installed_source(package)
+            if source is None:
+                rows.append(f"{package:<11} not installed, skipped")
+                continue
+            start = time.perf_counter()
+            report = lint_paths([source], LintConfig(), root=source)
+            elapsed = time.perf_counter() - start
+            judged = judge(package, source, list(report.findings), verdicts)
+            counts = Counter(j.verdict or "none" for j in judged)
+            used.update(j.key for j in judged)
+            unjudged.extend(j for j in judged if j.verdict is None)
+            n_lines = report.lines_checked
+            totals.update(counts)
+            totals.update({"files": report.files_checked, "lines": n_lines, "findings": len(judged)})
+            by_rule = Counter(j.finding.code for j in judged)
+            rows.append(
+                f"{package:<11}{report.files_checked:>6}{n_lines:>10,}{len(judged):>9}{counts['wrong']:>6}"
+                f"{counts['harmless']:>9}{counts['real']:>5}{_per10k(counts['wrong'], n_lines):>10.2f}"
+                f"{elapsed:>6.1f}s  " + (", ".join(f"{c} {n}" for c, n in sorted(by_rule.items())) or "-")
+            )
+            if args.show:
+                for j in judged:
+                    if (args.code and j.finding.code != args.code) or (
+                        args.verdict and (j.verdict or "none") != args.verdict
+                    ):
+                        continue
+                    f = j.finding
+                    print(
+                        f"{package}/{j.path}:{f.line}:{f.column}: {f.code} {f.severity} [{f.function}] "
+                        f"({j.verdict or 'no verdict'}) {f.message}\n    | {j.text}"
+                    )
         rows.append(
-            (package, report.files_checked, report.lines_checked, len(report.findings), per_rule, elapsed)
+            f"{'all':<11}{totals['files']:>6}{totals['lines']:>10,}{totals['findings']:>9}{totals['wrong']:>6}"
+            f"{totals['harmless']:>9}{totals['real']:>5}{_per10k(totals['wrong'], totals['lines']):>10.2f}"
         )
-        if args.show:
-            for f in report.findings:
-                if args.code and f.code != args.code:
-                    continue
-                path = Path(f.file) if Path(f.file).is_absolute() else Path.cwd() / f.file
-                lines = path.read_text(errors="replace").splitlines()
-                text = lines[f.line - 1].strip() if 0 < f.line <= len(lines) else ""
-                shown = path.relative_to(source.parent) if path.is_relative_to(source.parent) else path
-                print(f"{shown}:{f.line}:{f.column}: {f.code} [{f.function}] {f.message}\n    | {text}")
+        if totals["none"]:
+            rows.append(f"  {totals['none']} findings have no verdict yet (listed below)")
+        tables.append("\n".join(rows))
 
     print()
-    print(
-        f"{'package':<10}{'files':>7}{'lines':>10}{'findings':>10}{'per 10k lines':>15}{'time':>8}  by rule"
-    )
-    for package, files, n_lines, count, per_rule, elapsed in rows:
-        density = 1e4 * count / n_lines if n_lines else 0.0
-        by_rule = ", ".join(f"{code} {n}" for code, n in sorted(per_rule.items())) or "-"
-        print(f"{package:<10}{files:>7}{n_lines:>10,}{count:>10}{density:>15.2f}{elapsed:>7.1f}s  {by_rule}")
-    count = sum(totals.values())
-    density = 1e4 * count / total_lines if total_lines else 0.0
-    print(f"{'all':<10}{'':>7}{total_lines:>10,}{count:>10}{density:>15.2f}")
-    print()
-    print("findings per 10k lines, per rule:")
-    for code, n in sorted(totals.items()):
-        print(f"  {code}  {n:>4}  {1e4 * n / total_lines:6.2f}")
+    print("\n\n".join(tables))
+    linted = {p for packages in corpora.values() for p in packages}
+    stale = [k for k in verdicts if k not in used and k[0] in linted]
+    if stale:
+        print(f"\n{len(stale)} verdicts match no finding any more (fixed, or the code moved)")
+    if unjudged:
+        print(f"\nfindings without a verdict ({len(unjudged)}): read them and add them to {args.verdicts.name}")
+        for j in unjudged:
+            f = j.finding
+            print(f"  {j.package}/{j.path}:{f.line}: {f.code} [{f.function}] {f.message}\n    | {j.text}")
+        if args.template:
+            entries = {
+                j.key: {
+                    "package": j.package,
+                    "path": j.path,
+                    "code": j.finding.code,
+                    "hash": line_hash(j.text),
+                    "line": j.text,
+                    "verdict": "",
+                    "reason": "",
+                }
+                for j in unjudged
+            }
+            print(json.dumps(list(entries.values()), indent=1, ensure_ascii=False))
+
+
+def _per10k(count: int, lines: int) -> float:
+    return 1e4 * count / lines if lines else 0.0
 
 
 if __name__ == "__main__":
