@@ -7,13 +7,22 @@ threshold. Rows only in one report are listed as ``new`` or ``missing`` and neve
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Callable
 from pathlib import Path
 
 from jitscope.errors import UsageError
-from jitscope.model.bench import BENCH_KIND, BenchReport, BenchRow, ComparisonEntry, ComparisonRecord
-from jitscope.model.common import SCHEMA_VERSION, from_jsonable
+from jitscope.model.bench import (
+    BENCH_KIND,
+    BENCH_SCHEMA_VERSION,
+    BenchReport,
+    BenchRow,
+    ComparisonEntry,
+    ComparisonRecord,
+    Environment,
+)
+from jitscope.model.common import from_jsonable
 
 #: metric name -> how to read it from a row
 METRICS: dict[str, Callable[[BenchRow], float | None]] = {
@@ -47,13 +56,25 @@ def load_report(path: Path) -> BenchReport:
     if not isinstance(data, dict) or data.get("kind") != BENCH_KIND:
         raise UsageError(f"baseline {path} is not a jitscope bench report", hint="write one with --save FILE")
     major = str(data.get("schema_version", "")).split(".")[0]
-    if major != SCHEMA_VERSION.split(".")[0]:
+    if major != BENCH_SCHEMA_VERSION.split(".")[0]:
         raise UsageError(f"baseline {path} has schema {data.get('schema_version')}, this jitscope writes "
-                         f"{SCHEMA_VERSION}", hint="re-create the baseline with this version")
+                         f"{BENCH_SCHEMA_VERSION}", hint="re-create the baseline with this version")
     try:
-        return from_jsonable(BenchReport, data)
+        report = from_jsonable(BenchReport, data)
     except (TypeError, KeyError, ValueError) as exc:
         raise UsageError(f"baseline {path} is malformed: {exc}") from None
+    return dataclasses.replace(report, environment=typed_environment(report.environment))
+
+
+def typed_environment(env: Environment) -> Environment:
+    """Schema 1.0 wrote ``device_count`` and ``x64`` as strings; read them as an int and a bool."""
+    out = dict(env)
+    count, x64 = out.get("device_count"), out.get("x64")
+    if isinstance(count, str) and count.isdigit():
+        out["device_count"] = int(count)
+    if isinstance(x64, str) and x64.lower() in ("true", "false"):
+        out["x64"] = x64.lower() == "true"
+    return out
 
 
 def _status(baseline: float | None, current: float | None, threshold: float) -> tuple[float | None, str]:

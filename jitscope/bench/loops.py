@@ -1,4 +1,4 @@
-"""The timed loops: warm-up, calibration, then rounds until the time budget is spent.
+"""The timed loops: warm-up, calibration, warm-up to a steady state, then rounds until the budget is spent.
 
 Nothing here imports jax: the call, the function that blocks on its outputs and the
 clock are passed in, so the same code times a jitted function, the eager function,
@@ -19,7 +19,8 @@ from typing import Any
 from jitscope.bench.calibrate import MAX_LOOPS, calibrate, target_round_seconds
 from jitscope.bench.clock import Clock
 from jitscope.bench.stats import summarize
-from jitscope.model.bench import TimingStats
+from jitscope.bench.steady import MAX_WARMUP, WINDOW_SHARE, warm_until_steady
+from jitscope.model.bench import SteadyState, TimingStats
 
 #: A round of ``loops`` calls -> seconds it took.
 RoundTimer = Callable[[int], float]
@@ -129,17 +130,25 @@ class Measured:
     stats: TimingStats
     warmup_calls: int
     calibration: tuple[tuple[int, float], ...]
+    steady: SteadyState | None = None
 
 
 def measure(
     time_round: RoundTimer, *, budget: float, min_rounds: int, resolution: float, clock: Clock,
-    loops: int | None = None, max_loops: int = MAX_LOOPS, warmup_seconds: float | None = None,
+    loops: int | None = None, max_loops: int = MAX_LOOPS, max_warmup: float = MAX_WARMUP,
 ) -> Measured:
-    """Warm up, calibrate the loop count (unless ``loops`` is given), time rounds, summarise."""
-    warm = warm_up(time_round, seconds=budget / 20 if warmup_seconds is None else warmup_seconds, clock=clock)
+    """Warm up, calibrate the loop count (unless ``loops`` is given), warm up until steady, time rounds, summarise.
+
+    The first two calls pay one-off costs (buffer allocation, caches) before calibration
+    sees them; the steady-state warm-up (``jitscope.bench.steady``) then runs at the
+    calibrated loop count, so its windows are the rounds that will be timed.
+    """
+    warm = warm_up(time_round, seconds=0.0, clock=clock)
     tried: tuple[tuple[int, float], ...] = ()
     if loops is None:
         cal = calibrate(time_round, min_round_seconds=target_round_seconds(resolution, budget), max_loops=max_loops)
         loops, tried = cal.loops, cal.tried
+    steady, steady_calls = warm_until_steady(time_round, loops, window_seconds=budget * WINDOW_SHARE,
+                                             max_seconds=max_warmup, clock=clock)
     samples, spent = run_rounds(time_round, loops, budget=budget, min_rounds=min_rounds, clock=clock)
-    return Measured(summarize(samples, loops, total_seconds=spent), warm, tried)
+    return Measured(summarize(samples, loops, total_seconds=spent), warm + steady_calls, tried, steady)

@@ -30,6 +30,7 @@ from jitscope.bench.loops import (
 )
 from jitscope.bench.scaling import scaling_records
 from jitscope.bench.stats import summarize
+from jitscope.bench.steady import MAX_WARMUP, steady_note
 from jitscope.errors import UserCodeError
 from jitscope.jaxcompat.caches import PersistentCacheState, persistent_cache
 from jitscope.load.specs import ArgSet
@@ -64,6 +65,7 @@ class BenchOptions:
     profile: bool = False
     seed: int = 0
     persistent_cache: str | None = None  # None: respect JAX's config; "off"; or a directory
+    max_warmup: float = MAX_WARMUP  # seconds of warm-up allowed while waiting for a steady state
     clock: Clock = perf_clock
 
 
@@ -91,7 +93,7 @@ class _Context:
         """Warm up, calibrate and time ``time_round`` with this run's budget, minimum rounds and clock."""
         opts = self.options
         return measure(time_round, budget=opts.budget, min_rounds=opts.min_rounds, resolution=self.resolution,
-                       clock=opts.clock, max_loops=max_loops)
+                       clock=opts.clock, max_loops=max_loops, max_warmup=opts.max_warmup)
 
 
 @contextlib.contextmanager
@@ -133,7 +135,8 @@ def harness_overhead(clock: Clock, resolution: float, budget: float) -> float:
     ready = jax.device_put(np.zeros((), np.float32)).block_until_ready()
     give = itertools.repeat(ready).__next__  # a call implemented in C, like a jitted function's fast path
     rounds = blocked_round(give, (), {}, inp.blocker_for(ready), clock)
-    return measure(rounds, budget=budget, min_rounds=5, resolution=resolution, clock=clock).stats.median
+    return measure(rounds, budget=budget, min_rounds=5, resolution=resolution, clock=clock,
+                   max_warmup=budget).stats.median
 
 
 def _cached(target: TargetHandle, argset: ArgSet, cold: ColdOutcome, args: tuple[Any, ...],
@@ -163,6 +166,7 @@ def _cached(target: TargetHandle, argset: ArgSet, cold: ColdOutcome, args: tuple
     except Exception as exc:  # noqa: BLE001 - the user's compiled function failed when run again
         raise user_code_failed(target.name, argset.describe(), exc, target.options, "on a cached call") from None
     stats = measured.stats
+    notes += [n for n in [steady_note("cached calls", measured.steady)] if n]
     if stats.unreliable:
         notes.append(f"cached-call times are unreliable: the slowest round took {stats.max / stats.min:.1f}x "
                      "the fastest (max >= 4 x min); close other programs or raise --budget"
@@ -173,6 +177,7 @@ def _cached(target: TargetHandle, argset: ArgSet, cold: ColdOutcome, args: tuple
         warmup_calls=measured.warmup_calls,
         output_leaves=inp.count_array_leaves(cold.out),
         fresh_inputs=bool(donated),
+        steady_state=measured.steady,
     )
     return record, notes
 
@@ -197,7 +202,7 @@ def _eager(target: TargetHandle, args: tuple[Any, ...], kwargs: dict[str, Any], 
         return EagerRecord(stats=None, speedup=None, error=f"{type(exc).__name__}: {str(exc).splitlines()[0]}"
                            if str(exc) else type(exc).__name__)
     speedup = measured.stats.median / jit_median if jit_median > 0 else None
-    return EagerRecord(stats=measured.stats, speedup=speedup)
+    return EagerRecord(stats=measured.stats, speedup=speedup, steady_state=measured.steady)
 
 
 def _analyses(cold: ColdOutcome, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, Any, list[str]]:
@@ -263,6 +268,7 @@ def bench_row(target: TargetHandle, argset: ArgSet, ctx: _Context) -> tuple[Benc
         eager = _eager(target, args, kwargs, cached.blocked.median, ctx)
         if eager.error:
             notes.append(f"--eager: the un-jitted function failed: {eager.error}")
+        notes += [n for n in [steady_note("--eager calls", eager.steady_state)] if n]
     cost, memory, analysis_notes = _analyses(outcomes[-1], args, kwargs)
     notes += analysis_notes
     process = None
@@ -340,7 +346,7 @@ def bench_calls(calls: Sequence[tuple[TargetHandle, ArgSet]], options: BenchOpti
         budget=options.budget, min_rounds=options.min_rounds, cold_runs=options.cold_runs,
         cold_process=options.cold_process, eager=options.eager, seed=options.seed,
         persistent_cache=cache.label, persistent_cache_source=cache.source, clock=clock_name(options.clock),
-        clock_resolution=resolution, harness_overhead=overhead,
+        clock_resolution=resolution, harness_overhead=overhead, max_warmup=options.max_warmup,
     )
     report = BenchReport(rows=tuple(rows), settings=settings, environment=environment(),
                          scaling=scaling_records(rows), failures=tuple(failures))

@@ -42,6 +42,9 @@ def bench(
     arg: ArgOpt = None,
     budget: Annotated[float, typer.Option(help="Seconds of timed cached-call rounds per row.")] = 0.5,
     min_rounds: Annotated[int, typer.Option(help="Time at least this many rounds, whatever the budget.")] = 5,
+    max_warmup: Annotated[float, typer.Option(
+        help="Warm up for at most this many seconds waiting for a steady state (two consecutive warm-up windows "
+        "within 5%); a GPU's clocks can take seconds to ramp up.")] = 2.0,
     cold_runs: Annotated[int, typer.Option(help="Cold first calls per row (the median is reported).")] = 1,
     cold_process: Annotated[bool, typer.Option("--cold-process", help="Also time a truly cold process: python start, import "
                                                "jax, load, first call.")] = False,
@@ -73,12 +76,13 @@ def bench(
 
     if fail_if_slower is not None and compare is None:
         raise UsageError("--fail-if-slower needs --compare BASELINE.json")
-    if not budget > 0 or min_rounds < 1 or cold_runs < 1:
-        raise UsageError("--budget must be positive, and --min-rounds and --cold-runs at least 1")
+    if not budget > 0 or min_rounds < 1 or cold_runs < 1 or max_warmup < 0:
+        raise UsageError("--budget must be positive, --max-warmup not negative, and --min-rounds and --cold-runs "
+                         "at least 1")
     enable_x64_if(x64)
     options = BenchOptions(budget=budget, min_rounds=min_rounds, cold_runs=cold_runs, cold_process=cold_process,
                            eager=eager, dispatch=dispatch, profile=profile or profile_html is not None, seed=seed,
-                           persistent_cache=persistent_cache)
+                           persistent_cache=persistent_cache, max_warmup=max_warmup)
     stderr = make_console(stderr=True)
     machine_readable = fmt is not BenchFormat.text
     with bench_progress(stderr) as progress, user_output_to_stderr(machine_readable):

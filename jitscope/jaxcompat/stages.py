@@ -94,8 +94,8 @@ def memory_record(compiled: Any) -> MemoryRecord | None:
     )
 
 
-def environment() -> dict[str, str]:
-    """jax/jaxlib versions, backend and devices, for every report."""
+def environment() -> dict[str, str | int | bool]:
+    """jax/jaxlib versions, backend and devices, for every report (``device_count`` an int, ``x64`` a bool)."""
     import jax
     import jaxlib
 
@@ -105,6 +105,6 @@ def environment() -> dict[str, str]:
         "jaxlib": getattr(jaxlib, "__version__", "?"),
         "backend": jax.default_backend(),
         "device_kind": devices[0].device_kind if devices else "?",
-        "device_count": str(len(devices)),
-        "x64": str(bool(jax.config.read("jax_enable_x64"))).lower(),
+        "device_count": len(devices),
+        "x64": bool(jax.config.read("jax_enable_x64")),
     }

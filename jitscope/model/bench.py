@@ -8,10 +8,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from jitscope.model.common import SCHEMA_VERSION
 from jitscope.model.trace import CostRecord, MemoryRecord
 
 BENCH_KIND = "jitscope.bench"
+#: Version of the ``jitscope.bench`` document. 1.1: ``environment.device_count`` is an int and
+#: ``environment.x64`` a bool (both were strings); new ``failures``, ``cached.steady_state``,
+#: ``eager.steady_state`` and ``settings.max_warmup``. 1.0 documents still load as baselines.
+BENCH_SCHEMA_VERSION = "1.1"
+#: What the environment dict holds: versions, backend and device kind are strings, the rest are not.
+Environment = dict[str, str | int | bool]
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,6 +92,17 @@ class ProcessRecord:
 
 
 @dataclass(frozen=True, slots=True)
+class SteadyState:
+    """Whether warm-up reached a steady state before the timed rounds (rule: ``jitscope.bench.steady``)."""
+
+    reached: bool
+    windows: int  # warm-up windows timed (2 when the first two already agreed)
+    seconds: float  # time spent in warm-up windows
+    change: float | None  # |difference| of the last two windows' medians / the smaller one
+    tolerance: float  # windows agree when change <= tolerance
+
+
+@dataclass(frozen=True, slots=True)
 class CachedRecord:
     """Calls on the compiled wrapper, with concrete device arrays created before timing."""
 
@@ -95,6 +111,7 @@ class CachedRecord:
     warmup_calls: int
     output_leaves: int  # array leaves blocked on after each call (0: waits on effects only)
     fresh_inputs: bool = False  # donated arguments: each call gets fresh copies, made outside the timing
+    steady_state: SteadyState | None = None  # None in reports written before jitscope measured it
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,6 +121,7 @@ class EagerRecord:
     stats: TimingStats | None
     speedup: float | None  # eager median / jit median
     error: str | None = None
+    steady_state: SteadyState | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -210,6 +228,7 @@ class BenchSettings:
     clock: str
     clock_resolution: float
     harness_overhead: float | None  # per call: the timed loop around a call that returns a ready array
+    max_warmup: float | None = None  # seconds of warm-up allowed while waiting for a steady state
 
 
 @dataclass(frozen=True, slots=True)
@@ -218,10 +237,10 @@ class BenchReport:
 
     rows: tuple[BenchRow, ...]
     settings: BenchSettings
-    environment: dict[str, str] = field(default_factory=dict)
+    environment: Environment = field(default_factory=dict)
     scaling: tuple[ScalingRecord, ...] = ()
     comparison: ComparisonRecord | None = None
     warnings: tuple[str, ...] = ()
     failures: tuple[BenchFailure, ...] = ()  # calls that raised; they have no row
-    schema_version: str = SCHEMA_VERSION
+    schema_version: str = BENCH_SCHEMA_VERSION
     kind: str = BENCH_KIND

@@ -12,8 +12,9 @@ from jitscope.model.jaxpr import JaxprRecord, JaxprSummary
 STAGES: tuple[str, ...] = ("jaxpr", "stablehlo", "hlo", "cost", "memory")
 
 #: Version of the ``jitscope.trace`` document. 1.1 added ``call_index`` and ``cache_hit_of`` to each
-#: trace; 1.0 documents still load (both default). The lint and bench documents keep SCHEMA_VERSION.
-TRACE_SCHEMA_VERSION = "1.1"
+#: trace; 1.0 documents still load (both default). 1.2: ``environment.device_count`` is an int and
+#: ``environment.x64`` a bool (both were strings). The lint document keeps SCHEMA_VERSION; bench has its own.
+TRACE_SCHEMA_VERSION = "1.2"
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,6 +126,6 @@ class TraceReport:
     """The versioned JSON document of ``jitscope trace --format json``."""
 
     traces: tuple[TraceRecord, ...]
-    environment: dict[str, str] = field(default_factory=dict)
+    environment: dict[str, str | int | bool] = field(default_factory=dict)  # jaxcompat.stages.environment()
     schema_version: str = TRACE_SCHEMA_VERSION
     kind: str = "jitscope.trace"

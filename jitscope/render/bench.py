@@ -12,6 +12,8 @@ import math
 from collections.abc import Callable, Sequence
 
 from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
+from rich.containers import Lines
+from rich.measure import Measurement
 from rich.rule import Rule
 from rich.table import Table
 from rich.text import Text
@@ -69,10 +71,14 @@ def _call_column(table: Table, names: Sequence[str]) -> None:
     table.add_column("call", overflow="fold", min_width=min(LONG_CALL, max((len(n) for n in names), default=4)))
 
 
-def display_names(rows: Sequence[BenchRow]) -> tuple[list[str], list[str]]:
-    """Names for the table rows, and the lines that spell out abbreviated calls (``#N = fn(...)``)."""
+def display_names(rows: Sequence[BenchRow], *, abbreviate: bool = False) -> tuple[list[str], list[str]]:
+    """Names for the table rows, and the lines that spell out abbreviated calls (``#N = fn(...)``).
+
+    Calls are abbreviated when one is longer than ``LONG_CALL`` or when ``abbreviate`` is
+    set (the view does that when the full names would push a table past the console width).
+    """
     full = [_labelled(f"{_function(r.target)}({r.call})", r.label) for r in rows]
-    if all(len(n) <= LONG_CALL for n in full):
+    if not abbreviate and all(len(n) <= LONG_CALL for n in full):
         return full, []
     short = [f"{_function(r.target)} #{i + 1}" for i, r in enumerate(rows)]
     return short, [f"{s} = {f}" for s, f in zip(short, full, strict=True)]
@@ -97,7 +103,7 @@ def _section(title: str, table: Table) -> Group:
     return Group(Text(title, style="jitscope.heading"), table)
 
 
-def _cold_table(rows: Sequence[BenchRow], names: Sequence[str]) -> Group:
+def _cold_table(rows: Sequence[BenchRow], names: Sequence[str]) -> tuple[str, Table]:
     title = "first call (cold): fresh jit wrapper, JAX's in-memory caches cleared"
     table = _table()
     _call_column(table, names)
@@ -113,7 +119,7 @@ def _cold_table(rows: Sequence[BenchRow], names: Sequence[str]) -> Group:
         if show_cache:
             cells.append(_cache_cell(row))
         table.add_row(*cells)
-    return _section(title, table)
+    return title, table
 
 
 def _cache_cell(row: BenchRow) -> str | Text:
@@ -125,7 +131,7 @@ def _cache_cell(row: BenchRow) -> str | Text:
     return "miss" if not any(hits) else Text(f"{sum(hits)}/{len(hits)} hits", "jitscope.warn")
 
 
-def _cached_table(rows: Sequence[BenchRow], names: Sequence[str]) -> Group:
+def _cached_table(rows: Sequence[BenchRow], names: Sequence[str]) -> tuple[str, Table]:
     title = "cached calls: every call blocks on every output leaf"
     table = _table()
     _call_column(table, names)
@@ -140,10 +146,10 @@ def _cached_table(rows: Sequence[BenchRow], names: Sequence[str]) -> Group:
         table.add_row(name, median, fmt_time(s.iqr), fmt_time(s.min),
                       f"{fmt_time(s.mean)} ± {fmt_time(s.stddev)}", dispatch, f"{s.rounds}×{s.loops}",
                       f"{s.outliers_iqr};{s.outliers_stddev}")
-    return _section(title, table)
+    return title, table
 
 
-def _derived_table(rows: Sequence[BenchRow], names: Sequence[str]) -> Group:
+def _derived_table(rows: Sequence[BenchRow], names: Sequence[str]) -> tuple[str, Table]:
     title = "what it means"
     table = _table()
     _call_column(table, names)
@@ -152,13 +158,8 @@ def _derived_table(rows: Sequence[BenchRow], names: Sequence[str]) -> Group:
     table.add_column("bytes/s", justify="right")
     table.add_column("XLA memory", justify="right")
     show_peak = any(r.device_peak_bytes is not None for r in rows)
-    show_eager = any(r.eager is not None for r in rows)
     if show_peak:
         table.add_column("device peak", justify="right")
-    if show_eager:
-        table.add_column("eager", justify="right")
-        table.add_column("jit speedup", justify="right")
-        table.add_column("break-even", justify="right")
     for row, name in zip(rows, names, strict=True):
         d = row.derived
         calls = f"{fmt_count(d.cold_in_calls)} calls" if d.cold_in_calls is not None else NA
@@ -167,18 +168,28 @@ def _derived_table(rows: Sequence[BenchRow], names: Sequence[str]) -> Group:
                                    fmt_bytes(row.memory.peak_bytes if row.memory else None)]
         if show_peak:
             cells.append(fmt_bytes(row.device_peak_bytes))
-        if show_eager:
-            eager = row.eager
-            stats = eager.stats if eager else None
-            speedup = Text(f"{eager.speedup:.2f}x", "jitscope.good" if eager.speedup >= 1 else "jitscope.warn") \
-                if eager and eager.speedup else Text(NA)
-            cells += [fmt_time(stats.median) if stats else ("failed" if eager and eager.error else NA), speedup,
-                      f"{fmt_count(d.breakeven_calls)} calls" if d.breakeven_calls is not None else NA]
         table.add_row(*cells)
-    return _section(title, table)
+    return title, table
 
 
-def _process_table(rows: Sequence[BenchRow], names: Sequence[str]) -> Group:
+def _eager_table(rows: Sequence[BenchRow], names: Sequence[str]) -> tuple[str, Table]:
+    """``--eager``: its own table, so "what it means" stays within 100 columns with every column shown."""
+    title = "jit against eager (--eager): the un-jitted function timed the same way"
+    table = _table()
+    _call_column(table, names)
+    for head in ("eager", "jit speedup", "break-even"):
+        table.add_column(head, justify="right")
+    for row, name in zip(rows, names, strict=True):
+        eager, d = row.eager, row.derived
+        stats = eager.stats if eager else None
+        speedup = Text(f"{eager.speedup:.2f}x", "jitscope.good" if eager.speedup >= 1 else "jitscope.warn") \
+            if eager and eager.speedup else Text(NA)
+        table.add_row(name, fmt_time(stats.median) if stats else ("failed" if eager and eager.error else NA), speedup,
+                      f"{fmt_count(d.breakeven_calls)} calls" if d.breakeven_calls is not None else NA)
+    return title, table
+
+
+def _process_table(rows: Sequence[BenchRow], names: Sequence[str]) -> tuple[str, Table]:
     title = "truly cold process: start python, import jax, load, first call"
     table = _table()
     _call_column(table, names)
@@ -193,7 +204,7 @@ def _process_table(rows: Sequence[BenchRow], names: Sequence[str]) -> Group:
                       fmt_time(mid.import_jax), fmt_time(mid.load_target), fmt_time(mid.make_inputs),
                       fmt_time(mid.first_call.total),
                       fmt_time(mid.first_call.compile) + (" (disk hit)" if mid.first_call.cache_hit else ""))
-    return _section(title, table)
+    return title, table
 
 
 def _failures_table(failures: Sequence[BenchFailure]) -> Group:
@@ -291,14 +302,19 @@ def render_comparison(comparison: ComparisonRecord) -> RenderableType:
     return Group(*parts)
 
 
+def _env_value(value: object) -> str:
+    return str(value).lower() if isinstance(value, bool) else str(value)
+
+
 def render_environment(report: BenchReport) -> Text:
-    env, s = report.environment, report.settings
+    env, s = {k: _env_value(v) for k, v in report.environment.items()}, report.settings
     text = Text("environment: ", style="jitscope.muted")
     text.append(f"jax {env.get('jax', '?')}, jaxlib {env.get('jaxlib', '?')}, backend {env.get('backend', '?')}, "
                 f"{env.get('device_count', '?')} x {env.get('device_kind', '?')}, x64 {env.get('x64', '?')}; "
                 f"persistent cache {s.persistent_cache} ({s.persistent_cache_source}); budget {s.budget:g} s, "
                 f"min {s.min_rounds} rounds, {s.cold_runs} cold run(s), seed {s.seed}; clock {s.clock} "
-                f"(step {fmt_time(s.clock_resolution)}), harness {fmt_time(s.harness_overhead)}/call")
+                f"(step {fmt_time(s.clock_resolution)}), harness {fmt_time(s.harness_overhead)}/call"
+                + (f"; max warm-up {s.max_warmup:g} s" if s.max_warmup is not None else ""))
     return text
 
 
@@ -306,44 +322,94 @@ _LEGEND = (
     "trace/lower/compile: JAX's monitoring events; 1st run: end of compile until outputs ready; other: "
     "the rest of the first call (no event covers it). median/IQR/min/mean: per call over rounds; dispatch: "
     "until the call returned, not waiting for results (small CPU programs run inside the call, so it is close "
-    "to the blocked time); outliers: beyond 1.5 IQR;beyond 1 stddev. "
+    "to the blocked time); outliers: beyond 1.5 IQR; beyond 1 stddev. Before the timed rounds, warm-up runs "
+    "until two consecutive windows of rounds agree within 5% (a steady state; at most --max-warmup). "
     "1st call = N calls: cold minus cached, in cached calls. Cold calls run in this (warm) process after one "
     "throwaway compile; --cold-process measures a new process, imports included."
 )
 
 
+class BenchView:
+    """The whole report, laid out for the console's width.
+
+    Tables never lose columns: when full call names would make one wider than the console,
+    the names are abbreviated (``fn #N``, spelled out once above the tables). Prose (notes,
+    legend, environment) is wrapped to the width, which is 100 columns when piped.
+    """
+
+    def __init__(self, report: BenchReport, *, legend: bool = True) -> None:
+        self.report = report
+        self.legend = legend
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        report, rows, width = self.report, self.report.rows, options.max_width
+        yield Rule(Text("jitscope bench", style="jitscope.title"), align="left", characters="━")
+        if not rows and not report.failures:
+            yield Text("(nothing benchmarked)", style="jitscope.muted")
+        names, spelled = display_names(rows)
+        tables = _row_tables(rows, names)
+        if not spelled and any(_too_wide(console, options, table) for _, table in tables):
+            names, spelled = display_names(rows, abbreviate=True)
+            tables = _row_tables(rows, names)
+        for line in spelled:
+            yield from _wrapped(console, Text(line, style="jitscope.muted"), width)
+        for i, (title, table) in enumerate(tables):
+            if i:
+                yield Text()
+            yield _section(title, table)
+        if report.failures:
+            if rows:
+                yield Text()
+            yield _failures_table(report.failures)
+        if report.scaling:
+            yield Text()
+            yield _scaling_table(report.scaling)
+            for rec in report.scaling:
+                yield Text()
+                yield ScalingChart(rec)
+        notes = [(name, w) for row, name in zip(rows, names, strict=True) for w in row.warnings]
+        notes += [("", w) for w in report.warnings]
+        if notes:
+            yield Text()
+            for name, note in notes:
+                text = Text(f"warning: {name + ': ' if name else ''}{note}", style="jitscope.warn")
+                yield from _wrapped(console, text, width)
+        if report.comparison is not None:
+            yield Text()
+            yield render_comparison(report.comparison)
+        yield Text()
+        if self.legend and rows:
+            yield from _wrapped(console, Text(_LEGEND, style="jitscope.muted"), width)
+        yield from _wrapped(console, render_environment(report), width)
+
+
+def _row_tables(rows: Sequence[BenchRow], names: Sequence[str]) -> list[tuple[str, Table]]:
+    """(title, table) for each per-row table, in display order."""
+    if not rows:
+        return []
+    tables = [_cold_table(rows, names), _cached_table(rows, names), _derived_table(rows, names)]
+    if any(r.eager is not None for r in rows):
+        tables.append(_eager_table(rows, names))
+    if any(r.process is not None for r in rows):
+        tables.append(_process_table(rows, names))
+    return tables
+
+
+def _too_wide(console: Console, options: ConsoleOptions, table: Table) -> bool:
+    return Measurement.get(console, options.update(max_width=10_000), table).maximum > options.max_width
+
+
+def _wrapped(console: Console, text: Text, width: int) -> Lines:
+    """``text`` wrapped to ``width``: explicit lines, so a soft-wrapping (piped) console keeps them."""
+    lines = text.wrap(console, max(20, width))
+    for line in lines:
+        line.rstrip()
+    return lines
+
+
 def render_bench(report: BenchReport, *, legend: bool = True) -> RenderableType:
     """The whole report as one renderable."""
-    rows = report.rows
-    names, spelled = display_names(rows)
-    parts: list[RenderableType] = [Rule(Text("jitscope bench", style="jitscope.title"), align="left",
-                                        characters="━")]
-    if not rows and not report.failures:
-        parts.append(Text("(nothing benchmarked)", style="jitscope.muted"))
-    else:
-        parts += [Text(line, style="jitscope.muted") for line in spelled]
-        parts += [_cold_table(rows, names), Text(), _cached_table(rows, names), Text(), _derived_table(rows, names)]
-        if any(r.process is not None for r in rows):
-            parts += [Text(), _process_table(rows, names)]
-    if report.failures:
-        parts += [Text(), _failures_table(report.failures)] if rows else [_failures_table(report.failures)]
-    if report.scaling:
-        parts += [Text(), _scaling_table(report.scaling)]
-        for rec in report.scaling:
-            parts += [Text(), ScalingChart(rec)]
-    notes = [(name, w) for row, name in zip(rows, names, strict=True) for w in row.warnings]
-    notes += [("", w) for w in report.warnings]
-    if notes:
-        parts.append(Text())
-        for name, note in notes:
-            parts.append(Text(f"warning: {name + ': ' if name else ''}{note}", style="jitscope.warn"))
-    if report.comparison is not None:
-        parts += [Text(), render_comparison(report.comparison)]
-    parts.append(Text())
-    if legend and rows:
-        parts.append(Text(_LEGEND, style="jitscope.muted"))
-    parts.append(render_environment(report))
-    return Group(*parts)
+    return BenchView(report, legend=legend)
 
 
 def bench_progress(console: Console) -> contextlib.AbstractContextManager[Callable[[float, int, str], None]]:

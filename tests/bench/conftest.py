@@ -23,8 +23,8 @@ SETTINGS = BenchSettings(
     budget=0.1, min_rounds=5, cold_runs=1, cold_process=False, eager=False, seed=0, persistent_cache="off",
     persistent_cache_source="default", clock="perf_counter", clock_resolution=5e-8, harness_overhead=4e-7,
 )
-ENV = {"jax": "0.10.2", "jaxlib": "0.10.2", "backend": "cpu", "device_kind": "cpu", "device_count": "1",
-       "x64": "false"}
+ENV = {"jax": "0.10.2", "jaxlib": "0.10.2", "backend": "cpu", "device_kind": "cpu", "device_count": 1,
+       "x64": False}
 
 
 def row(target: str = "m.py:f", call: str = "f32[8]", *, median: float = 1e-5, compile: float | None = 0.02,

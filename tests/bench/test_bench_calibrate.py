@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import dataclasses
 import gc
+
+import pytest
 
 from jitscope.bench.calibrate import calibrate, ladder, target_round_seconds
 from jitscope.bench.clock import FakeClock, clock_resolution
@@ -14,6 +17,7 @@ from jitscope.bench.loops import (
     run_rounds,
     warm_up,
 )
+from jitscope.bench.steady import relative_change, steady_note, warm_until_steady
 
 
 def fake_round(clock: FakeClock, per_call: float):
@@ -86,7 +90,7 @@ def test_measure_with_fixed_loops_skips_calibration():
     assert (m.stats.loops, m.stats.rounds, m.calibration) == (8, 8, ())
 
 
-def test_warm_up_runs_for_its_time():
+def test_warm_up_runs_for_its_time():  # the short warm-up before calibration
     clock = FakeClock()
     assert warm_up(fake_round(clock, 2**-6), seconds=2**-3, clock=clock) == 8
     assert warm_up(fake_round(clock, 1.0), seconds=0.0, clock=clock, min_calls=2) == 2
@@ -142,3 +146,60 @@ def test_fresh_input_round_prepares_outside_the_timing():
     seconds = fresh_input_round(work, prepare, work.block, clock)(4)
     assert len(prepared) == 4
     assert abs(seconds - 4 * 2e-6) < 1e-12
+
+
+def ramping_round(clock: FakeClock, per_call: list[float]):
+    """A fake workload whose per-call time follows ``per_call`` round by round (the last value forever)."""
+    done = [0]
+
+    def time_round(loops: int) -> float:
+        start = clock()
+        clock.advance(loops * per_call[min(done[0], len(per_call) - 1)])
+        done[0] += 1
+        return clock() - start
+
+    return time_round
+
+
+def test_steady_at_once_costs_two_windows():
+    clock = FakeClock()
+    state, calls = warm_until_steady(fake_round(clock, 2**-10), 4, window_seconds=2**-6, max_seconds=2.0,
+                                     clock=clock)
+    assert (state.reached, state.windows, state.change) == (True, 2, 0.0)
+    assert calls == 2 * 4 * 4  # each window: 4 rounds of 4 calls = 2**-6 s
+    assert state.seconds == 2 * 2**-6
+
+
+def test_steady_after_a_clock_ramp():
+    clock = FakeClock()
+    # rounds 0-5 at 2 ms, 6-11 at 1.5 ms, then 1 ms: windows of 6 rounds (window_seconds reached at round 6)
+    ramp = [2**-9] * 6 + [1.5 * 2**-10] * 6 + [2**-10]
+    state, _ = warm_until_steady(ramping_round(clock, ramp), 1, window_seconds=5.5 * 2**-10 * 2, max_seconds=2.0,
+                                 clock=clock)
+    assert state.reached and state.windows == 4  # 2 ms, 1.5 ms, 1 ms, 1 ms: the 4th agrees with the 3rd
+    assert state.change == 0.0
+
+
+def test_no_steady_state_within_the_cap():
+    clock = FakeClock()
+    ramp = ([2**-10] * 3 + [2**-9] * 3) * 1000  # windows of 3 rounds alternate between 1 ms and 2 ms per call
+    state, _ = warm_until_steady(ramping_round(clock, ramp), 1, window_seconds=0.0, max_seconds=2**-5,
+                                 clock=clock)
+    assert not state.reached
+    # windows take 3, 6, 3, 6, ... ms: 7 take 30 ms, under the 31.25 ms cap; the 8th ends past it
+    assert (state.windows, state.seconds, state.change) == (8, 36 * 2**-10, 1.0)
+    note = steady_note("cached calls", state)
+    assert note is not None and note.startswith("cached calls: no steady state after") and "--max-warmup" in note
+    assert steady_note("cached calls", dataclasses.replace(state, reached=True)) is None
+
+
+def test_agreement_rule():
+    assert relative_change(1.0, 1.05) == pytest.approx(0.05)
+    assert relative_change(1.05, 1.0) == pytest.approx(0.05)  # symmetric: against the smaller
+    assert relative_change(0.0, 0.0) == 0.0 and relative_change(0.0, 1.0) == float("inf")
+
+
+def test_measure_records_the_steady_state():
+    clock = FakeClock()
+    m = measure(fake_round(clock, 2**-19), budget=2**-5, min_rounds=5, resolution=1e-9, clock=clock)
+    assert m.steady is not None and m.steady.reached and m.steady.windows == 2

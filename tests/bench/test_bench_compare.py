@@ -56,7 +56,7 @@ def test_exactly_at_threshold_is_not_a_regression(make_row, make_report):
 
 
 def test_environment_mismatch_is_noted(make_row, make_report):
-    other = {"jax": "0.10.2", "jaxlib": "0.10.2", "backend": "gpu", "device_kind": "H100", "device_count": "1"}
+    other = {"jax": "0.10.2", "jaxlib": "0.10.2", "backend": "gpu", "device_kind": "H100", "device_count": 1}
     result = compare(make_report(make_row()), make_report(make_row(), env=other), threshold=0.1)
     assert any("backend differs" in n for n in result.notes)
     assert any("device_kind differs" in n for n in result.notes)
@@ -84,3 +84,21 @@ def test_load_report_rejects_bad_files(tmp_path, make_row, make_report):
     bad.write_text(json.dumps(data))
     with pytest.raises(UsageError, match="schema"):
         load_report(bad)
+
+
+def test_schema_1_0_baseline_loads_with_typed_environment(tmp_path, make_row, make_report):
+    data = json.loads(dumps(make_report(make_row())))
+    data["schema_version"] = "1.0"
+    data["environment"].update(device_count="1", x64="false")  # how 1.0 wrote them
+    for key in ("failures",):
+        del data[key]
+    path = tmp_path / "old.json"
+    path.write_text(json.dumps(data))
+    old = load_report(path)
+    assert old.environment["device_count"] == 1 and old.environment["x64"] is False
+    assert compare(make_report(make_row()), old, threshold=0.1).notes == ()
+
+
+def test_environment_types_in_json(make_row, make_report):
+    env = json.loads(dumps(make_report(make_row())))["environment"]
+    assert env["device_count"] == 1 and env["x64"] is False

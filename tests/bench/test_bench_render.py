@@ -125,3 +125,59 @@ def test_long_calls_are_abbreviated_and_spelled_out_once(make_row, make_report):
     assert "f #2 = f(f32[8])" in out
     rows = [line for line in out.splitlines() if line.startswith("f #1 ") and " = " not in line]
     assert len(rows) == 3  # cold, cached, derived tables
+
+
+def full_row(make_row, call: str):
+    """A row with every optional column: disk cache, device peak, eager, cold process."""
+    from jitscope.model.bench import ColdRecord, EagerRecord, ProcessRecord, ProcessRun
+
+    r = make_row(call=call)
+    run = dataclasses.replace(r.cold.median, cache_hit=False)
+    process = ProcessRun(wall=2.5, import_jax=0.9, load_target=0.01, make_inputs=0.02, first_call=run, startup=0.1)
+    return dataclasses.replace(
+        r, cold=ColdRecord((run,), run), device_peak_bytes=3 * 2**30,
+        eager=EagerRecord(stats=r.cached.blocked, speedup=1.25), process=ProcessRecord((process,), 2.5),
+        derived=dataclasses.replace(r.derived, breakeven_calls=1240.0, flops_per_second=9.71e10),
+        warnings=("a note long enough to need wrapping: " + "word " * 40,),
+    )
+
+
+def test_every_column_fits_in_100_columns(make_row, make_report):
+    rows = [full_row(make_row, "f32[1024,1024], f32[1024,1024]"), full_row(make_row, "f32[8], f32[8]")]
+    out = text_of(render_bench(make_report(*rows)), width=100)
+    assert max(len(line) for line in out.splitlines()) <= 100
+    for head in ("disk cache", "rounds×loops", "outliers", "device peak", "XLA memory", "jit speedup", "break-even",
+                 "import jax", "compile"):
+        assert head in out
+    assert "f #1 = f(f32[1024,1024], f32[1024,1024])" in out  # names abbreviated to make room
+    assert "beyond 1.5 IQR; beyond 1 stddev" in " ".join(out.split())
+
+
+def test_short_names_are_kept_when_the_tables_fit(make_row, make_report):
+    out = text_of(render_bench(make_report(make_row(call="f32[8]"))), width=100)
+    assert "#1" not in out and any(line.startswith("f(f32[8]) ") for line in out.splitlines())
+
+
+def test_prose_is_wrapped_when_piped(make_row, make_report):
+    """A piped console soft-wraps (IR is never folded), so the renderer wraps notes and legend itself."""
+    from rich.console import Console
+
+    from jitscope.render.theme import THEME
+
+    buf = io.StringIO()
+    Console(file=buf, theme=THEME, width=100, color_system=None, soft_wrap=True).print(
+        render_bench(make_report(full_row(make_row, "f32[8]"))))
+    lines = buf.getvalue().splitlines()
+    assert max(len(line) for line in lines) <= 100
+    assert any(line.startswith("warning: f(f32[8]): a note long enough") for line in lines)
+
+
+def test_failed_calls_are_rows(make_row, make_report):
+    from jitscope.model.bench import BenchFailure
+
+    failure = BenchFailure("m.py:g", "f32[3]", "", "m.py:g(f32[3]) failed on its first call: RuntimeError: boom",
+                           hint="fix it")
+    out = text_of(render_bench(dataclasses.replace(make_report(make_row()), failures=(failure,))))
+    assert "failed calls: recorded, and the run went on" in out
+    line = next(line for line in out.splitlines() if line.startswith("g(f32[3])"))
+    assert line.split(None, 1)[1] == "failed on its first call: RuntimeError: boom (fix it)"

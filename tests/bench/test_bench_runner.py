@@ -42,14 +42,17 @@ def test_cold_and_cached_structure(bench_project):
     assert row.derived.cold_in_calls and row.derived.cold_in_calls > 1
     assert row.derived.flops_per_second and row.derived.flops_per_second > 0
     assert result.report.settings.harness_overhead and result.report.settings.persistent_cache == "off"
-    assert {"jax", "jaxlib", "backend", "device_kind", "device_count"} <= set(result.report.environment)
+    env = result.report.environment
+    assert {"jax", "jaxlib", "backend", "device_kind"} <= set(env)
+    assert env["device_count"] == 1 and env["x64"] is False  # an int and a bool (strings before schema 1.1)
+    assert row.cached.steady_state is not None and row.cached.steady_state.windows >= 2
     assert result.profilers == []
 
 
 def test_json_schema_and_round_trip(bench_project):
     report = run(bench_project, "scale").report
     data = json.loads(dumps(report))
-    assert data["schema_version"] == "1.0" and data["kind"] == "jitscope.bench"
+    assert data["schema_version"] == "1.1" and data["kind"] == "jitscope.bench"
     assert set(data) == {"rows", "settings", "environment", "scaling", "comparison", "warnings", "failures",
                          "schema_version", "kind"}
     row = data["rows"][0]

@@ -58,3 +58,9 @@ def test_lint_json_owns_stdout_when_a_traced_function_prints():
                     "--format", "json")
     assert proc.returncode in (0, 1), proc.stderr
     assert json.loads(proc.stdout)["kind"] == "jitscope.lint"
+
+
+def test_trace_json_environment_is_typed():
+    proc = jitscope("trace", "bench_targets.py:scale", "--format", "json", "--stages", "jaxpr")
+    env = json.loads(proc.stdout)["environment"]
+    assert isinstance(env["device_count"], int) and isinstance(env["x64"], bool)
