@@ -50,12 +50,9 @@ def _read_config() -> dict[str, Any]:
 
 
 def _reset() -> None:
-    try:
-        from jax._src import compilation_cache
+    from jitscope.jaxcompat.features import reset_compilation_cache
 
-        compilation_cache.reset_cache()
-    except (ImportError, AttributeError):  # pragma: no cover - older/newer layout; config alone may do
-        pass
+    reset_compilation_cache()
 
 
 def _update(values: dict[str, Any]) -> None:

@@ -17,15 +17,8 @@ import os
 from typing import Any
 
 import numpy as np
-from jax._src import source_info_util
 
-# The same classes as jax.extend.core, taken from where they live: importing jax.extend
-# also imports Pallas (about 65 ms, a quarter of `jitscope trace`'s own start-up).
-try:
-    from jax._src import core as jex_core
-except ImportError:  # pragma: no cover - a JAX that moved its core module
-    from jax.extend import core as jex_core  # type: ignore[no-redef]
-
+from jitscope.jaxcompat.features import JIT_TRACE_FRAMES, jaxpr_types, printer_style, source_info_hooks
 from jitscope.jaxcompat.jaxpr_naming import inner_jaxpr, jaxprs_in, shared_jaxprs, unused_outputs, var_names
 from jitscope.jaxcompat.jaxpr_params import format_param, shown_params
 from jitscope.model.common import Location
@@ -38,17 +31,20 @@ from jitscope.model.jaxpr import (
     VarRecord,
 )
 
-ClosedJaxpr = getattr(jex_core, "ClosedJaxpr", jex_core.Jaxpr)  # JAX 0.12 merged it into Jaxpr
-Jaxpr = jex_core.Jaxpr
-Literal = jex_core.Literal
-DropVar = jex_core.DropVar
+_TYPES = jaxpr_types()
+ClosedJaxpr = _TYPES.closed_jaxpr  # the same class as Jaxpr on JAX 0.12+, which merged them
+Jaxpr = _TYPES.jaxpr
+Literal = _TYPES.literal
+DropVar = _TYPES.drop_var
+_SOURCE_INFO = source_info_hooks()
 
 #: jitscope's own frames (its tracer calls the user's function) are never "the user's line".
 _JITSCOPE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 
 
-#: Call primitives whose inner jaxpr reuses the caller's variable names.
-_SAME_NAMES_INSIDE = frozenset({"jit", "pjit"})
+def _same_names_inside() -> frozenset[str]:
+    """Call primitives whose inner jaxpr reuses the caller's variable names (none on older JAX)."""
+    return frozenset({"jit", "pjit"}) if printer_style().jit_names_inside else frozenset()
 
 
 # ---------------------------------------------------------------- the walker
@@ -65,7 +61,9 @@ class _Walker:
         self.vars: dict[int, VarRecord] = {}
         self.avals: dict[int, AvalRecord] = {}
         self.aval_keys: dict[Any, AvalRecord] = {}
-        self.tracebacks: dict[int, Location | None] = {}
+        #: id(traceback) -> (the user's location, whether a jit's tracing frame lies inside it)
+        self.tracebacks: dict[int, tuple[Location | None, bool]] = {}
+        self.jit_trace_codes: set[int] = set()
         self.code_locations: dict[tuple[int, int], Location] = {}
         self.user_codes: set[int] = set()
         self.not_user_codes: set[int] = set()
@@ -78,6 +76,10 @@ class _Walker:
         self.literal_consts: list[ConstRecord] = []
         #: id(var) -> name to reuse: a jit's inner variables take the names of the call's operands.
         self.suggested: dict[int, str] = {}
+        style = printer_style()
+        self.same_names_inside = _same_names_inside()
+        self.typed_literals = style.typed_literals
+        self.pp_rules = style.pp_rules
 
     # -- values
 
@@ -141,7 +143,7 @@ class _Walker:
         key = (text, id(aval))
         rec = self.literals.get(key)
         if rec is None:
-            rec = self.literals[key] = LiteralRecord(text, aval)
+            rec = self.literals[key] = LiteralRecord(text, aval, self.typed_literals)
         # An array JAX inlined as a literal is a captured constant; so is a scalar we know the origin of.
         if shape or self.const_origins:
             origin = self.origin(val)
@@ -182,13 +184,27 @@ class _Walker:
     # -- locations
 
     def location(self, source_info: Any) -> Location | None:
+        """The user's line of an equation; inside a nested jaxpr, the call site when that is surer.
+
+        A user frame found outside the frame where JAX traced a jit's body is the jit's first
+        caller, not this equation's line, and JAX reuses that jaxpr for later callers.
+        """
         tb = getattr(source_info, "traceback", None)
         if tb is None:
             return None
         key = id(tb)
-        if key in self.tracebacks:
-            return self.tracebacks[key]
+        found = self.tracebacks.get(key)
+        if found is None:
+            found = self.tracebacks[key] = self.user_location(tb)
+        loc, outside_jit = found
+        if outside_jit and self.call_site is not None:
+            return self.call_site
+        return loc
+
+    def user_location(self, tb: Any) -> tuple[Location | None, bool]:
         loc = None
+        outside_jit = False
+        jit_codes = self.jit_trace_codes
         try:
             codes, lastis = tb.raw_frames()
         except Exception:  # noqa: BLE001 - a missing location must never break tracing
@@ -199,22 +215,25 @@ class _Walker:
         for i, code in enumerate(codes):
             code_id = id(code)
             if code_id in not_user:
+                outside_jit = outside_jit or code_id in jit_codes
                 continue
             if code_id not in user:
                 fname = code.co_filename
-                if not source_info_util.is_user_filename(fname) or fname.startswith(_JITSCOPE_DIR):
+                if not _SOURCE_INFO.is_user_filename(fname) or fname.startswith(_JITSCOPE_DIR):
                     not_user.add(code_id)
+                    if (os.path.basename(fname), code.co_name) in JIT_TRACE_FRAMES:
+                        jit_codes.add(code_id)
+                        outside_jit = True
                     continue
                 user.add(code_id)
             loc = self.code_location(code, lastis[i])
             break
-        self.tracebacks[key] = loc
-        return loc
+        return loc, outside_jit
 
     def code_location(self, code: Any, lasti: int) -> Location:
         loc = self.code_locations.get((id(code), lasti))
         if loc is None:
-            frame = source_info_util.raw_frame_to_frame(code, lasti)
+            frame = _SOURCE_INFO.raw_frame_to_frame(code, lasti)
             loc = Location(frame.file_name, frame.start_line, frame.function_name, frame.start_column)
             self.code_locations[(id(code), lasti)] = loc
         return loc
@@ -248,7 +267,7 @@ class _Walker:
             params: tuple[tuple[str, str], ...] = ()
             subs: tuple[tuple[str, JaxprRecord], ...] = ()
             if eqn.params:
-                if primitive in _SAME_NAMES_INSIDE:
+                if primitive in self.same_names_inside:
                     self.suggest_names(eqn, invar_recs, outvar_recs)
                 outer_call_site, self.call_site = self.call_site, location
                 params, subs = self.params(primitive, eqn.params)
@@ -309,7 +328,7 @@ class _Walker:
     ) -> tuple[tuple[tuple[str, str], ...], tuple[tuple[str, JaxprRecord], ...]]:
         texts: list[tuple[str, str]] = []
         subs: list[tuple[str, JaxprRecord]] = []
-        for key, value in shown_params(primitive, params):
+        for key, value in shown_params(primitive, params, self.pp_rules):
             jaxprs = jaxprs_in(value)
             if jaxprs is None:
                 texts.append((key, format_param(value)))

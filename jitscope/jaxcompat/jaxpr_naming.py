@@ -12,15 +12,10 @@ import string
 from collections.abc import Iterator
 from typing import Any
 
-# The same classes as jax.extend.core, taken from where they live: importing jax.extend
-# also imports Pallas (about 65 ms, a quarter of `jitscope trace`'s own start-up).
-try:
-    from jax._src import core as jex_core
-except ImportError:  # pragma: no cover - a JAX that moved its core module
-    from jax.extend import core as jex_core  # type: ignore[no-redef]
+from jitscope.jaxcompat.features import jaxpr_types
 
-ClosedJaxpr = getattr(jex_core, "ClosedJaxpr", jex_core.Jaxpr)  # JAX 0.12 merged it into Jaxpr
-Jaxpr = jex_core.Jaxpr
+ClosedJaxpr = jaxpr_types().closed_jaxpr  # the same class as Jaxpr on JAX 0.12+
+Jaxpr = jaxpr_types().jaxpr
 
 
 def jaxprs_in(value: Any) -> tuple[Any, ...] | None:

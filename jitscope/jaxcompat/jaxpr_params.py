@@ -33,8 +33,10 @@ def _jit_params(params: dict[str, Any]) -> dict[str, Any]:
         "in_layouts": lambda v: all(x is None for x in v),
         "out_layouts": lambda v: all(x is None for x in v),
         "keep_unused": lambda v: not v,
-        "ctx_mesh": lambda v: bool(getattr(v, "empty", False)),
+        "ctx_mesh": lambda v: v is None or bool(getattr(v, "empty", False)),
         "compiler_options_kvs": lambda v: not v,
+        # JAX < 0.5: the mesh of the enclosing `with mesh:`, or None.
+        "resource_env": lambda v: v is None or bool(getattr(getattr(v, "physical_mesh", None), "empty", False)),
     }
     for key, is_default in defaults.items():
         if key in out and is_default(out[key]):
@@ -113,9 +115,16 @@ def format_param(value: Any) -> str:
     return text
 
 
-def shown_params(primitive: str, params: dict[str, Any]) -> list[tuple[str, Any]]:
-    """The parameters worth showing, in JAX's order: ``name`` first, then sorted by key."""
-    rule = PARAM_RULES.get(primitive)
+def shown_params(
+    primitive: str, params: dict[str, Any], pp_rules: frozenset[str] | None = None
+) -> list[tuple[str, Any]]:
+    """The parameters worth showing, in JAX's order: ``name`` first, then sorted by key.
+
+    ``pp_rules`` names the primitives this JAX prints with a custom rule; the others print
+    every parameter (older JAX had rules for fewer primitives), so jitscope's rule applies
+    only where JAX has one. None applies every rule.
+    """
+    rule = PARAM_RULES.get(primitive) if pp_rules is None or primitive in pp_rules else None
     shown = rule(params) if rule is not None else params
     keys = sorted(shown)
     if "name" in shown:  # so the equation is easy to scan

@@ -6,6 +6,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from jitscope.jaxcompat.features import jit_cache_size, jit_function, jit_info
+
 
 @dataclass(frozen=True, slots=True)
 class JitOptions:
@@ -24,15 +26,13 @@ class JitOptions:
 
 def is_jitted(obj: Any) -> bool:
     """True for objects returned by ``jax.jit`` (and ``pjit``)."""
-    return hasattr(obj, "_jit_info") and hasattr(obj, "lower") and callable(obj)
+    return callable(obj) and hasattr(obj, "lower") and jit_info(obj) is not None
 
 
 def unwrap_jit(obj: Any) -> tuple[Callable[..., Any], JitOptions] | None:
     """The Python function inside a jit wrapper and the wrapper's options, or None."""
-    if not is_jitted(obj):
-        return None
-    info = obj._jit_info  # jax >= 0.4.30: PjitInfo with normalised static/donate args
-    fun = getattr(obj, "_fun", None) or getattr(obj, "__wrapped__", None)
+    info = jit_info(obj) if callable(obj) and hasattr(obj, "lower") else None
+    fun = jit_function(obj) if info is not None else None
     if fun is None:
         return None
     return fun, JitOptions(
@@ -57,8 +57,4 @@ def make_jit(fn: Callable[..., Any], options: JitOptions) -> Any:
 
 def cache_size(jitted: Any) -> int | None:
     """Number of compiled entries in a jit wrapper's in-memory cache, where JAX exposes it."""
-    size = getattr(jitted, "_cache_size", None)
-    try:
-        return int(size()) if callable(size) else None
-    except Exception:  # noqa: BLE001 - private API; absence is not an error
-        return None
+    return jit_cache_size(jitted)

@@ -26,15 +26,9 @@ CACHE_HIT_EVENT = "/jax/compilation_cache/cache_hits"
 
 def phase_events() -> dict[str, str]:
     """Phase name -> JAX duration event name, read from this JAX where it exposes them."""
-    try:
-        from jax._src import dispatch
-    except ImportError:  # pragma: no cover - layout changed; fall back to the names we know
-        return dict(_DEFAULT_EVENTS)
-    return {
-        "trace": getattr(dispatch, "JAXPR_TRACE_EVENT", _DEFAULT_EVENTS["trace"]),
-        "lower": getattr(dispatch, "JAXPR_TO_MLIR_MODULE_EVENT", _DEFAULT_EVENTS["lower"]),
-        "compile": getattr(dispatch, "BACKEND_COMPILE_EVENT", _DEFAULT_EVENTS["compile"]),
-    }
+    from jitscope.jaxcompat.features import dispatch_event_names
+
+    return {**_DEFAULT_EVENTS, **dispatch_event_names()}
 
 
 @dataclass
@@ -59,28 +53,12 @@ class CompileWatch:
         return self.cache_hits > 0
 
 
-def _unregister(kind: str, callback: Any) -> None:
-    import jax.monitoring as mon
-
-    public = getattr(mon, f"unregister_{kind}", None)
-    try:
-        if public is not None:
-            public(callback)
-            return
-        from jax._src import monitoring as private  # JAX < 0.4.36 had no public unregister
-
-        listeners = getattr(private, {"event_duration_listener": "_event_duration_secs_listeners",
-                                      "event_listener": "_event_listeners"}[kind])
-        if callback in listeners:
-            listeners.remove(callback)
-    except (AssertionError, ValueError, KeyError):  # already gone (e.g. clear_event_listeners)
-        pass
-
-
 @contextlib.contextmanager
 def watch_compilation(clock: Callable[[], float]) -> Iterator[CompileWatch]:
     """Collect phase durations and persistent-cache events for the duration of the block."""
     import jax.monitoring as mon
+
+    from jitscope.jaxcompat.features import unregister_listener
 
     watch = CompileWatch(clock)
     by_event = {event: phase for phase, event in phase_events().items()}
@@ -105,8 +83,8 @@ def watch_compilation(clock: Callable[[], float]) -> Iterator[CompileWatch]:
     try:
         yield watch
     finally:
-        _unregister("event_duration_listener", on_duration)
-        _unregister("event_listener", on_event)
+        unregister_listener("event_duration_listener", on_duration)
+        unregister_listener("event_listener", on_event)
 
 
 @dataclass(frozen=True, slots=True)

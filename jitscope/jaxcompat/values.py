@@ -17,10 +17,10 @@ def short_dtype(dtype: Any) -> str:
 
 def describe_seen(path: str, value: Any) -> SeenArg:
     """Describe one argument leaf as the function body received it."""
-    import jax
+    from jitscope.jaxcompat.features import tracer_type
 
     aval = getattr(value, "aval", None)
-    if isinstance(value, jax.core.Tracer) and aval is not None and hasattr(aval, "shape"):
+    if isinstance(value, tracer_type()) and aval is not None and hasattr(aval, "shape"):
         return SeenArg(
             path=path,
             kind="traced",

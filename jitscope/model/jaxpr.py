@@ -103,9 +103,11 @@ class LiteralRecord:
 
     value: str
     aval: AvalRecord
+    #: False where the JAX that made it prints literals without their type (``1.0``, JAX < 0.6-ish).
+    typed: bool = True
 
     def __str__(self) -> str:
-        return f"{self.value}:{self.aval}"
+        return f"{self.value}:{self.aval}" if self.typed else self.value
 
 
 Atom = VarRecord | LiteralRecord

@@ -139,7 +139,8 @@ class _Layout:
                 line.append((a.name, VAR))
             else:
                 line.append((a.value, LIT))  # type: ignore[union-attr]
-                line.append((self.aval(a.aval), TYPE))
+                if a.typed:  # type: ignore[union-attr]
+                    line.append((self.aval(a.aval), TYPE))
 
     # -- jaxprs
 

@@ -13,9 +13,23 @@ import pytest
 from jax.sharding import Mesh
 from jax.sharding import PartitionSpec as P
 
+from jitscope.jaxcompat.features import printer_style
 from jitscope.jaxcompat.jaxpr import format_param, jaxpr_to_record
 from jitscope.model.jaxpr import EqnRecord, JaxprRecord, LiteralRecord, VarRecord, summarize
 from jitscope.render.jaxpr import render_jaxpr_text
+
+
+def primitive_of(fn: Any, *args: Any) -> str:
+    """The name this JAX gives the first primitive of ``fn`` (``jit`` was ``pjit`` before JAX 0.7)."""
+    return str(jax.make_jaxpr(fn)(*args).eqns[0].primitive.name)
+
+
+def literal(text: str, aval: str) -> str:
+    """A literal as this JAX prints it: ``1.0:f32[]``, or ``1.0`` on older JAX."""
+    return f"{text}:{aval}" if printer_style().typed_literals else text
+
+
+JIT = primitive_of(jax.jit(lambda x: x), 1.0)
 
 
 def line_of(fn: Any, marker: str) -> int:
@@ -35,7 +49,7 @@ def test_seed_example_gives_add_add_dot_general() -> None:
     assert [str(v.aval) for v in record.invars] == ["f32[2]", "f32[2]"]
     first = record.eqns[0]
     assert isinstance(first.invars[1], LiteralRecord)
-    assert str(first.invars[1]) == "1.0:f32[]"
+    assert str(first.invars[1]) == literal("1.0", "f32[]")
     assert [str(v) for v in first.outvars] == ["c"]
     # The second add's operand is the var bound by the first equation, as the same object.
     assert record.eqns[2].invars[0] is first.outvars[0]
@@ -92,16 +106,25 @@ def test_nested_jaxprs_are_walked_and_counted() -> None:
     assert [k for k, _ in by_prim["cond"].subjaxprs] == ["branches[0]", "branches[1]"]
     assert [k for k, _ in by_prim["while"].subjaxprs] == ["body_jaxpr", "cond_jaxpr"]
     assert [k for k, _ in by_prim["custom_jvp_call"].subjaxprs] == ["call_jaxpr"]
-    assert [k for k, _ in by_prim["custom_vjp_call"].subjaxprs] == ["call_jaxpr"]
+    # JAX < 0.6 named it custom_vjp_call_jaxpr, with its body in fun_jaxpr.
+    vjp = by_prim.get("custom_vjp_call") or by_prim["custom_vjp_call_jaxpr"]
+    assert [k for k, _ in vjp.subjaxprs] in (["call_jaxpr"], ["fun_jaxpr"])
     assert [k for k, _ in by_prim["remat2"].subjaxprs] == ["jaxpr"]
-    # Parameters follow JAX's pretty-printer: name= first, then sorted, jaxprs kept apart.
-    assert by_prim["custom_jvp_call"].params[0] == ("name", "g")
-    assert dict(by_prim["custom_vjp_call"].params)["fwd"] == "<lambda>"
+    # Parameters follow JAX's pretty-printer: name= first, then sorted, jaxprs kept apart;
+    # a JAX without a printing rule for custom_jvp_call/custom_vjp_call shows every parameter.
+    if "custom_jvp_call" in printer_style().pp_rules:
+        assert by_prim["custom_jvp_call"].params[0] == ("name", "g")
+    else:
+        assert "jvp_jaxpr_thunk" in dict(by_prim["custom_jvp_call"].params) or "jvp_jaxpr_fun" in dict(
+            by_prim["custom_jvp_call"].params
+        )
+    if "custom_vjp_call" in printer_style().pp_rules:
+        assert dict(vjp.params)["fwd"] == "<lambda>"
     assert dict(by_prim["scan"].params)["length"] == "2"
 
     # jit inside the scan body: depth 2.
     scan_body = _subjaxpr(by_prim["scan"], "jaxpr")
-    assert [e.primitive for e in scan_body.eqns] == ["jit", "add"]
+    assert [e.primitive for e in scan_body.eqns] == [JIT, "add"]
     block = _subjaxpr(scan_body.eqns[0], "jaxpr")
     assert [e.primitive for e in block.eqns] == ["sin", "mul"]
     loc = block.eqns[0].location
@@ -113,7 +136,7 @@ def test_nested_jaxprs_are_walked_and_counted() -> None:
 
     summary = summarize(record)
     counts = dict(summary.primitive_counts)
-    assert counts["jit"] == 2
+    assert counts[JIT] == 2
     assert counts["sin"] == 2  # once per jit call site of the shared block
     assert counts["exp"] == 1 and counts["cos"] == 1 and counts["tanh"] == 1
     assert summary.max_depth == 2
@@ -128,7 +151,7 @@ def test_nested_jaxprs_are_walked_and_counted() -> None:
 def test_a_jaxpr_used_twice_is_shared_and_named() -> None:
     record = jaxpr_to_record(jax.make_jaxpr(lambda x: _inner_block(_inner_block(x)))(jnp.zeros(3)))
     first, second = record.eqns
-    assert first.primitive == second.primitive == "jit"
+    assert first.primitive == second.primitive == JIT
     assert _subjaxpr(first, "jaxpr") is _subjaxpr(second, "jaxpr")
     assert _subjaxpr(first, "jaxpr").shared_name == "_inner_block"
     # A jaxpr used once is not shared.
@@ -181,7 +204,7 @@ def test_effects_are_named() -> None:
 
     record = jaxpr_to_record(jax.make_jaxpr(noisy)(jnp.zeros(2)))
     assert record.effects == ("Debug",)
-    assert record.eqns[0].primitive == "debug_print"
+    assert record.eqns[0].primitive == primitive_of(lambda x: jax.debug.print("{}", x), 1.0)
     assert record.eqns[0].effects == ("Debug",)
     assert summarize(record).effects == ("Debug",)
 
@@ -198,19 +221,26 @@ def test_dropped_outputs_and_open_jaxprs() -> None:
 
 
 def test_shard_map_and_annotated_avals() -> None:
+    try:
+        shard_map = jax.shard_map
+    except AttributeError:  # JAX < 0.7
+        from jax.experimental.shard_map import shard_map
     mesh = Mesh(np.array(jax.devices()[:1]), ("x",))
 
     def f(x: Any) -> Any:
-        return jax.shard_map(lambda a: a * 2, mesh=mesh, in_specs=P("x"), out_specs=P("x"))(x)
+        return shard_map(lambda a: a * 2, mesh=mesh, in_specs=P("x"), out_specs=P("x"))(x)
 
-    record = jaxpr_to_record(jax.make_jaxpr(f)(jnp.zeros(4)))
+    closed = jax.make_jaxpr(f)(jnp.zeros(4))
+    record = jaxpr_to_record(closed)
     (eqn,) = record.eqns
     assert eqn.primitive == "shard_map"
     inner = _subjaxpr(eqn, "jaxpr")
     assert [e.primitive for e in inner.eqns][-1] == "mul"
     aval = inner.invars[0].aval
-    # JAX's own text (varying manual axes) is kept when dtype[shape] does not say it all.
-    assert str(aval) == aval.text and aval.shape == (4,) and aval.dtype == "f32"
+    # JAX's own text (varying manual axes, JAX >= 0.7) is kept when dtype[shape] does not say it all.
+    live = closed.jaxpr.eqns[0].params["jaxpr"]
+    assert str(aval) == getattr(live, "jaxpr", live).invars[0].aval.str_short(short_dtypes=True)
+    assert aval.shape == (4,) and aval.dtype == "f32"
 
 
 @pytest.mark.parametrize(
@@ -273,7 +303,15 @@ def test_text_without_locations_matches_str_jaxpr(name: str, fn: Any, args: tupl
     """Users recognise the layout: without locations and header it is JAX's own text."""
     closed = jax.make_jaxpr(fn)(*args)
     text = render_jaxpr_text(jaxpr_to_record(closed), locations=False, header=False)
-    assert text == str(closed) + "\n"
+    assert text == as_jitscope_prints(str(closed)) + "\n"
+
+
+def as_jitscope_prints(jax_text: str) -> str:
+    """JAX's text with the two things jitscope deliberately prints differently: memory addresses
+    masked (parameters JAX < 0.6 printed raw, e.g. ``jvp_jaxpr_thunk=<function ... at 0x7f..>``)
+    and no trailing space after an equation without operands (``iota[...] ``)."""
+    masked = format_param(jax_text) if " at 0x" in jax_text else jax_text
+    return "\n".join(line.rstrip(" ") for line in masked.split("\n"))
 
 
 def uses_relu(x: Any) -> Any:
@@ -300,14 +338,15 @@ def test_refs_keys_and_typed_literals_keep_jaxs_text() -> None:
         ref[...] = x * 2
         return ref[...]
 
-    record = jaxpr_to_record(jax.make_jaxpr(with_ref)(jnp.ones(3)))
-    # A Ref and a plain array of the same shape and dtype must not share a record.
-    assert str(record.eqns[0].outvars[0].aval) == "Ref{f32[3]}"
-    assert str(record.eqns[1].outvars[0].aval) == "f32[3]"
+    if hasattr(jax, "new_ref"):  # JAX >= 0.7
+        record = jaxpr_to_record(jax.make_jaxpr(with_ref)(jnp.ones(3)))
+        # A Ref and a plain array of the same shape and dtype must not share a record.
+        assert str(record.eqns[0].outvars[0].aval) == "Ref{f32[3]}"
+        assert str(record.eqns[1].outvars[0].aval) == "f32[3]"
 
     key = jaxpr_to_record(jax.make_jaxpr(lambda k: jax.random.normal(k, (3,)))(jax.random.key(0)))
     assert str(key.invars[0].aval) == "key<fry>[]"
 
     loop = jaxpr_to_record(jax.make_jaxpr(lambda x: jax.lax.fori_loop(0, 3, lambda i, c: c + i, x))(1.0))
     (scan,) = loop.eqns
-    assert [str(a) for a in scan.invars] == ["0:i32[]", "a"]
+    assert [str(a) for a in scan.invars] == [literal("0", "i32[]"), "a"]
