@@ -143,14 +143,14 @@ def _cached(target: TargetHandle, argset: ArgSet, cold: ColdOutcome, args: tuple
             kwargs: dict[str, Any], ctx: _Context) -> tuple[CachedRecord, list[str]]:
     opts, clock, notes = ctx.options, ctx.options.clock, []
     block = inp.blocker_for(cold.out)
-    donated = _donated(target, args)
+    donated = _donated(target, args, kwargs)
     dispatch: TimingStats | None = None
     try:
         if donated:
             def prepare() -> tuple[tuple[Any, ...], dict[str, Any]]:
-                return _fresh(donated, args), kwargs
+                return donated.fresh(args, kwargs)
 
-            donated_bytes = max(1, sum(inp.tree_nbytes(args[i]) for i in donated))
+            donated_bytes = max(1, donated.nbytes(args, kwargs))
             rounds = fresh_input_round(cold.jitted, prepare, block, clock)
             measured = ctx.measure(rounds, max_loops=max(1, FRESH_INPUT_BYTES // donated_bytes))
             notes.append("donated arguments: every call got fresh copies, made outside the timed region; "
@@ -182,13 +182,43 @@ def _cached(target: TargetHandle, argset: ArgSet, cold: ColdOutcome, args: tuple
     return record, notes
 
 
-def _donated(target: TargetHandle, args: tuple[Any, ...]) -> tuple[int, ...]:
-    return tuple(i for i in target.options.donate_argnums if i < len(args))
+@dataclass(frozen=True, slots=True)
+class _Donated:
+    """The donated arguments of one call: by position, and by name when passed as keywords."""
+
+    positions: tuple[int, ...] = ()
+    names: tuple[str, ...] = ()
+
+    def __bool__(self) -> bool:
+        return bool(self.positions or self.names)
+
+    def fresh(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[tuple[Any, ...], dict[str, Any]]:
+        """Arguments with device copies of the donated ones: a donated buffer is gone after the call."""
+        if not self:
+            return args, kwargs
+        args = tuple(inp.copy_arrays(a) if i in self.positions else a for i, a in enumerate(args))
+        return args, {k: inp.copy_arrays(v) if k in self.names else v for k, v in kwargs.items()}
+
+    def nbytes(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> int:
+        return sum(inp.tree_nbytes(args[i]) for i in self.positions) + sum(inp.tree_nbytes(kwargs[k])
+                                                                             for k in self.names)
 
 
-def _fresh(donated: tuple[int, ...], args: tuple[Any, ...]) -> tuple[Any, ...]:
-    """Arguments with device copies of the donated ones: a donated buffer is gone after the call."""
-    return tuple(inp.copy_arrays(a) if i in donated else a for i, a in enumerate(args)) if donated else args
+def _donated(target: TargetHandle, args: tuple[Any, ...], kwargs: dict[str, Any]) -> _Donated:
+    """Which arguments the call donates. JAX resolves ``donate_argnames`` to positions and back through the
+    signature, so a donated parameter passed as a keyword (``--arg``) is donated too and needs copies."""
+    import inspect
+
+    nums = target.options.donate_argnums
+    names: tuple[str, ...] = ()
+    if nums and kwargs:
+        try:
+            params = list(inspect.signature(target.fn).parameters.values())
+        except (TypeError, ValueError):  # builtins and some C callables have no signature
+            params = []
+        names = tuple(p.name for i, p in enumerate(params) if i in nums and p.name in kwargs
+                      and p.kind is inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    return _Donated(tuple(i for i in nums if i < len(args)), names)
 
 
 def _eager(target: TargetHandle, args: tuple[Any, ...], kwargs: dict[str, Any], jit_median: float,
@@ -245,19 +275,19 @@ def bench_row(target: TargetHandle, argset: ArgSet, ctx: _Context) -> tuple[Benc
     args, kwargs = inp.make_inputs(argset, opts.seed)
     options = target.options.with_static_names(argset.static_names)
     target = dataclasses.replace(target, options=options)
-    donated = _donated(target, args)
+    donated = _donated(target, args, kwargs)
     outcomes: list[ColdOutcome] = []
     for i in range(opts.cold_runs):
         ctx.step(0.1 + 0.2 * i / opts.cold_runs, f"{name}: cold call {i + 1}/{opts.cold_runs}")
         try:
-            outcomes.append(measure_cold(target.fn, options, _fresh(donated, args), kwargs, clock=opts.clock))
+            outcomes.append(measure_cold(target.fn, options, *donated.fresh(args, kwargs), clock=opts.clock))
         except Exception as exc:  # noqa: BLE001 - the user's function failed on its first call
             raise user_code_failed(name, call, exc, options, "on its first call") from None
     cold = cold_record([o.run for o in outcomes])
     profiler = None
     if opts.profile:  # an extra cold call: the profiler's overhead must not touch the measured ones
         ctx.step(0.3, f"{name}: profiling a cold call")
-        profiler = measure_cold(target.fn, options, _fresh(donated, args), kwargs, clock=opts.clock,
+        profiler = measure_cold(target.fn, options, *donated.fresh(args, kwargs), clock=opts.clock,
                                 profile=True).profiler
     ctx.step(0.35, f"{name}: cached calls")
     cached, cached_notes = _cached(target, argset, outcomes[-1], args, kwargs, ctx)

@@ -94,6 +94,14 @@ def test_donated_arguments_get_fresh_inputs(bench_project):
     assert any("donated" in w for w in row.warnings)
 
 
+def test_arguments_donated_by_name_get_fresh_inputs_when_passed_as_keywords(bench_project):
+    calls = plan_calls(["bench_targets.py:add_donated_by_name"], ["f32[8]"], None, ["y=f32[8]"], cwd=bench_project)
+    report = bench_calls(calls, BenchOptions(budget=0.02, min_rounds=3, cold_runs=2)).report
+    assert report.failures == ()  # a reused donated buffer fails with "Buffer has been deleted or donated"
+    (row,) = report.rows
+    assert row.cached.fresh_inputs and any("donated" in w for w in row.warnings)
+
+
 def test_user_code_failure_is_recorded_and_the_run_goes_on(bench_project):
     calls = plan_calls(["bench_targets.py:fails_at_run", "bench_targets.py:branches_on_data",
                         "bench_targets.py:scale"], ["f32[3]"], None, None, cwd=bench_project)

@@ -67,3 +67,6 @@ def device_oom(x):
 
 
 JITSCOPE_EXAMPLES["fails_at_run"] = "f32[3]"
+
+
+add_donated_by_name = jax.jit(lambda x, y: x + y, donate_argnames="y")
