@@ -1,6 +1,7 @@
 """Tracing with and without the effect monitor, side by side: the monitor's slowdown.
 
-Run: ``python benchmarks/effects_overhead.py``. Target: <= 1.5x tracing time. A third
+Run: ``python benchmarks/effects_overhead.py [--rounds 7]`` (``--quick``: 1 round, a
+200-op loop). Target: <= 1.5x tracing time. A third
 column times an empty profile hook: on CPython 3.11 that alone costs about 2x, because the
 interpreter leaves its specialised fast path for every instruction while any hook is set.
 
@@ -13,11 +14,13 @@ Three workloads, each traced with ``jax.make_jaxpr`` on abstract inputs:
 
 Each round traces a fresh function object (same code) so JAX's trace cache cannot
 skip the body; rounds alternate plain and watched so drift affects both alike, and
-each figure is the minimum over rounds with the garbage collector off.
+each figure is the minimum over rounds with the garbage collector off. The ratio of each
+round (watched / plain of the same round) is printed as median, min and max too.
 """
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import gc
 import io
@@ -27,6 +30,8 @@ import types
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+from machine import spread, watch_machine
 
 ROUNDS = 7
 LAYERS = 10
@@ -131,22 +136,35 @@ def workloads() -> dict[str, tuple[Callable[..., Any], tuple[Any, ...]]]:
 
 
 def main() -> None:
+    global LOOP_OPS
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=ROUNDS, help=f"rounds per workload [{ROUNDS}]")
+    parser.add_argument("--quick", action="store_true", help="smoke run: 1 round, a 200-op loop")
+    opts = parser.parse_args()
+    if opts.quick:
+        opts.rounds, LOOP_OPS = 1, 200
+    rounds = max(1, opts.rounds)
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
     modes = ("plain", "noop", "watched")
-    print(f"Python {sys.version.split()[0]}, {ROUNDS} rounds, minimum of each")
-    print(f"{'workload':<9} {'plain ms':>9} {'no-op hook':>16} {'watched':>16}")
-    for name, (fn, args) in workloads().items():
-        for mode in modes:  # warm JAX's own caches for every mode
-            time_trace(fn, args, mode)
-        best = dict.fromkeys(modes, float("inf"))
-        for _ in range(ROUNDS):
-            for mode in modes:
-                best[mode] = min(best[mode], time_trace(fn, args, mode))
-        plain = best["plain"]
-        cells = [f"{best[m] * 1e3:7.1f} ({best[m] / plain:.2f}x)" for m in ("noop", "watched")]
-        print(f"{name:<9} {plain * 1e3:>9.1f} {cells[0]:>16} {cells[1]:>16}")
-    print("target: watched <= 1.50x plain. The no-op column is the floor of any sys.setprofile hook")
-    print("on this Python: CPython <= 3.11 runs every instruction on its slow path while one is set.")
+    with watch_machine(uses_jax=True) as machine:
+        print(f"Python {sys.version.split()[0]}, {rounds} round(s), minimum of each; loop of {LOOP_OPS} ops")
+        print(f"{'workload':<9} {'plain ms':>9} {'no-op hook':>16} {'watched':>16}   per-round watched / plain")
+        for name, (fn, args) in workloads().items():
+            for mode in modes:  # warm JAX's own caches for every mode
+                time_trace(fn, args, mode)
+            times: dict[str, list[float]] = {mode: [] for mode in modes}
+            for _ in range(rounds):
+                for mode in modes:
+                    times[mode].append(time_trace(fn, args, mode))
+                machine.sample()
+            best = {mode: min(values) for mode, values in times.items()}
+            plain = best["plain"]
+            cells = [f"{best[m] * 1e3:7.1f} ({best[m] / plain:.2f}x)" for m in ("noop", "watched")]
+            per_round = [w / p for w, p in zip(times["watched"], times["plain"], strict=True)]
+            print(f"{name:<9} {plain * 1e3:>9.1f} {cells[0]:>16} {cells[1]:>16}   "
+                  f"{spread(per_round, 'rounds')}")
+        print("target: watched <= 1.50x plain. The no-op column is the floor of any sys.setprofile hook")
+        print("on this Python: CPython <= 3.11 runs every instruction on its slow path while one is set.")
 
 
 if __name__ == "__main__":
