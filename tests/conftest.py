@@ -13,8 +13,9 @@ EXAMPLES = ROOT / "examples"
 
 #: Variables that change how output looks (colour, width, terminal) or where JAX runs; run_cli
 #: removes them so tests see the same plain 100-column output in every environment.
-STYLE_ENV = ("FORCE_COLOR", "PY_COLORS", "CLICOLOR_FORCE", "TERM", "COLORTERM", "TERMINAL_WIDTH", "LINES",
-             "GITHUB_ACTIONS", "JITSCOPE_DEBUG")
+STYLE_ENV = ("FORCE_COLOR", "PY_COLORS", "CLICOLOR_FORCE", "TTY_COMPATIBLE", "TTY_INTERACTIVE", "TERM", "COLORTERM",
+             "TERMINAL_WIDTH", "COLUMNS", "LINES", "JUPYTER_COLUMNS", "JUPYTER_LINES", "GITHUB_ACTIONS",
+             "JITSCOPE_DEBUG")
 
 
 def run_cli(
@@ -32,6 +33,16 @@ def run_cli(
         [sys.executable, "-m", "jitscope", *args], cwd=cwd, env=full_env, capture_output=True, text=True, check=False,
         timeout=300,
     )
+
+
+@pytest.fixture(autouse=True)
+def _plain_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    """In-process consoles (rich reads FORCE_COLOR, NO_COLOR, COLUMNS, TTY_COMPATIBLE...) see no styling variables.
+
+    Tests that want colour or a width say so on the Console they build.
+    """
+    for name in (*STYLE_ENV, "NO_COLOR"):
+        monkeypatch.delenv(name, raising=False)
 
 
 @pytest.fixture

@@ -30,4 +30,4 @@ def test_piped_help_keeps_every_word_of_long_option_help():
     words = " ".join(_help("bench", None).split())
     assert "JAX's config (JAX_COMPILATION_CACHE_DIR)" in words
     words = " ".join(_help("trace", "60").split())
-    assert "Collapse nested jaxprs" in words and "--profile-html <path>" in words
+    assert "0 collapses every nested jaxpr, 1 shows a scan body" in words and "--profile-html <path>" in words

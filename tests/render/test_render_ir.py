@@ -135,8 +135,10 @@ def test_render_ir_prints_like_the_highlighted_text() -> None:
     )
     outputs = []
     for renderable in (highlight_ir(ir), render_ir(ir)):
+        # Every setting explicit, environment ignored (_environ): NO_COLOR, TERM=dumb or COLUMNS must not matter.
         console = Console(
-            file=io.StringIO(), width=100, color_system="truecolor", force_terminal=True, theme=THEME
+            file=io.StringIO(), width=100, color_system="truecolor", force_terminal=True, no_color=False,
+            legacy_windows=False, theme=THEME, _environ={},
         )
         console.print(renderable)
         outputs.append(console.file.getvalue())  # type: ignore[attr-defined]
