@@ -12,13 +12,16 @@
       count jitscope chooses) and a ``timeit`` round of the same number of calls, alternating
       round by round ``--rounds`` times, so both see the same background load; ratio of medians.
 
-   Target: within 5% of 1. Also printed: jitscope's harness overhead per call (its timed loop
-   around a call that returns a ready array) next to timeit's for the same loop.
+   Target: within 5% of 1. Under each row: the spread of the per-pair (a) and per-round (b)
+   ratios (median, min, max; IQR from 8 values). Also printed: jitscope's harness overhead per
+   call (its timed loop around a call that returns a ready array) next to timeit's for the same
+   loop.
 2. Phase split: trace + lower + compile + first run (JAX monitoring events) against the cold
    call's wall time, for ``--cold-runs`` cold calls of each function; the events should
    account for at least 90% of the wall time.
 
     python benchmarks/bench_accuracy.py [--budget 0.2] [--pairs 9] [--rounds 60] [--cold-runs 5]
+    python benchmarks/bench_accuracy.py --quick   # smoke run: --budget 0.02 --pairs 1 --rounds 4 --cold-runs 1
 """
 
 from __future__ import annotations
@@ -27,11 +30,14 @@ import argparse
 import statistics
 import sys
 import timeit
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+
+from machine import spread, watch_machine
 
 from jitscope.bench.clock import perf_clock
 from jitscope.bench.cold import measure_cold
@@ -44,7 +50,7 @@ from jitscope.jaxcompat.caches import persistent_cache
 WORKLOADS = ("small", "medium", "large")
 
 
-def timeit_median(fn, args, budget: float) -> float:
+def timeit_median(fn: Callable[..., Any], args: Sequence[Any], budget: float) -> float:
     """The hand-written reference: timeit with block_until_ready, autorange-sized, median of repeats."""
     timer = timeit.Timer(lambda: fn(*args).block_until_ready())
     number, seconds = timer.autorange()  # >= 0.2 s per repeat, 1-2-5 ladder
@@ -93,11 +99,14 @@ def cached_accuracy(budget: float, pairs: int, rounds: int) -> list[dict[str, An
                     ours_b.append(jitscope_round(loops) / loops)
                 else:
                     theirs_b.append(timer.timeit(number=loops) / loops)
+        a_ratios = [x / y for x, y in zip(ours, theirs, strict=True)]
         out.append({
             "label": f"{name}({argset.describe()})", "loops": loops, "overhead": overhead,
             "a": (statistics.median(ours), statistics.median(theirs)),
-            "a_ratio": statistics.median(x / y for x, y in zip(ours, theirs, strict=True)),
+            "a_ratio": statistics.median(a_ratios),
+            "a_ratios": a_ratios,
             "b": (statistics.median(ours_b), statistics.median(theirs_b)),
+            "b_ratios": [x / y for x, y in zip(ours_b, theirs_b, strict=True)],
         })
     return out
 
@@ -126,20 +135,29 @@ def main() -> None:
     parser.add_argument("--pairs", type=int, default=9, help="alternations of jitscope and timeit")
     parser.add_argument("--rounds", type=int, default=60, help="interleaved rounds per side")
     parser.add_argument("--cold-runs", type=int, default=5)
+    parser.add_argument("--quick", action="store_true",
+                        help="smoke run: --budget 0.02 --pairs 1 --rounds 4 --cold-runs 1")
     opts = parser.parse_args()
+    if opts.quick:
+        opts.budget, opts.pairs, opts.rounds, opts.cold_runs = 0.02, 1, 4, 1
+    if min(opts.pairs, opts.rounds, opts.cold_runs) < 1:
+        parser.error("--pairs, --rounds and --cold-runs must be at least 1")
 
-    import jax
+    with watch_machine(uses_jax=True) as machine:
+        report(opts, machine.sample)
 
-    dev = jax.devices()[0]
-    print(f"jax {jax.__version__}, backend {jax.default_backend()}, {dev.device_kind}; budget {opts.budget} s, "
-          f"{opts.pairs} pairs, {opts.rounds} interleaved rounds")
+
+def report(opts: argparse.Namespace, sample: Callable[[], None]) -> None:
+    print(f"budget {opts.budget} s, {opts.pairs} pairs, {opts.rounds} interleaved rounds")
     print("\n1. cached call: jitscope vs hand-written timeit + block_until_ready (median per call)")
     print(f"{'':<40}{'a. end to end':^30}  {'b. interleaved rounds':^30}")
     print(f"{'function':<40}{'jitscope':>11}{'timeit':>11}{'ratio':>8}  {'jitscope':>11}{'timeit':>11}{'ratio':>8}"
           f"  loops  within 5%")
     worst = {"a": 0.0, "b": 0.0}
     overhead = 0.0
+    checks = within = 0
     for r in cached_accuracy(opts.budget, opts.pairs, opts.rounds):
+        sample()
         overhead = r["overhead"]
         cells = []
         ratios = {"a": r["a_ratio"], "b": r["b"][0] / r["b"][1]}
@@ -147,11 +165,16 @@ def main() -> None:
             ours, theirs = r[key]
             worst[key] = max(worst[key], abs(ratios[key] - 1))
             cells.append(f"{fmt(ours):>11}{fmt(theirs):>11}{ratios[key]:>8.3f}")
+            checks += 1
+            within += abs(ratios[key] - 1) <= 0.05
         ok = "yes" if abs(ratios["b"] - 1) <= 0.05 else "NO"
         ok_a = "yes" if abs(ratios["a"] - 1) <= 0.05 else "NO"
         print(f"{r['label']:<40}{cells[0]}  {cells[1]}  {r['loops']:>5}  a: {ok_a}, b: {ok}")
+        print(f"{'':<4}a: per-pair ratio {spread(r['a_ratios'], 'pairs')}; "
+              f"b: per-round ratio {spread(r['b_ratios'], 'rounds')}")
     print(f"harness overhead per call: jitscope {overhead * 1e9:.0f} ns, timeit lambda + block_until_ready "
           f"{timeit_overhead(0.2) * 1e9:.0f} ns; worst |ratio - 1|: a {worst['a']:.1%}, b {worst['b']:.1%}")
+    print(f"within 5% of timeit: {within} of {checks} checks")
 
     print(f"\n2. phase split: trace + lower + compile + first run vs cold-call wall time ({opts.cold_runs} runs)")
     print(f"{'function':<12}{'cold wall':>12}{'phases':>12}{'share':>8}  {'min share':>9}  >= 90%")
