@@ -114,7 +114,7 @@ def _cold_table(rows: Sequence[BenchRow], names: Sequence[str]) -> tuple[str, Ta
         table.add_column("disk cache")
     for row, name in zip(rows, names, strict=True):
         m = row.cold.median
-        cells: list[str | Text] = [name, fmt_time(m.total), fmt_time(m.trace), fmt_time(m.lower),
+        cells: list[str | Text] = [Text(name), fmt_time(m.total), fmt_time(m.trace), fmt_time(m.lower),
                                    fmt_time(m.compile), fmt_time(m.first_run), fmt_time(m.unattributed)]
         if show_cache:
             cells.append(_cache_cell(row))
@@ -143,7 +143,7 @@ def _cached_table(rows: Sequence[BenchRow], names: Sequence[str]) -> tuple[str, 
         if s.unreliable:
             median.append(" !", "jitscope.warn")
         dispatch = fmt_time(row.cached.dispatch.median) if row.cached.dispatch else NA
-        table.add_row(name, median, fmt_time(s.iqr), fmt_time(s.min),
+        table.add_row(Text(name), median, fmt_time(s.iqr), fmt_time(s.min),
                       f"{fmt_time(s.mean)} ± {fmt_time(s.stddev)}", dispatch, f"{s.rounds}×{s.loops}",
                       f"{s.outliers_iqr};{s.outliers_stddev}")
     return title, table
@@ -163,7 +163,7 @@ def _derived_table(rows: Sequence[BenchRow], names: Sequence[str]) -> tuple[str,
     for row, name in zip(rows, names, strict=True):
         d = row.derived
         calls = f"{fmt_count(d.cold_in_calls)} calls" if d.cold_in_calls is not None else NA
-        cells: list[str | Text] = [name, calls, fmt_rate(d.flops_per_second, "FLOP"),
+        cells: list[str | Text] = [Text(name), calls, fmt_rate(d.flops_per_second, "FLOP"),
                                    fmt_rate(d.bytes_per_second, "B"),
                                    fmt_bytes(row.memory.peak_bytes if row.memory else None)]
         if show_peak:
@@ -184,7 +184,7 @@ def _eager_table(rows: Sequence[BenchRow], names: Sequence[str]) -> tuple[str, T
         stats = eager.stats if eager else None
         speedup = Text(f"{eager.speedup:.2f}x", "jitscope.good" if eager.speedup >= 1 else "jitscope.warn") \
             if eager and eager.speedup else Text(NA)
-        table.add_row(name, fmt_time(stats.median) if stats else ("failed" if eager and eager.error else NA), speedup,
+        table.add_row(Text(name), fmt_time(stats.median) if stats else ("failed" if eager and eager.error else NA), speedup,
                       f"{fmt_count(d.breakeven_calls)} calls" if d.breakeven_calls is not None else NA)
     return title, table
 
@@ -200,7 +200,7 @@ def _process_table(rows: Sequence[BenchRow], names: Sequence[str]) -> tuple[str,
             continue
         runs = row.process.runs
         mid = sorted(runs, key=lambda r: r.wall)[len(runs) // 2]
-        table.add_row(name, Text(fmt_time(row.process.median_wall), "jitscope.number"), fmt_time(mid.startup),
+        table.add_row(Text(name), Text(fmt_time(row.process.median_wall), "jitscope.number"), fmt_time(mid.startup),
                       fmt_time(mid.import_jax), fmt_time(mid.load_target), fmt_time(mid.make_inputs),
                       fmt_time(mid.first_call.total),
                       fmt_time(mid.first_call.compile) + (" (disk hit)" if mid.first_call.cache_hit else ""))
@@ -215,7 +215,7 @@ def _failures_table(failures: Sequence[BenchFailure]) -> Group:
     for f in failures:
         prefix = f"{f.target}({f.call}) "
         error = f.error.removeprefix(prefix)
-        table.add_row(_labelled(f"{_function(f.target)}({f.call})", f.label),
+        table.add_row(Text(_labelled(f"{_function(f.target)}({f.call})", f.label)),
                       Text(error + (f" ({f.hint})" if f.hint else ""), "jitscope.bad"))
     return _section(title, table)
 
@@ -230,7 +230,7 @@ def _scaling_table(records: Sequence[ScalingRecord]) -> Group:
     for rec in records:
         name = _labelled(_function(rec.target), rec.variant)
         span = f"{fmt_bytes(rec.points[0].input_bytes)} .. {fmt_bytes(rec.points[-1].input_bytes)}"
-        table.add_row(name, span, fmt_slope(rec.run_slope), fmt_slope(rec.compile_slope))
+        table.add_row(Text(name), span, fmt_slope(rec.run_slope), fmt_slope(rec.compile_slope))
     return _section(title, table)
 
 
@@ -292,7 +292,7 @@ def render_comparison(comparison: ComparisonRecord) -> RenderableType:
               "missing": "jitscope.muted", "same": ""}
     for e in comparison.entries:
         change = f"{e.change:+.1%}" if e.change is not None else NA
-        table.add_row(e.key, e.metric, fmt_time(e.baseline), fmt_time(e.current), change,
+        table.add_row(Text(e.key), e.metric, fmt_time(e.baseline), fmt_time(e.current), change,
                       Text(e.status, styles.get(e.status) or ""))
     parts: list[RenderableType] = [_section(title, table)]
     parts += [Text(f"note: {n}", style="jitscope.warn") for n in comparison.notes]
