@@ -22,8 +22,9 @@ def progress_bar(console: Console, title: str = "jitscope") -> Iterator[Progress
     if not console.is_terminal:
         yield no_progress
         return
-    progress = Progress(TextColumn("{task.description}"), BarColumn(), TimeElapsedColumn(), console=console,
-                        transient=True)
+    # markup=False: descriptions quote the user's calls, e.g. "f(f32[8], mode='[x]')".
+    progress = Progress(TextColumn("{task.description}", markup=False), BarColumn(), TimeElapsedColumn(),
+                        console=console, transient=True)
     with progress:
         task = progress.add_task(title, total=1)
 

@@ -45,3 +45,12 @@ def test_error_line_keeps_brackets(capsys: pytest.CaptureFixture[str]):
 
     report_error(SpecError("bad --shapes at column 7: f32[i] is not a shape", hint="write f32[8]"))
     assert capsys.readouterr().err == "error: bad --shapes at column 7: f32[i] is not a shape (write f32[8])\n"
+
+
+def test_progress_descriptions_are_plain_text():
+    from jitscope.render.progress import progress_bar
+
+    console = Console(file=io.StringIO(), force_terminal=True, width=80, color_system=None, _environ={})
+    with progress_bar(console) as update:
+        update(0, 2, "tracing f(f32[8], mode='[bold]')")
+    assert "tracing f(f32[8], mode='[bold]')" in console.file.getvalue()
