@@ -22,6 +22,9 @@ Install the corpora into the venv that runs this script (the package index is en
         jraph gymnax evosax dynamax
     python benchmarks/lint_false_positives.py [--corpus tuned|untuned|all] [--packages ...]
         [--show] [--code JS201] [--verdict wrong] [--template]
+    python benchmarks/lint_false_positives.py --quick   # smoke run: jitscope's own source only
+
+A package that is not installed is reported as skipped: the script needs none of them.
 """
 
 from __future__ import annotations
@@ -35,6 +38,8 @@ import time
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
+
+from machine import watch_machine
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -109,9 +114,16 @@ def judge(package: str, source: Path, findings: list[Finding], verdicts: dict[Ke
     cache: dict[Path, list[str]] = {}
     out = []
     for f in findings:
-        path = Path(f.file) if Path(f.file).is_absolute() else source / f.file
+        path = Path(f.file)
+        if not path.is_absolute():
+            # lint_paths reports files under the working directory relative to it, others absolute.
+            candidates = (Path.cwd() / path, source / path)
+            path = next((p for p in candidates if p.exists()), candidates[0])
         if path not in cache:
-            cache[path] = path.read_text(errors="replace").splitlines()
+            try:
+                cache[path] = path.read_text(errors="replace").splitlines()
+            except OSError:
+                cache[path] = []
         lines = cache[path]
         text = lines[f.line - 1].strip() if 0 < f.line <= len(lines) else ""
         rel = path.relative_to(source).as_posix() if path.is_relative_to(source) else path.as_posix()
@@ -130,8 +142,15 @@ def main() -> None:
     parser.add_argument("--verdict", default=None, help="with --show: only this verdict (or 'none')")
     parser.add_argument("--template", action="store_true", help="print JSON entries for unjudged findings")
     parser.add_argument("--verdicts", type=Path, default=VERDICTS)
+    parser.add_argument("--quick", action="store_true", help="smoke run: lint jitscope's own source only")
     args = parser.parse_args()
+    if args.quick:
+        args.packages = ["jitscope"]
+    with watch_machine():
+        report_corpora(args)
 
+
+def report_corpora(args: argparse.Namespace) -> None:
     verdicts = load_verdicts(args.verdicts)
     if args.packages:
         corpora = {"selected": tuple(args.packages)}
