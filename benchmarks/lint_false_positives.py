@@ -110,7 +110,9 @@ def load_verdicts(path: Path) -> dict[Key, dict[str, str]]:
     return out
 
 
-def judge(package: str, source: Path, findings: list[Finding], verdicts: dict[Key, dict[str, str]]) -> list[Judged]:
+def judge(
+    package: str, source: Path, findings: list[Finding], verdicts: dict[Key, dict[str, str]]
+) -> list[Judged]:
     cache: dict[Path, list[str]] = {}
     out = []
     for f in findings:
@@ -134,7 +136,9 @@ def judge(package: str, source: Path, findings: list[Finding], verdicts: dict[Ke
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--corpus", choices=("tuned", "untuned", "all"), default="all")
     parser.add_argument("--packages", nargs="+", default=None, help="lint these packages instead")
     parser.add_argument("--show", action="store_true", help="print every finding with its line and verdict")
@@ -216,7 +220,9 @@ def report_corpora(args: argparse.Namespace) -> None:
     if stale:
         print(f"\n{len(stale)} verdicts match no finding any more (fixed, or the code moved)")
     if unjudged:
-        print(f"\nfindings without a verdict ({len(unjudged)}): read them and add them to {args.verdicts.name}")
+        print(
+            f"\nfindings without a verdict ({len(unjudged)}): read them and add them to {args.verdicts.name}"
+        )
         for j in unjudged:
             f = j.finding
             print(f"  {j.package}/{j.path}:{f.line}: {f.code} [{f.function}] {f.message}\n    | {j.text}")

@@ -128,10 +128,12 @@ class CallEvaluator:
             method = func.attr
             if isinstance(func.value, ast.Constant):
                 return 0
-            if method in _CONCRETE_METHODS:
+            if method in _CONCRETE_METHODS or _is_predicate(method):
                 return 0
             if method == "copy":
                 return base | FRESH
+            if method == "get" and node.args and isinstance(node.args[0], ast.Constant):
+                return base & (TAINT | ARRAY | FRESH)  # `d.get("key", default)`: a dict lookup, like d["key"]
             if method in MUTATORS:
                 root = func.value
                 if isinstance(root, ast.Name) and root.id in self.env:
@@ -162,7 +164,7 @@ class CallEvaluator:
             self._tree_map_callback(node, positional)
         elif nm.is_body_taker(qualified) or nm.is_tracing_caller(qualified):
             self._callbacks(node, TAINT, "body")
-        if nm.is_static_result(qualified):
+        if nm.is_static_result(qualified) or _is_predicate(qualified) or static_function_name(qualified):
             return 0
         if nm.is_tree_flatten(qualified) and positional:
             leaves = positional[0][0]
@@ -186,9 +188,11 @@ class CallEvaluator:
                     array_keywords=frozenset(k for k, f in keywords if k and f & TAINT and f & ARRAY),
                 )
             )
-        return (
-            any_taint | (_kinds(positional, keywords) & ARRAY if any_taint and not jax_family else 0) | FRESH
-        )
+        # What another module's function returns is unknown: perhaps traced, but an array only when it
+        # transforms an array given first (`helpers.clip(x)`); `substitute(model, data=params)` or
+        # `trace(model).get_trace(params)` return models and dicts of metadata and values.
+        first = positional[0][0] if positional and not positional[0][1] else 0
+        return any_taint | (first & ARRAY if first & TAINT and not jax_family else 0) | FRESH
 
     # -- resolution ------------------------------------------------------------------------------
 
@@ -360,13 +364,13 @@ class CallEvaluator:
                     )
 
 
-def _kinds(positional: list[tuple[int, bool]], keywords: list[tuple[str | None, int]]) -> int:
-    out = 0
-    for f, _ in positional:
-        out |= f
-    for _, f in keywords:
-        out |= f
-    return out
+#: name prefixes of predicates that answer a Python bool about their argument (``is_array``,
+#: ``not_jax_tracer``, ``has_aux``); ``jnp.isnan`` and friends have no underscore and stay arrays
+_PREDICATE_PREFIXES = ("is_", "not_", "has_")
+
+
+def _is_predicate(name: str) -> bool:
+    return name.rpartition(".")[2].lstrip("_").startswith(_PREDICATE_PREFIXES)
 
 
 def _class_methods(cls: ast.ClassDef) -> dict[str, FuncNode]:

@@ -45,12 +45,16 @@ class ExpressionEvaluator(CallEvaluator):
             attr = node.attr
             if attr not in nm.STATIC_ATTRS and not attr.startswith(("_", "is_", "has_")):
                 flags = base & (TAINT | ARRAY)
+            if base & FRESH and not base & CONTAINER:
+                flags |= FRESH  # a part of a value made during this call (`model.init(...).params`)
         elif isinstance(node, ast.Subscript):
             base = self.expr(node.value)
             index = self.expr(node.slice)
             flags = (base | (index & TAINT)) & (TAINT | ARRAY)
             if base & ELEMS:
                 flags |= ARRAY
+            if base & FRESH and not base & CONTAINER:
+                flags |= FRESH  # `params = model.init(key, x)['params']`: made during this call
         elif isinstance(node, ast.Call):
             flags = self.call(node)
         elif isinstance(node, ast.BinOp):

@@ -283,7 +283,7 @@ def static_function_name(name: str) -> bool:
         name in STATIC_RESULT_FUNCS
         or "dtype" in name
         or "treedef" in name
-        or name.endswith(("_shape", "shapes", "_structure"))
+        or name.endswith(("_shape", "shapes", "_structure", "tree_size", "_ndim"))
     )
 
 

@@ -311,6 +311,14 @@ class TaintAnalyzer(ExpressionEvaluator):
         ):
             base = self.flags.get(id(element_of.func.value), 0)
             return [0, base & TAINT]
+        if element_of is not None and isinstance(element_of, (ast.Tuple, ast.List)):
+            rows = [e for e in element_of.elts if isinstance(e, (ast.Tuple, ast.List))]
+            if len(rows) == len(element_of.elts) and all(len(r.elts) == n for r in rows):
+                parts = [0] * n
+                for row in rows:
+                    for i, e in enumerate(row.elts):
+                        parts[i] |= self.flags.get(id(e), 0)
+                return parts
         element = flags & (TAINT | ARRAY)
         if flags & FRESH:
             element |= FRESH
@@ -329,8 +337,18 @@ class TaintAnalyzer(ExpressionEvaluator):
             and iterable.func.attr == "keys"
         ):
             return 0
+        if isinstance(iterable, (ast.Tuple, ast.List)) and not any(
+            isinstance(e, ast.Starred) for e in iterable.elts
+        ):
+            # a literal built here: its elements are exactly what it was built from
+            out = 0
+            for elt in iterable.elts:
+                out |= self.flags.get(id(elt), 0)
+            return out & (TAINT | ARRAY | CONTAINER | FRESH | ELEMS)
         if flags & (ARRAY | ELEMS):
             return TAINT | ARRAY if flags & TAINT else ARRAY
+        if flags & FRESH and not flags & CONTAINER:
+            return (flags & TAINT) | FRESH  # `for site in trace.values()`: parts of a value made in this call
         return flags & TAINT
 
     # -- names -----------------------------------------------------------------------------------

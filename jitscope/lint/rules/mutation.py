@@ -180,8 +180,10 @@ class MutationInTracedCode(Rule):
                 traced_value = value is not None and facts.is_traced(value)
                 if where in ("self", "global", "closure") and traced_value:
                     continue  # JS107: a traced value escapes
-                if where == "param" and _root_param_traced(facts, target):
+                if where in ("param", "alias") and _root_param_traced(ctx, facts, target):
                     continue  # a traced pytree argument is rebuilt for every trace: changing it is harmless
+                if where in ("param", "alias") and _returned(ctx, facts, target):
+                    continue  # `carry[k] = ...; return carry`: the update leaves through the return value
                 if where in ("self", "param", "global", "closure", "alias"):
                     yield ctx.finding(
                         self,
@@ -202,9 +204,52 @@ _ORIGIN_TEXT = {
 }
 
 
-def _root_param_traced(facts: FunctionFacts, target: ast.expr) -> bool:
+def _root_param_traced(ctx: ModuleContext, facts: FunctionFacts, target: ast.expr) -> bool:
     root = root_name(target)
-    return root is not None and root.id in facts.tainted_params
+    if root is None:
+        return False
+    return root.id in facts.tainted_params or _aliases(ctx, facts).get(root.id) in facts.tainted_params
+
+
+def _returned(ctx: ModuleContext, facts: FunctionFacts, target: ast.expr) -> bool:
+    """True when the mutated object (or the parameter it aliases) is returned by the function."""
+    root = root_name(target)
+    if root is None:
+        return False
+    returned = _function_shape(ctx, facts)[1]
+    return root.id in returned or _aliases(ctx, facts).get(root.id) in returned
+
+
+def _aliases(ctx: ModuleContext, facts: FunctionFacts) -> dict[str, str]:
+    return _function_shape(ctx, facts)[0]
+
+
+def _function_shape(ctx: ModuleContext, facts: FunctionFacts) -> tuple[dict[str, str], set[str]]:
+    """``st = loop_state`` aliases, and the names a ``return`` hands back (also inside tuples, lists and
+    dicts); one walk of the body per function, only for functions with a mutation finding."""
+    key = f"mutation-shape:{id(facts.func)}"
+    cached = ctx.memo.get(key)
+    if cached is not None:
+        return cached
+    aliases: dict[str, str] = {}
+    returned: set[str] = set()
+    for node, _ in ctx.body(facts):
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Name):
+            for t in node.targets:
+                if isinstance(t, ast.Name):
+                    aliases[t.id] = node.value.id
+        elif isinstance(node, ast.Return) and node.value is not None:
+            value = node.value
+            parts = [*value.elts] if isinstance(value, (ast.Tuple, ast.List)) else [value]
+            if isinstance(value, ast.Dict):
+                parts = [v for v in value.values if v is not None]
+            returned.update(p.id for p in parts if isinstance(p, ast.Name))
+    if isinstance(facts.func, ast.Lambda):
+        body = facts.func.body
+        if isinstance(body, ast.Name):
+            returned.add(body.id)
+    ctx.memo[key] = (aliases, returned)
+    return aliases, returned
 
 
 def is_array_update(facts: FunctionFacts, target: ast.Subscript) -> bool:
