@@ -1,0 +1,92 @@
+"""The benchmark scripts' plumbing: the machine header, the load warning, and lint_throughput
+without flake8. No timing is asserted: the figures themselves are for a quiet machine."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import platform
+import subprocess
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+BENCHMARKS = ROOT / "benchmarks"
+
+
+@pytest.fixture(scope="module")
+def machine() -> ModuleType:
+    """benchmarks/machine.py, imported from its file (benchmarks/ is not a package)."""
+    spec = importlib.util.spec_from_file_location("jitscope_benchmarks_machine", BENCHMARKS / "machine.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up while building the class
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_header_names_the_machine_python_and_load(machine: ModuleType) -> None:
+    header = machine.render_header(machine.describe_machine())
+    names = [line.split()[1] for line in header.splitlines()]
+    assert names == ["date", "cpu", "memory", "os", "python", "load"]
+    assert " UTC" in header
+    assert f"{os.cpu_count()} logical cores" in header
+    assert "GiB" in header
+    assert platform.release() in header
+    assert platform.python_version() in header
+    assert "(1/5/15 min)" in header or "unknown" in header.splitlines()[-1]
+    assert "jax" not in names  # JAX only when the script uses it
+
+
+def test_header_names_jax_and_its_backend_when_asked(machine: ModuleType) -> None:
+    import jax
+
+    header = machine.render_header(machine.describe_machine(uses_jax=True))
+    (line,) = [line for line in header.splitlines() if line.startswith("# jax ")]
+    assert jax.__version__ in line
+    assert f"backend {jax.default_backend()}" in line
+
+
+def test_busy_warning_compares_other_work_with_half_the_cores(machine: ModuleType) -> None:
+    # (1-minute load average, cores this run kept busy): the run's own share is not other work.
+    quiet = machine.LoadWatch(cores=4, readings=[(0.5, 0.0), (2.5, 2.0)])
+    busy = machine.LoadWatch(cores=4, readings=[(0.5, 0.0), (4.5, 2.0)])
+    assert not quiet.busy()
+    assert machine.BUSY_WARNING not in quiet.render_footer()
+    assert busy.busy()
+    assert busy.render_footer().splitlines()[-1] == machine.BUSY_WARNING
+    assert "rerun on a quiet machine" in machine.BUSY_WARNING
+
+
+def test_spread_prints_median_min_max_and_count(machine: ModuleType) -> None:
+    assert machine.spread([1.11, 0.97, 1.02]) == "median 1.020 (min 0.970, max 1.110, 3 runs)"
+    assert machine.spread([2.0], "rounds") == "median 2.000 (min 2.000, max 2.000, 1 round)"
+    eight = machine.spread([float(x) for x in range(1, 9)], "pairs")
+    assert eight.startswith("median 4.500 (min 1.000, max 8.000, IQR ")
+    assert machine.spread([]) == "no data"
+
+
+def test_lint_throughput_runs_without_flake8(tmp_path: Path) -> None:
+    """flake8 hidden (not on PATH, not importable): one explanatory line, the floor comparison, exit 0."""
+    hide = tmp_path / "hide"
+    hide.mkdir()
+    (hide / "sitecustomize.py").write_text('import sys\nsys.modules["flake8"] = None  # import flake8 fails\n')
+    env = {**os.environ, "PATH": str(tmp_path), "PYTHONPATH": str(hide)}
+    result = subprocess.run(
+        [sys.executable, str(BENCHMARKS / "lint_throughput.py"), "--path", "tests/targets/lint_clean",
+         "--repeat", "1"],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=120, check=False,
+    )
+    output = result.stdout + result.stderr
+    assert result.returncode == 0, output
+    assert "Traceback" not in output
+    assert (
+        "flake8 is not installed: `python -m pip install flake8` to compare against it; "
+        "reporting jitscope against the parse floor only"
+    ) in result.stdout
+    assert "jitscope / bare parse  = ratio median " in result.stdout
+    assert "jitscope / flake8" not in result.stdout
+    assert "# load avg" in result.stdout and "# python" in result.stdout
