@@ -3,7 +3,9 @@
 ``bench_calls`` benchmarks every (target, ArgSet) pair and returns records only, plus
 the live pyinstrument profilers for ``--profile`` (which the CLI shows or saves, as
 ``jitscope trace`` does). Every step that runs the user's code turns a failure into a
-``UserCodeError`` with their trimmed traceback.
+``UserCodeError`` with their trimmed traceback; ``bench_calls`` records it as one of the
+report's ``failures`` and goes on with the next call. A device out-of-memory error is not
+the function's fault: it stops the run as one ``DeviceMemoryError`` line (exit 2).
 """
 
 from __future__ import annotations
