@@ -32,7 +32,7 @@ from jitscope.bench.loops import (
 )
 from jitscope.bench.scaling import scaling_records
 from jitscope.bench.stats import summarize
-from jitscope.bench.steady import MAX_WARMUP, steady_note
+from jitscope.bench.steady import default_max_warmup, steady_note
 from jitscope.errors import UserCodeError
 from jitscope.jaxcompat.caches import PersistentCacheState, persistent_cache
 from jitscope.load.specs import ArgSet
@@ -67,7 +67,7 @@ class BenchOptions:
     profile: bool = False
     seed: int = 0
     persistent_cache: str | None = None  # None: respect JAX's config; "off"; or a directory
-    max_warmup: float = MAX_WARMUP  # seconds of warm-up allowed while waiting for a steady state
+    max_warmup: float | None = None  # warm-up cap while waiting for a steady state; None: default_max_warmup
     clock: Clock = perf_clock
 
 
@@ -86,6 +86,7 @@ class _Context:
     resolution: float
     progress: Progress
     total: int
+    max_warmup: float
     done: int = 0
 
     def step(self, fraction: float, text: str) -> None:
@@ -95,7 +96,7 @@ class _Context:
         """Warm up, calibrate and time ``time_round`` with this run's budget, minimum rounds and clock."""
         opts = self.options
         return measure(time_round, budget=opts.budget, min_rounds=opts.min_rounds, resolution=self.resolution,
-                       clock=opts.clock, max_loops=max_loops, max_warmup=opts.max_warmup)
+                       clock=opts.clock, max_loops=max_loops, max_warmup=self.max_warmup)
 
 
 @contextlib.contextmanager
@@ -356,8 +357,10 @@ def bench_calls(calls: Sequence[tuple[TargetHandle, ArgSet]], options: BenchOpti
     rows: list[BenchRow] = []
     profilers: list[tuple[str, Any]] = []
     failures: list[BenchFailure] = []
+    on_cpu, _, _ = _device_state()
+    max_warmup = options.max_warmup if options.max_warmup is not None else default_max_warmup(options.budget, on_cpu)
     with persistent_cache(options.persistent_cache) as cache:
-        ctx = _Context(options, cache, resolution, progress or _no_progress, len(calls))
+        ctx = _Context(options, cache, resolution, progress or _no_progress, len(calls), max_warmup)
         with device_errors("preparing the benchmark"):
             prime_process()
             overhead = harness_overhead(options.clock, resolution, min(0.05, options.budget / 5))
@@ -378,7 +381,7 @@ def bench_calls(calls: Sequence[tuple[TargetHandle, ArgSet]], options: BenchOpti
         budget=options.budget, min_rounds=options.min_rounds, cold_runs=options.cold_runs,
         cold_process=options.cold_process, eager=options.eager, seed=options.seed,
         persistent_cache=cache.label, persistent_cache_source=cache.source, clock=clock_name(options.clock),
-        clock_resolution=resolution, harness_overhead=overhead, max_warmup=options.max_warmup,
+        clock_resolution=resolution, harness_overhead=overhead, max_warmup=max_warmup,
     )
     report = BenchReport(rows=tuple(rows), settings=settings, environment=environment(),
                          scaling=scaling_records(rows), failures=tuple(failures))

@@ -9,7 +9,7 @@ The rule. After calibration, warm-up rounds of the calibrated loop count are tim
 windows; a window lasts at least ``budget / 20`` and at least 3 rounds. The function is in
 a steady state when the per-call medians of two consecutive windows agree:
 ``|m[k] - m[k-1]| <= 5% x min(m[k], m[k-1])``. Warm-up gives up after ``max_seconds``
-(``--max-warmup``, 2 s by default); the timed rounds then still run, and the report says
+(``--max-warmup``; by default 2 s on GPU/TPU and half the budget on CPU); the timed rounds then still run, and the report says
 the state was not reached (``steady_state.reached`` in JSON, a warning in text).
 Pure apart from ``time_round`` and the clock, so a ``FakeClock`` test drives it exactly.
 """
@@ -30,8 +30,16 @@ WINDOW_SHARE = 1 / 20
 MIN_WINDOW_ROUNDS = 3
 #: Safety stop for a clock that never moves.
 MAX_WINDOW_ROUNDS = 10_000
-#: Default cap on warm-up while waiting for a steady state, in seconds.
+#: Default cap on warm-up while waiting for a steady state on an accelerator, in seconds.
 MAX_WARMUP = 2.0
+#: On CPU the cap is this share of the budget (at most MAX_WARMUP): CPUs are steady at once when
+#: the machine is quiet, and on a busy one waiting longer buys nothing but time.
+CPU_WARMUP_SHARE = 0.5
+
+
+def default_max_warmup(budget: float, on_cpu: bool) -> float:
+    """``--max-warmup`` when not given: 2 s on GPU/TPU (clock ramps), half the budget on CPU."""
+    return min(MAX_WARMUP, budget * CPU_WARMUP_SHARE) if on_cpu else MAX_WARMUP
 
 
 def relative_change(previous: float, current: float) -> float:

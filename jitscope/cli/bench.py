@@ -42,9 +42,10 @@ def bench(
     arg: ArgOpt = None,
     budget: Annotated[float, typer.Option(help="Seconds of timed cached-call rounds per row.")] = 0.5,
     min_rounds: Annotated[int, typer.Option(help="Time at least this many rounds, whatever the budget.")] = 5,
-    max_warmup: Annotated[float, typer.Option(
+    max_warmup: Annotated[float | None, typer.Option(
         help="Warm up for at most this many seconds waiting for a steady state (two consecutive warm-up windows "
-        "within 5%); a GPU's clocks can take seconds to ramp up.")] = 2.0,
+        "within 5%). Default: 2 s on GPU/TPU, whose clocks ramp up under load; half of --budget on CPU.",
+        show_default=False)] = None,
     cold_runs: Annotated[int, typer.Option(help="Cold first calls per row (the median is reported).")] = 1,
     cold_process: Annotated[bool, typer.Option("--cold-process", help="Also time a truly cold process: python start, import "
                                                "jax, load, first call.")] = False,
@@ -76,7 +77,7 @@ def bench(
 
     if fail_if_slower is not None and compare is None:
         raise UsageError("--fail-if-slower needs --compare BASELINE.json")
-    if not budget > 0 or min_rounds < 1 or cold_runs < 1 or max_warmup < 0:
+    if not budget > 0 or min_rounds < 1 or cold_runs < 1 or (max_warmup or 0) < 0:
         raise UsageError("--budget must be positive, --max-warmup not negative, and --min-rounds and --cold-runs "
                          "at least 1")
     enable_x64_if(x64)

@@ -17,7 +17,7 @@ from jitscope.bench.loops import (
     run_rounds,
     warm_up,
 )
-from jitscope.bench.steady import relative_change, steady_note, warm_until_steady
+from jitscope.bench.steady import default_max_warmup, relative_change, steady_note, warm_until_steady
 
 
 def fake_round(clock: FakeClock, per_call: float):
@@ -203,3 +203,9 @@ def test_measure_records_the_steady_state():
     clock = FakeClock()
     m = measure(fake_round(clock, 2**-19), budget=2**-5, min_rounds=5, resolution=1e-9, clock=clock)
     assert m.steady is not None and m.steady.reached and m.steady.windows == 2
+
+
+def test_default_warmup_cap_is_short_on_cpu():
+    assert default_max_warmup(0.5, on_cpu=False) == 2.0  # GPU/TPU clocks ramp up under load
+    assert default_max_warmup(0.5, on_cpu=True) == 0.25
+    assert default_max_warmup(10.0, on_cpu=True) == 2.0
