@@ -33,8 +33,10 @@ def run_trace(
     ``shapes`` holds one spec per call (a call sequence); ``progress(done, total, text)`` is
     told before each call, so a CLI can show a bar.
     """
+    from jitscope.jaxcompat import features
     from jitscope.jaxcompat.stages import environment
 
+    features.check_supported()  # one clear line on a JAX without what tracing needs
     handles = load_all(list(targets))
     records: list[TraceRecord] = []
     profilers: list[tuple[str, Any]] = []
