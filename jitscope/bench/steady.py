@@ -6,7 +6,7 @@ under load over hundreds of milliseconds to seconds, so rounds timed too early a
 CPUs are steady at once, so the rule costs them two short windows.
 
 The rule. After calibration, warm-up rounds of the calibrated loop count are timed in
-windows; a window lasts at least ``budget / 20`` and at least 3 rounds. The function is in
+windows; a window lasts at least ``budget / 20`` and at least 2 rounds. The function is in
 a steady state when the per-call medians of two consecutive windows agree:
 ``|m[k] - m[k-1]| <= 5% x min(m[k], m[k-1])``. Warm-up gives up after ``max_seconds``
 (``--max-warmup``; by default 2 s on GPU/TPU and half the budget on CPU); the timed rounds then still run, and the report says
@@ -27,7 +27,7 @@ TOLERANCE = 0.05
 #: A window lasts at least this share of the budget ...
 WINDOW_SHARE = 1 / 20
 #: ... and at least this many rounds.
-MIN_WINDOW_ROUNDS = 3
+MIN_WINDOW_ROUNDS = 2
 #: Safety stop for a clock that never moves.
 MAX_WINDOW_ROUNDS = 10_000
 #: Default cap on warm-up while waiting for a steady state on an accelerator, in seconds.

@@ -184,7 +184,7 @@ def test_no_steady_state_within_the_cap():
     clock = FakeClock()
     ramp = ([2**-10] * 3 + [2**-9] * 3) * 1000  # windows of 3 rounds alternate between 1 ms and 2 ms per call
     state, _ = warm_until_steady(ramping_round(clock, ramp), 1, window_seconds=0.0, max_seconds=2**-5,
-                                 clock=clock)
+                                 clock=clock, min_window_rounds=3)
     assert not state.reached
     # windows take 3, 6, 3, 6, ... ms: 7 take 30 ms, under the 31.25 ms cap; the 8th ends past it
     assert (state.windows, state.seconds, state.change) == (8, 36 * 2**-10, 1.0)
