@@ -166,6 +166,8 @@ class CallEvaluator:
             self._callbacks(node, TAINT, "body")
         if nm.is_static_result(qualified) or _is_predicate(qualified) or static_function_name(qualified):
             return 0
+        if jax_family and _is_axis_size(qualified, node):
+            return 0
         if nm.is_tree_flatten(qualified) and positional:
             leaves = positional[0][0]
             self.facts.tuple_flags[id(node)] = (CONTAINER | ELEMS | TAINT if leaves & TAINT else CONTAINER, 0)
@@ -371,6 +373,15 @@ _PREDICATE_PREFIXES = ("is_", "not_", "has_")
 
 def _is_predicate(name: str) -> bool:
     return name.rpartition(".")[2].lstrip("_").startswith(_PREDICATE_PREFIXES)
+
+
+def _is_axis_size(qualified: str, node: ast.Call) -> bool:
+    """``lax.axis_size(name)`` and ``lax.psum(1, name)``: the size of a named axis, a Python int."""
+    last = qualified.rpartition(".")[2]
+    if last == "axis_size":
+        return True
+    first = node.args[0] if node.args else None
+    return last == "psum" and isinstance(first, ast.Constant) and type(first.value) is int
 
 
 def _class_methods(cls: ast.ClassDef) -> dict[str, FuncNode]:

@@ -43,7 +43,11 @@ class ExpressionEvaluator(CallEvaluator):
         elif isinstance(node, ast.Attribute):
             base = self.expr(node.value)
             attr = node.attr
-            if attr not in nm.STATIC_ATTRS and not attr.startswith(("_", "is_", "has_")):
+            if (
+                attr not in nm.STATIC_ATTRS
+                and not attr.startswith(("_", "is_", "has_"))
+                and attr not in self.index.static_fields
+            ):
                 flags = base & (TAINT | ARRAY)
             if base & FRESH and not base & CONTAINER:
                 flags |= FRESH  # a part of a value made during this call (`model.init(...).params`)

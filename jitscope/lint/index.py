@@ -78,6 +78,9 @@ class ModuleIndex:
         self.qualname: dict[int, str] = {}
         #: names bound at module level -> the last value assigned there (None when not a plain assignment)
         self.module_values: dict[str, ast.expr | None] = {}
+        #: names of dataclass fields declared static in this module's classes
+        #: (``struct.field(pytree_node=False)``, ``eqx.field(static=True)``, ``metadata={"static": True}``)
+        self.static_fields: set[str] = set()
         #: module-level names bound to loggers
         self.loggers: set[str] = set()
         self._local_defs: dict[int, dict[str, FuncNode]] = {}
@@ -107,6 +110,12 @@ class ModuleIndex:
         self.module_values[cls.name] = None
         methods: dict[str, DefNode] = {}
         for stmt in block_statements(cls.body):
+            if (
+                isinstance(stmt, ast.AnnAssign)
+                and isinstance(stmt.target, ast.Name)
+                and _static_field(stmt.value)
+            ):
+                self.static_fields.add(stmt.target.id)
             if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 methods[stmt.name] = stmt
                 self.method_class[id(stmt)] = cls
@@ -208,3 +217,26 @@ def _target_names(target: ast.expr) -> Iterator[str]:
 def target_names(target: ast.expr) -> Iterator[str]:
     """Names bound by an assignment target."""
     return _target_names(target)
+
+
+def _static_field(value: ast.expr | None) -> bool:
+    """``field(pytree_node=False)``, ``field(static=True)``, ``field(metadata={"static": True})``: a field
+    that a pytree dataclass keeps in its treedef, so it is a Python value even inside traced code."""
+    if not isinstance(value, ast.Call):
+        return False
+    for keyword in value.keywords:
+        v = keyword.value
+        if keyword.arg == "pytree_node" and isinstance(v, ast.Constant) and v.value is False:
+            return True
+        if keyword.arg == "static" and isinstance(v, ast.Constant) and v.value is True:
+            return True
+        if keyword.arg == "metadata" and isinstance(v, ast.Dict):
+            for key, item in zip(v.keys, v.values, strict=True):
+                if (
+                    isinstance(key, ast.Constant)
+                    and key.value in ("static", "pytree_node")
+                    and isinstance(item, ast.Constant)
+                    and item.value is (key.value == "static")
+                ):
+                    return True
+    return False

@@ -184,6 +184,8 @@ class TaintAnalyzer(ExpressionEvaluator):
             self.block(node.body)
         elif isinstance(node, (ast.Try, ast.TryStar)):
             self.block(node.body)
+            if any(_catches_concretization(h.type) for h in node.handlers):
+                self._handled(node.body)
             bodies = [h.body for h in node.handlers]
             for handler in node.handlers:
                 if handler.name:
@@ -197,9 +199,9 @@ class TaintAnalyzer(ExpressionEvaluator):
                 self.expr(default)
             self._closure(node)
             if not isinstance(node, ast.Lambda):
-                self.bind(node.name, 0)
+                self.bind(node.name, FRESH)  # made by this call: `g.__signature__ = ...` is harmless
         elif isinstance(node, ast.ClassDef):
-            self.bind(node.name, 0)
+            self.bind(node.name, FRESH)
         elif isinstance(node, ast.Global):
             self.facts.globals_declared.update(node.names)
         elif isinstance(node, ast.Nonlocal):
@@ -243,6 +245,15 @@ class TaintAnalyzer(ExpressionEvaluator):
             facts.return_elts = [a | b for a, b in zip(facts.return_elts, elts, strict=True)]
         else:
             facts.mixed_returns = True
+
+    def _handled(self, body: list[ast.stmt]) -> None:
+        """``try: ... except ConcretizationTypeError:``: the author handles the traced case, so values in
+        the body are not reported as certainly traced (they may still taint what they flow into)."""
+        for stmt in body:
+            for sub in ast.walk(stmt):
+                flags = self.flags.get(id(sub))
+                if flags is not None and flags & ARRAY:
+                    self.flags[id(sub)] = flags & ~ARRAY
 
     def _eval(self, node: ast.expr) -> None:
         self.expr(node)
@@ -310,7 +321,7 @@ class TaintAnalyzer(ExpressionEvaluator):
             and n == 2
         ):
             base = self.flags.get(id(element_of.func.value), 0)
-            return [0, base & TAINT]
+            return [0, base & (TAINT | FRESH)]
         if element_of is not None and isinstance(element_of, (ast.Tuple, ast.List)):
             rows = [e for e in element_of.elts if isinstance(e, (ast.Tuple, ast.List))]
             if len(rows) == len(element_of.elts) and all(len(r.elts) == n for r in rows):
@@ -347,8 +358,13 @@ class TaintAnalyzer(ExpressionEvaluator):
             return out & (TAINT | ARRAY | CONTAINER | FRESH | ELEMS)
         if flags & (ARRAY | ELEMS):
             return TAINT | ARRAY if flags & TAINT else ARRAY
-        if flags & FRESH and not flags & CONTAINER:
-            return (flags & TAINT) | FRESH  # `for site in trace.values()`: parts of a value made in this call
+        if (
+            isinstance(iterable, ast.Call)
+            and isinstance(iterable.func, ast.Attribute)
+            and iterable.func.attr in ("values", "items")
+        ):
+            # `for site in trace.values()`: parts of a value made in this call are fresh too
+            return (flags & TAINT) | (self.flags.get(id(iterable.func.value), 0) & FRESH)
         return flags & TAINT
 
     # -- names -----------------------------------------------------------------------------------
@@ -360,3 +376,20 @@ class TaintAnalyzer(ExpressionEvaluator):
 
     def is_local(self, name: str) -> bool:
         return name in self.env or name in self.facts.closure
+
+
+#: errors JAX raises when traced code needs a concrete value
+_CONCRETIZATION_ERRORS = (
+    "ConcretizationTypeError",
+    "TracerBoolConversionError",
+    "TracerIntegerConversionError",
+    "TracerArrayConversionError",
+    "NonConcreteBooleanIndexError",
+)
+
+
+def _catches_concretization(handler: ast.expr | None) -> bool:
+    if handler is None:
+        return False
+    items = handler.elts if isinstance(handler, ast.Tuple) else [handler]
+    return any(nm.last_name(item) in _CONCRETIZATION_ERRORS for item in items)

@@ -1,0 +1,321 @@
+"""False-positive patterns found by reading every finding on JAX projects the rules were never tuned on
+(numpyro, blackjax, lineax, dynamax, optimistix, evosax, ...; see benchmarks/lint_false_positives.py).
+
+Each case is a pair: correct code that must produce no finding of the rule, and a sibling that differs
+in the one way that makes it a hazard, which must still be found.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.lint.helpers import codes
+
+#: name -> (rule, correct code, hazardous sibling)
+PAIRS: dict[str, tuple[str, str, str]] = {
+    "predicate-from-another-module": (
+        "JS201",
+        """
+        from jax import lax
+        from mylib.util import not_jax_tracer
+        def run(xs):
+            def body(c, i):
+                init = True if not_jax_tracer(i) else False
+                return c, init
+            return lax.scan(body, 0, xs)
+        """,
+        """
+        from jax import lax
+        import jax.numpy as jnp
+        def run(xs):
+            def body(c, i):
+                init = True if jnp.isnan(i) else False
+                return c, init
+            return lax.scan(body, 0, xs)
+        """,
+    ),
+    "equinox-is-array-in-tree-map": (
+        "JS201",
+        """
+        import jax, jax.numpy as jnp
+        import equinox as eqx
+        @jax.jit
+        def f(tree):
+            return jax.tree_util.tree_map(lambda x: jnp.zeros_like(x) if eqx.is_array(x) else x, tree)
+        """,
+        """
+        import jax, jax.numpy as jnp
+        @jax.jit
+        def f(tree):
+            return jax.tree_util.tree_map(lambda x: jnp.zeros_like(x) if x.sum() > 0 else x, tree)
+        """,
+    ),
+    "tree-size-helper-is-static": (
+        "JS201",
+        """
+        import jax
+        from mylib.util import pytree_size
+        @jax.jit
+        def init(position):
+            if pytree_size(position) < 2:
+                raise ValueError("need at least two dimensions")
+            return position
+        """,
+        """
+        import jax
+        from mylib.util import normalize
+        @jax.jit
+        def init(position):
+            if normalize(position) < 2:
+                raise ValueError("too small")
+            return position
+        """,
+    ),
+    "trace-metadata-from-another-module": (
+        "JS201",
+        """
+        import jax, jax.numpy as jnp
+        from mylib.handlers import substitute, trace
+        @jax.jit
+        def log_density(params):
+            model_trace = trace(substitute(model, data=params)).get_trace()
+            total = 0.0
+            for site in model_trace.values():
+                if site["intermediates"]:
+                    total = total + 1.0
+                if site.get("is_observed", False):
+                    total = total + jnp.sum(site["value"])
+            return total
+        """,
+        """
+        import jax, jax.numpy as jnp
+        from mylib.handlers import substitute, trace
+        @jax.jit
+        def log_density(params):
+            total = jnp.sum(params["w"])
+            if total > 0:
+                total = -total
+            return total
+        """,
+    ),
+    "literal-pairs-of-param-and-int": (
+        "JS201",
+        """
+        import jax
+        @jax.jit
+        def f(params, emissions):
+            n = emissions.shape[0]
+            for param, ndim in ((params.weights, 2), (params.bias, 1)):
+                if param is not None and param.ndim == ndim + 1:
+                    assert param.shape[0] == n
+            return emissions
+        """,
+        """
+        import jax
+        @jax.jit
+        def f(params, emissions):
+            for param, ndim in ((params.weights, 2), (params.bias, 1)):
+                if param.sum() > ndim:
+                    return emissions
+            return emissions
+        """,
+    ),
+    "loop-carry-alias-mutated-and-returned": (
+        "JS104",
+        """
+        from jax import lax
+        def solve(state):
+            def body(loop_state):
+                st = loop_state
+                st["itn"] = st["itn"] + 1
+                return st
+            return lax.while_loop(lambda s: s["itn"] < 10, body, state)
+        """,
+        """
+        from jax import lax
+        def solve(state):
+            log = {}
+            def body(loop_state):
+                log["itn"] = 1
+                return loop_state
+            return lax.while_loop(lambda s: s["itn"] < 10, body, state)
+        """,
+    ),
+    "helper-argument-mutated-and-returned": (
+        "JS104",
+        """
+        import jax
+        def bump(d, k):
+            d[k] = d[k].at[0].set(1.0)
+            return d
+        @jax.jit
+        def f(x):
+            return bump({"a": x}, "a")
+        """,
+        """
+        import jax
+        CACHE = {}
+        def bump(d, k):
+            CACHE[k] = 1
+            return d
+        @jax.jit
+        def f(x):
+            return bump({"a": x}, "a")
+        """,
+    ),
+    "sites-of-a-trace-built-in-this-call": (
+        "JS104",
+        """
+        import jax
+        from mylib.handlers import trace
+        @jax.jit
+        def f(params):
+            guide_trace = trace(guide).get_trace(params)
+            model_trace = trace(model).get_trace(params)
+            for tr in (guide_trace, model_trace):
+                for site in tr.values():
+                    site["log_prob"] = site["value"] * 2
+            return model_trace
+        """,
+        """
+        import jax
+        from mylib.handlers import trace
+        SITES = {}
+        @jax.jit
+        def f(params):
+            for site in SITES.values():
+                site["log_prob"] = 2
+            return params
+        """,
+    ),
+    "result-of-a-method-call-on-a-closed-over-object": (
+        "JS104",
+        """
+        import jax
+        def make(model, x):
+            @jax.jit
+            def init(key):
+                params = model.init(key, x)["params"]
+                params["head"] = params["head"] * 0
+                return params
+            return init
+        """,
+        """
+        import jax
+        def make(model, x):
+            params = model.init(0, x)["params"]
+            @jax.jit
+            def init(key):
+                params["head"] = None
+                return key
+            return init
+        """,
+    ),
+    "static-dataclass-fields": (
+        "JS202",
+        """
+        import dataclasses, jax
+        from flax import struct
+        class Cfg(struct.PyTreeNode):
+            n: int = struct.field(pytree_node=False)
+            m: int = dataclasses.field(metadata={"static": True})
+            w: jax.Array = None
+        @jax.jit
+        def f(cfg, x):
+            for i in range(cfg.n + cfg.m):
+                x = x * cfg.w
+            return x
+        """,
+        """
+        import jax
+        from flax import struct
+        class Cfg(struct.PyTreeNode):
+            n: int = struct.field(pytree_node=False)
+            w: jax.Array = None
+        @jax.jit
+        def f(cfg, x):
+            for i in range(cfg.w):
+                x = x + i
+            return x
+        """,
+    ),
+    "psum-of-one-is-the-axis-size": (
+        "JS202",
+        """
+        import jax
+        from jax import lax
+        @jax.pmap
+        def f(x):
+            for i in range(lax.psum(1, "i") + lax.axis_size("i")):
+                x = x + i
+            return x
+        """,
+        """
+        import jax
+        from jax import lax
+        @jax.pmap
+        def f(x):
+            for i in range(lax.psum(x, "i")):
+                x = x + i
+            return x
+        """,
+    ),
+    "if-inside-try-except-concretization-error": (
+        "JS201",
+        """
+        import jax
+        @jax.jit
+        def f(x):
+            try:
+                if x > 0:
+                    x = x + 1
+            except jax.errors.ConcretizationTypeError:
+                pass
+            return x
+        """,
+        """
+        import jax
+        @jax.jit
+        def f(x):
+            try:
+                if x > 0:
+                    x = x + 1
+            except ValueError:
+                pass
+            return x
+        """,
+    ),
+    "attribute-set-on-a-local-function": (
+        "JS104",
+        """
+        import inspect, jax
+        @jax.jit
+        def f(x):
+            def g(y):
+                return y
+            g.__signature__ = inspect.signature(f)
+            return g(x)
+        """,
+        """
+        import inspect, jax
+        def g(y):
+            return y
+        @jax.jit
+        def f(x):
+            g.__signature__ = inspect.signature(f)
+            return g(x)
+        """,
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(PAIRS))
+def test_correct_code_is_quiet(name: str) -> None:
+    rule, quiet, _ = PAIRS[name]
+    assert rule not in codes(quiet)
+
+
+@pytest.mark.parametrize("name", sorted(PAIRS))
+def test_hazardous_sibling_is_found(name: str) -> None:
+    rule, _, found = PAIRS[name]
+    assert rule in codes(found)
