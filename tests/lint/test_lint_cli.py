@@ -26,7 +26,7 @@ def test_findings_exit_1_with_code_frames() -> None:
     assert result.returncode == 1
     assert "pkg/model.py:17:16: JS106 [error]" in result.stdout
     assert " > 17 │     return x * time.time()  # JS106" in result.stdout
-    assert "Found 5 findings (3 errors, 2 warnings) in 4 files" in result.stdout
+    assert "Found 5 findings (2 errors, 3 warnings) in 4 files" in result.stdout
     assert result.stderr == ""
 
 

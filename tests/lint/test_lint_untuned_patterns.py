@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.lint.helpers import codes
+from tests.lint.helpers import codes, lint
 
 #: name -> (rule, correct code, hazardous sibling)
 PAIRS: dict[str, tuple[str, str, str]] = {
@@ -319,3 +319,24 @@ def test_correct_code_is_quiet(name: str) -> None:
 def test_hazardous_sibling_is_found(name: str) -> None:
     rule, _, found = PAIRS[name]
     assert rule in codes(found)
+
+
+def test_traced_value_errors_only_where_certain() -> None:
+    """A branch on a traced value is an error in the jitted function itself, a warning in a helper
+    whose taint is inferred from one call site (it may also run eagerly or get static values)."""
+    findings = lint(
+        """
+        import jax
+        def helper(v):
+            if v.sum() > 0:
+                return v
+            return -v
+        @jax.jit
+        def f(x):
+            if x.sum() > 0:
+                x = -x
+            return helper(x)
+        """
+    )
+    by_line = {(f.code, f.line): f.severity for f in findings}
+    assert by_line == {("JS201", 4): "warning", ("JS201", 9): "error"}

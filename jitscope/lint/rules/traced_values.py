@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import dataclasses
 from collections.abc import Iterator
 
 from jitscope.lint.names import is_static_result
@@ -44,7 +45,24 @@ def _tests(test: ast.expr) -> Iterator[ast.expr]:
         yield test
 
 
-class TracedControlFlow(Rule):
+class _TracedValueRule(Rule):
+    """JS201-JS204 report ``error`` only where the analysis is sure the value is traced: in functions a
+    transform traces directly (jitted, vmapped, lax bodies). In helpers reached through calls, taint is
+    inferred across call sites (a helper may also run eagerly, or get static values from another caller):
+    those findings are warnings."""
+
+    def check(self, ctx: ModuleContext) -> Iterator[Finding]:
+        direct = {facts.qualname: facts.boundary for facts in ctx.functions}
+        for finding in self._check(ctx):
+            if finding.severity == "error" and not direct.get(finding.function, True):
+                finding = dataclasses.replace(finding, severity="warning")
+            yield finding
+
+    def _check(self, ctx: ModuleContext) -> Iterator[Finding]:
+        return iter(())
+
+
+class TracedControlFlow(_TracedValueRule):
     """Python control flow on a traced value.
 
     ## What it does
@@ -94,7 +112,7 @@ class TracedControlFlow(Rule):
         "import jax\n@jax.jit\ndef f(params):\n    if 'bias' in params:\n        return params['w'] + params['bias']\n    return params['w']\n",
     )
 
-    def check(self, ctx: ModuleContext) -> Iterator[Finding]:
+    def _check(self, ctx: ModuleContext) -> Iterator[Finding]:
         for facts in ctx.functions:
             for node, parent in ctx.body(facts):
                 tests: list[tuple[ast.expr, str]] = []
@@ -149,7 +167,7 @@ def _suggestion(kind: str) -> str:
     return "use jnp.where or jax.lax.cond, or mark the argument static (static_argnums/static_argnames)"
 
 
-class Concretization(Rule):
+class Concretization(_TracedValueRule):
     """Converting a traced value to a concrete Python value.
 
     ## What it does
@@ -193,7 +211,7 @@ class Concretization(Rule):
         "import jax\nimport jax.numpy as jnp\n@jax.jit\ndef f(x):\n    y = x.reshape(x.shape[0], -1)\n    return jnp.zeros(x.shape) + y.sum()\n",
     )
 
-    def check(self, ctx: ModuleContext) -> Iterator[Finding]:
+    def _check(self, ctx: ModuleContext) -> Iterator[Finding]:
         for facts, call in calls_in_traced_code(ctx):
             what = self._call(ctx, facts, call)
             if what is not None:
@@ -264,7 +282,7 @@ class Concretization(Rule):
         return False
 
 
-class NumpyOnTracedValue(Rule):
+class NumpyOnTracedValue(_TracedValueRule):
     """A NumPy function called on a traced value.
 
     ## What it does
@@ -302,7 +320,7 @@ class NumpyOnTracedValue(Rule):
         "import numpy as np\ndef g(x):\n    return np.sin(x)\n",
     )
 
-    def check(self, ctx: ModuleContext) -> Iterator[Finding]:
+    def _check(self, ctx: ModuleContext) -> Iterator[Finding]:
         for facts, call in calls_in_traced_code(ctx):
             qualified = qualify(ctx, facts, call.func)
             if not qualified or not qualified.startswith("numpy.") or is_static_result(qualified):
@@ -351,7 +369,7 @@ def _known_array(ctx: ModuleContext, facts: FunctionFacts, base: ast.expr) -> bo
     return False
 
 
-class InPlaceArrayUpdate(Rule):
+class InPlaceArrayUpdate(_TracedValueRule):
     """In-place item assignment on a JAX array.
 
     ## What it does
@@ -391,7 +409,7 @@ class InPlaceArrayUpdate(Rule):
         "import numpy as np\nimport jax\n@jax.jit\ndef f(x):\n    idx = np.zeros(3, dtype=int)\n    idx[0] = 2\n    return x[idx]\n",
     )
 
-    def check(self, ctx: ModuleContext) -> Iterator[Finding]:
+    def _check(self, ctx: ModuleContext) -> Iterator[Finding]:
         for facts in ctx.functions:
             for node, _ in ctx.body(facts):
                 if isinstance(node, ast.Assign):
