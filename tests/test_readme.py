@@ -50,6 +50,7 @@ class Command:
     line: int
     text: str
     excerpt: tuple[str, ...]  # expected output lines (console blocks only)
+    block: int = 0  # the line its code block starts on: a block's commands run in order, in one folder
 
 
 def _join_continuations(lines: list[str]) -> list[tuple[int, str]]:
@@ -77,7 +78,7 @@ def readme_commands(text: str) -> list[Command]:
         if kind == "bash":
             for offset, cmd in _join_continuations(lines):
                 if cmd.strip() and not cmd.lstrip().startswith("#"):
-                    commands.append(Command(first_line + offset, cmd.strip(), ()))
+                    commands.append(Command(first_line + offset, cmd.strip(), (), first_line))
             continue
         # console: "$ cmd" lines (with "\\" continuations), each followed by an excerpt of its output.
         cmd_lines: list[str] = []
@@ -90,10 +91,10 @@ def readme_commands(text: str) -> list[Command]:
                     cmd_lines.append(line)
                 if not line.rstrip().endswith("\\"):
                     cmd = _join_continuations(cmd_lines)[0][1]
-                    commands.append(Command(line_no, cmd.strip(), ()))
+                    commands.append(Command(line_no, cmd.strip(), (), first_line))
             elif commands and commands[-1].line >= first_line:
                 last = commands[-1]
-                commands[-1] = Command(last.line, last.text, (*last.excerpt, line))
+                commands[-1] = Command(last.line, last.text, (*last.excerpt, line), last.block)
     return commands
 
 
@@ -119,6 +120,8 @@ def runnable_parts(cmd: str) -> list[str]:
 
 COMMANDS = readme_commands(README.read_text(encoding="utf-8"))
 RUNNABLE = [c for c in COMMANDS if runnable_parts(c.text)]
+#: Commands by code block: a later command may read what an earlier one wrote (`--save`, then `--compare`).
+BLOCKS = [[c for c in RUNNABLE if c.block == b] for b in sorted({c.block for c in RUNNABLE})]
 
 
 def _normalise(text: str) -> str:
@@ -156,10 +159,10 @@ def test_skipped_commands_are_only_the_documented_kinds() -> None:
         assert not text.startswith("jitscope"), f"a jitscope command would be skipped: {text}"
 
 
-@pytest.fixture(scope="module")
-def workdir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+@pytest.fixture
+def workdir(tmp_path: Path) -> Path:
     """A scratch folder with the examples and test targets, so commands that write files stay out of the repo."""
-    work = tmp_path_factory.mktemp("readme")
+    work = tmp_path
     ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
     shutil.copytree(ROOT / "examples", work / "examples", ignore=ignore)
     shutil.copytree(ROOT / "tests" / "targets", work / "tests" / "targets", ignore=ignore)
@@ -167,11 +170,16 @@ def workdir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return work
 
 
-@pytest.mark.parametrize("command", RUNNABLE, ids=[f"L{c.line}:{c.text[:60]}" for c in RUNNABLE])
-def test_readme_command_runs_as_documented(command: Command, workdir: Path) -> None:
+@pytest.mark.parametrize("block", BLOCKS, ids=[f"L{b[0].block}:{b[0].text[:50]}" for b in BLOCKS])
+def test_readme_block_runs_as_documented(block: list[Command], workdir: Path) -> None:
     bindir = str(Path(sys.executable).parent)
     env = {**os.environ, "PATH": bindir + os.pathsep + os.environ.get("PATH", ""), "NO_COLOR": "1", "COLUMNS": "100"}
     env.pop("FORCE_COLOR", None)
+    for command in block:
+        run_documented(command, workdir, env)
+
+
+def run_documented(command: Command, workdir: Path, env: dict[str, str]) -> None:
     expected = next((codes for key, codes in EXIT_CODES.items() if key in command.text), (0,))
     for part in runnable_parts(command.text):
         # `python3` in a README command is the environment's python, as in a user's venv.
