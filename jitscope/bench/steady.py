@@ -86,5 +86,5 @@ def steady_note(what: str, state: SteadyState | None) -> str | None:
         return None
     differ = f"the last two windows differed by {state.change:.0%}; " if state.change is not None else ""
     return (f"{what}: no steady state after {state.seconds:.2g} s of warm-up ({differ}they must agree within "
-            f"{state.tolerance:.0%}); the device may still have been ramping its clocks, or other work was "
-            "running: raise --max-warmup")
+            f"{state.tolerance:.0%}); a GPU may still have been ramping up its clocks, or other work was "
+            "competing for the machine: raise --max-warmup, or close other programs")
