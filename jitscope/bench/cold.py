@@ -11,6 +11,7 @@ collections that tracing triggers are part of what a real first call costs.
 from __future__ import annotations
 
 import gc
+import inspect
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -22,6 +23,7 @@ from jitscope.errors import JitscopeError, UserCodeError
 from jitscope.jaxcompat.caches import clear_in_memory_caches
 from jitscope.jaxcompat.jit import JitOptions, make_jit
 from jitscope.jaxcompat.monitoring import watch_compilation
+from jitscope.load.specs import ArgSet
 from jitscope.model.bench import ColdRecord, ColdRun
 
 
@@ -35,18 +37,30 @@ class ColdOutcome:
     profiler: Any | None = None
 
 
-def user_code_failed(target: str, call: str, exc: BaseException, options: JitOptions, when: str) -> JitscopeError:
+def user_code_failed(
+    target: str, call: str, exc: BaseException, options: JitOptions, when: str, *,
+    fn: Callable[..., Any] | None = None, argset: ArgSet | None = None,
+) -> JitscopeError:
     """A clear error for the user's function failing: their frames only, and a fix where we know one.
 
+    With the function and its argument specs, the fix names only the parameters that were given
+    Python values (the ones worth making static), as ``jitscope trace`` does.
     A device out-of-memory error is not the function's fault: it is a ``DeviceMemoryError`` (exit 2).
     """
     from jitscope.jaxcompat.runtime_errors import device_memory_error
-    from jitscope.tracing.diagnose import diagnose
+    from jitscope.tracing.diagnose import diagnose, settings_in_call
 
     oom = device_memory_error(exc, f"running {target}({call}) {when}")
     if oom is not None:
         return oom
-    diag = diagnose(exc, options)
+    settings = None
+    if fn is not None and argset is not None:
+        try:
+            names = list(inspect.signature(fn).parameters)
+        except (TypeError, ValueError):  # builtins and some C callables have no signature
+            names = []
+        settings = settings_in_call(names, argset.args, argset.kwargs)
+    diag = diagnose(exc, options, settings)
     detail = diag.traceback
     if not detail and diag.location is not None:
         detail = f"  {diag.location}, in {diag.location.function}\n    {diag.source_line.strip()}"

@@ -116,7 +116,8 @@ def _child(request: ProcessRequest) -> dict[str, Any]:
         try:
             run = measure_cold(handle.fn, options, args, kwargs, clock=perf_clock).run
         except Exception as exc:  # noqa: BLE001 - the user's code failed
-            raise user_code_failed(handle.name, request.argset.describe(), exc, options, "on its first call") from None
+            raise user_code_failed(handle.name, request.argset.describe(), exc, options, "on its first call",
+                                   fn=handle.fn, argset=request.argset) from None
     return {
         "import_jax": t1 - t0,
         "load_target": t2 - t1,

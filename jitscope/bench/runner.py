@@ -167,7 +167,8 @@ def _cached(target: TargetHandle, argset: ArgSet, cold: ColdOutcome, args: tuple
                                             min_rounds=opts.min_rounds, clock=clock)
                 dispatch = summarize(samples, measured.stats.loops, total_seconds=spent)
     except Exception as exc:  # noqa: BLE001 - the user's compiled function failed when run again
-        raise user_code_failed(target.name, argset.describe(), exc, target.options, "on a cached call") from None
+        raise user_code_failed(target.name, argset.describe(), exc, target.options, "on a cached call",
+                               fn=target.fn, argset=argset) from None
     stats = measured.stats
     notes += [n for n in [steady_note("cached calls", measured.steady)] if n]
     if stats.unreliable:
@@ -285,7 +286,8 @@ def bench_row(target: TargetHandle, argset: ArgSet, ctx: _Context) -> tuple[Benc
         try:
             outcomes.append(measure_cold(target.fn, options, *donated.fresh(args, kwargs), clock=opts.clock))
         except Exception as exc:  # noqa: BLE001 - the user's function failed on its first call
-            raise user_code_failed(name, call, exc, options, "on its first call") from None
+            raise user_code_failed(name, call, exc, options, "on its first call", fn=target.fn,
+                                   argset=argset) from None
     cold = cold_record([o.run for o in outcomes])
     profiler = None
     if opts.profile:  # an extra cold call: the profiler's overhead must not touch the measured ones

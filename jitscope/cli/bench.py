@@ -100,9 +100,11 @@ def bench(
         show_profiles(result.profilers, html=profile_html, console=stderr if fmt is BenchFormat.json else console,
                       subject="the cold call of", note="an extra cold call, not one of those timed")
     if failed:
+        from rich.markup import escape
+
         comparison = result.report.comparison
         stderr.print(f"[jitscope.bad]regression:[/] {comparison.regressions if comparison else 0} metric(s) more "
-                     f"than {fail_if_slower} slower than {compare}", highlight=False)
+                     f"than {escape(str(fail_if_slower))} slower than {escape(str(compare))}", highlight=False)
     if result.report.failures:
         report_failures(result.report, stderr)
     if failed or result.report.failures:
@@ -119,6 +121,8 @@ def report_failures(report: BenchReport, stderr: Console) -> None:
         if failure.detail:
             stderr.print(failure.detail, markup=False, highlight=False)
     total = len(report.rows) + len(report.failures)
+    if total == 1:  # the one error line above says it all
+        return
     names = ", ".join(f"{f.target.rsplit(':', 1)[-1]}({f.call})" + (f" [{f.label}]" if f.label else "")
                       for f in report.failures)
     stderr.print(f"[jitscope.bad]error:[/] {len(report.failures)} of {total} call(s) failed: {escape(names)}",

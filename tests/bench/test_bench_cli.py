@@ -69,6 +69,14 @@ def test_compare_fails_on_regression(saved, tmp_path):
     assert "compared with" in proc.stdout and "regression" in proc.stdout
 
 
+def test_regression_line_shows_a_baseline_path_with_brackets(saved, tmp_path):
+    _, path = saved
+    baseline = doctor(path, tmp_path / "[main].json", 0.01)  # rich markup must not eat "[main]"
+    proc = jitscope("bench_targets.py:scale", *FAST, "--compare", str(baseline), "--fail-if-slower", "10%")
+    assert proc.returncode == 1, proc.stderr
+    assert f"slower than {baseline}" in " ".join(proc.stderr.split())
+
+
 def test_compare_passes_when_faster(saved, tmp_path):
     _, path = saved
     slower_baseline = doctor(path, tmp_path / "slow.json", 100.0)
@@ -95,6 +103,16 @@ def test_bad_usage_and_failing_target():
     assert proc.returncode == 1
     assert "error: bench_targets.py:fails_at_run(f32[3]) failed on its first call" in proc.stderr
     assert "broken on purpose" in proc.stderr and "Traceback" not in proc.stdout
+
+
+def test_failing_first_call_suggests_static_only_for_python_values():
+    proc = jitscope("bench_targets.py:branches_on_setting", "--shapes", "f32[3], 0.5", *FAST)
+    assert proc.returncode == 1
+    error = " ".join(proc.stderr.split())
+    assert "`x` is traced data: use jnp.where" in error
+    assert "--static limit=0.5" in error and "--static x" not in error
+    # one failing call: its error line is the summary, no "1 of 1 call(s) failed" repeat
+    assert "call(s) failed" not in proc.stderr
 
 
 def test_every_function_runs_when_one_fails():

@@ -70,3 +70,9 @@ JITSCOPE_EXAMPLES["fails_at_run"] = "f32[3]"
 
 
 add_donated_by_name = jax.jit(lambda x, y: x + y, donate_argnames="y")
+
+
+def branches_on_setting(x, limit):
+    if x.sum() > limit:  # a Python `if` on traced data: fails on the first call
+        return x
+    return -x
