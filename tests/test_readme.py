@@ -211,3 +211,41 @@ def test_an_excerpt_that_drifted_from_the_output_fails() -> None:
         assert_excerpt(output, ("Found 2 findings",), "1")
     with pytest.raises(AssertionError, match="does not contain"):  # right lines, wrong order
         assert_excerpt(output, ("Found 1 finding", "a.py:1:1: JS101"), "1")
+
+
+def _schema_block(kind: str) -> str:
+    text = README.read_text(encoding="utf-8")
+    for match in re.finditer(r"^```text\n(.*?)^```", text, re.DOTALL | re.MULTILINE):
+        if f'"kind": "{kind}"' in match.group(1):
+            return match.group(1)
+    raise AssertionError(f"the README has no schema block for {kind}")
+
+
+def test_bench_json_schema_in_the_readme_names_every_field() -> None:
+    # The README's outline of the bench JSON is hand-written: every field of every record it
+    # contains must appear in it, and its version must be the one jitscope writes.
+    import dataclasses
+    import typing
+
+    from jitscope.model import bench
+
+    block = _schema_block("jitscope.bench")
+    assert f'"schema_version": "{bench.BENCH_SCHEMA_VERSION}"' in block
+    named = set(re.findall(r'"(\w+)"', block))
+    seen: set[type] = set()
+    todo: list[type] = [bench.BenchReport]
+    missing = []
+    while todo:
+        cls = todo.pop()
+        if cls in seen:
+            continue
+        seen.add(cls)
+        hints = typing.get_type_hints(cls)
+        for f in dataclasses.fields(cls):
+            if f.name not in named:
+                missing.append(f"{cls.__name__}.{f.name}")
+            for arg in re.findall(r"\b[A-Z]\w+", str(hints[f.name])):
+                nested = getattr(bench, arg, None)
+                if isinstance(nested, type) and dataclasses.is_dataclass(nested):
+                    todo.append(nested)
+    assert not missing, f"fields missing from the README's bench JSON outline: {missing}"
