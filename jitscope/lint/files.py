@@ -9,7 +9,7 @@ from fnmatch import fnmatchcase
 from pathlib import Path
 
 from jitscope.errors import UsageError
-from jitscope.lint.names import words
+from jitscope.lint.analysis.qualified_names import words
 
 #: Directory names never entered while walking (a path given explicitly is always linted).
 DEFAULT_EXCLUDED_DIRS = words(

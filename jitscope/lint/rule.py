@@ -15,13 +15,13 @@ from collections.abc import Iterator
 from functools import cached_property
 from typing import Any, ClassVar
 
-from jitscope.lint.analysis import ModuleAnalysis
-from jitscope.lint.callsites import CallSite, find_call_sites
-from jitscope.lint.entries import JitSite
-from jitscope.lint.index import FuncNode
-from jitscope.lint.source import char_column
-from jitscope.lint.taint import FunctionFacts
-from jitscope.lint.walk import child_nodes
+from jitscope.lint.analysis.ast_walk import child_nodes
+from jitscope.lint.analysis.discovered import JitSite
+from jitscope.lint.analysis.jit_calls import CallSite, find_call_sites
+from jitscope.lint.analysis.module_analysis import ModuleAnalysis
+from jitscope.lint.analysis.module_index import FuncNode
+from jitscope.lint.analysis.source import char_column
+from jitscope.lint.analysis.taint import FunctionFacts
 from jitscope.model.lint import Finding, RuleInfo, Severity
 
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)

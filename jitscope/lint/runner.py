@@ -19,14 +19,14 @@ from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 
-from jitscope.lint.analysis import analyze_module
-from jitscope.lint.entries import Entry, ExternalRef
+from jitscope.lint.analysis.discovered import Entry, ExternalRef
+from jitscope.lint.analysis.module_analysis import analyze_module
+from jitscope.lint.analysis.module_index import FuncNode, ModuleIndex
+from jitscope.lint.analysis.parameters import all_params, defaulted_params, positional_params, self_param
+from jitscope.lint.analysis.source import ParsedSource, file_finding, parse_source
 from jitscope.lint.files import SourceFileRef
-from jitscope.lint.index import FuncNode, ModuleIndex
-from jitscope.lint.params import all_params, defaulted_params, positional_params, self_param
 from jitscope.lint.registry import static_rules
 from jitscope.lint.rule import ModuleContext, Rule
-from jitscope.lint.source import ParsedSource, file_finding, parse_source
 from jitscope.lint.suppression import split_suppressed
 from jitscope.model.lint import Finding
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 import ast
 from typing import Literal
 
-from jitscope.lint.calls import MUTATORS
-from jitscope.lint.names import last_name
+from jitscope.lint.analysis.qualified_names import last_name
+from jitscope.lint.analysis.taint import CONTAINER, FRESH, FunctionFacts
+from jitscope.lint.analysis.taint_calls import MUTATORS
 from jitscope.lint.rule import ModuleContext
-from jitscope.lint.taint import CONTAINER, FRESH, FunctionFacts
 
 Origin = Literal["self", "param", "fresh", "alias", "closure", "closure-fresh", "module", "global", "other"]
 

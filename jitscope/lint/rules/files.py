@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from jitscope.lint.analysis.source import JS000_CODE, JS000_NAME, MAX_FILE_BYTES
 from jitscope.lint.rule import Rule
-from jitscope.lint.source import JS000_CODE, JS000_NAME, MAX_FILE_BYTES
 
 
 class UnparsableFile(Rule):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from jitscope.lint.params import literal_ints, literal_strs, positional_params
+from jitscope.lint.analysis.parameters import literal_ints, literal_strs, positional_params
 from jitscope.lint.rule import ModuleContext, Rule
 from jitscope.model.lint import Finding
 

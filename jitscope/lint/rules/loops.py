@@ -5,11 +5,11 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
-from jitscope.lint.callsites import CallSite, uses
-from jitscope.lint.entries import JitSite
-from jitscope.lint.index import block_statements
-from jitscope.lint.names import last_name
-from jitscope.lint.resolve import header_roots, walk_with_parents
+from jitscope.lint.analysis.discovered import JitSite
+from jitscope.lint.analysis.function_refs import header_roots, walk_with_parents
+from jitscope.lint.analysis.jit_calls import CallSite, uses
+from jitscope.lint.analysis.module_index import block_statements
+from jitscope.lint.analysis.qualified_names import last_name
 from jitscope.lint.rule import ModuleContext, Rule
 from jitscope.lint.rules.common import label
 from jitscope.model.lint import Finding

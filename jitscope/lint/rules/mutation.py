@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
-from jitscope.lint.facts import ARRAY, CONTAINER, FunctionFacts
+from jitscope.lint.analysis.taint_flags import ARRAY, CONTAINER, FunctionFacts
 from jitscope.lint.rule import ModuleContext, Rule
 from jitscope.lint.rules.common import is_ref_write, mutates, origin, root_name, traced_because
 from jitscope.model.lint import Finding

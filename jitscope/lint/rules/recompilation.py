@@ -5,10 +5,10 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
-from jitscope.lint.callsites import CallSite, argument_for, static_params, uses
-from jitscope.lint.entries import JitSite
-from jitscope.lint.index import block_statements
-from jitscope.lint.params import param_defaults
+from jitscope.lint.analysis.discovered import JitSite
+from jitscope.lint.analysis.jit_calls import CallSite, argument_for, static_params, uses
+from jitscope.lint.analysis.module_index import block_statements
+from jitscope.lint.analysis.parameters import param_defaults
 from jitscope.lint.rule import ModuleContext, Rule
 from jitscope.lint.rules.common import label
 from jitscope.model.lint import Finding

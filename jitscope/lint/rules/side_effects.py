@@ -9,10 +9,10 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
-from jitscope.lint.names import words
+from jitscope.lint.analysis.qualified_names import words
+from jitscope.lint.analysis.taint import FunctionFacts
 from jitscope.lint.rule import ModuleContext, Rule
 from jitscope.lint.rules.common import is_builtin, qualify, traced_because
-from jitscope.lint.taint import FunctionFacts
 from jitscope.model.lint import Finding
 
 _LOG_METHODS = frozenset(

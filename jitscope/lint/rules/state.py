@@ -6,14 +6,14 @@ import ast
 import re
 from collections.abc import Iterator
 
-from jitscope.lint.calls import MUTATORS
-from jitscope.lint.index import block_statements
-from jitscope.lint.names import last_name, words
+from jitscope.lint.analysis.module_index import block_statements
+from jitscope.lint.analysis.qualified_names import last_name, words
+from jitscope.lint.analysis.source import match_lines
+from jitscope.lint.analysis.taint import FunctionFacts
+from jitscope.lint.analysis.taint_calls import MUTATORS
 from jitscope.lint.rule import ModuleContext, Rule
 from jitscope.lint.rules.common import is_ref_write, mutates, origin, qualify, traced_because
 from jitscope.lint.rules.side_effects import calls_in_traced_code
-from jitscope.lint.source import match_lines
-from jitscope.lint.taint import FunctionFacts
 from jitscope.model.lint import Finding
 
 _GLOBAL_RE = re.compile(r"^[ \t]+global[ \t]+([\w, \t]+)", re.MULTILINE)

@@ -6,12 +6,12 @@ import ast
 import dataclasses
 from collections.abc import Iterator
 
-from jitscope.lint.names import is_static_result
+from jitscope.lint.analysis.qualified_names import is_static_result
+from jitscope.lint.analysis.taint import ARRAY, CONTAINER, FunctionFacts
 from jitscope.lint.rule import ModuleContext, Rule
 from jitscope.lint.rules.common import is_builtin, is_ref_write, label, qualify, traced_because
 from jitscope.lint.rules.mutation import is_array_update
 from jitscope.lint.rules.side_effects import calls_in_traced_code
-from jitscope.lint.taint import ARRAY, CONTAINER, FunctionFacts
 from jitscope.model.lint import Finding
 
 _TESTED = (ast.If, ast.While, ast.IfExp, ast.Assert)

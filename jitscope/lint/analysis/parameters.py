@@ -11,8 +11,8 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
-from jitscope.lint.index import FuncNode, ModuleIndex
-from jitscope.lint.names import words
+from jitscope.lint.analysis.module_index import FuncNode, ModuleIndex
+from jitscope.lint.analysis.qualified_names import words
 
 _ARRAY_ANNOTATIONS = words(
     "Array ArrayLike ndarray Float Int Bool Shaped Num Real Inexact Integer Complex UInt Key "

@@ -12,12 +12,12 @@ import ast
 import re
 from dataclasses import dataclass, field
 
-from jitscope.lint.entries import JitSite
-from jitscope.lint.index import DefNode, ModuleIndex, block_statements, target_names
-from jitscope.lint.names import last_name
-from jitscope.lint.params import literal_ints, literal_strs, positional_params
-from jitscope.lint.resolve import header_roots, walk_with_parents
-from jitscope.lint.source import match_lines
+from jitscope.lint.analysis.discovered import JitSite
+from jitscope.lint.analysis.function_refs import header_roots, walk_with_parents
+from jitscope.lint.analysis.module_index import DefNode, ModuleIndex, block_statements, target_names
+from jitscope.lint.analysis.parameters import literal_ints, literal_strs, positional_params
+from jitscope.lint.analysis.qualified_names import last_name
+from jitscope.lint.analysis.source import match_lines
 
 _LOOPS = (ast.For, ast.AsyncFor, ast.While)
 

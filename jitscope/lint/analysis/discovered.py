@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass, field
 
-from jitscope.lint.index import DefNode, FuncNode
+from jitscope.lint.analysis.module_index import DefNode, FuncNode
 
 
 @dataclass(slots=True)

@@ -13,8 +13,8 @@ import ast
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
-from jitscope.lint.index import FuncNode
-from jitscope.lint.params import param_defaults
+from jitscope.lint.analysis.module_index import FuncNode
+from jitscope.lint.analysis.parameters import param_defaults
 
 TAINT = 1
 

@@ -12,10 +12,16 @@ import ast
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from jitscope.lint.index import DefNode, FuncNode, ModuleIndex
-from jitscope.lint.names import last_name
-from jitscope.lint.params import literal_ints, literal_strs, partial_constants, partial_keywords, self_param
-from jitscope.lint.walk import child_nodes
+from jitscope.lint.analysis.ast_walk import child_nodes
+from jitscope.lint.analysis.module_index import DefNode, FuncNode, ModuleIndex
+from jitscope.lint.analysis.parameters import (
+    literal_ints,
+    literal_strs,
+    partial_constants,
+    partial_keywords,
+    self_param,
+)
+from jitscope.lint.analysis.qualified_names import last_name
 
 _COMPS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
 _LOOPS = (ast.For, ast.AsyncFor, ast.While)

@@ -12,8 +12,8 @@ import ast
 import bisect
 from collections.abc import Iterator
 
-from jitscope.lint.names import ImportMap
-from jitscope.lint.source import ParsedSource
+from jitscope.lint.analysis.qualified_names import ImportMap
+from jitscope.lint.analysis.source import ParsedSource
 
 FuncNode = ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda
 DefNode = ast.FunctionDef | ast.AsyncFunctionDef

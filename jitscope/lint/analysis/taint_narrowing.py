@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import ast
 
-from jitscope.lint.names import last_name
+from jitscope.lint.analysis.qualified_names import last_name
 
 #: Calls whose truth proves their argument is a concrete Python/NumPy value (jax internals).
 _CONCRETE_CHECKS = frozenset({"is_constant_dim", "is_constant_shape", "is_concrete", "is_python_scalar"})

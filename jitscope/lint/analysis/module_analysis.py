@@ -14,12 +14,12 @@ from collections import deque
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
-from jitscope.lint.callsites import CallSite, argument_for, find_call_sites
-from jitscope.lint.discovery import Discoverer
-from jitscope.lint.entries import Entry, ExternalRef, JitSite
-from jitscope.lint.index import FuncNode, ModuleIndex, block_statements, target_names
-from jitscope.lint.params import all_params, self_param
-from jitscope.lint.taint import FRESH, TAINT, FunctionFacts, TaintAnalyzer, merge_env
+from jitscope.lint.analysis.discovered import Entry, ExternalRef, JitSite
+from jitscope.lint.analysis.discovery import Discoverer
+from jitscope.lint.analysis.jit_calls import CallSite, argument_for, find_call_sites
+from jitscope.lint.analysis.module_index import FuncNode, ModuleIndex, block_statements, target_names
+from jitscope.lint.analysis.parameters import all_params, self_param
+from jitscope.lint.analysis.taint import FRESH, TAINT, FunctionFacts, TaintAnalyzer, merge_env
 
 #: Bound on taint passes per module, as a multiple of the number of traced functions.
 _PASSES_PER_FUNCTION = 12

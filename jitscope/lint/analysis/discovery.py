@@ -13,21 +13,9 @@ from __future__ import annotations
 import ast
 import re
 
-from jitscope.lint import names as nm
-from jitscope.lint.entries import Discovery, Entry, ExternalRef, JitSite
-from jitscope.lint.index import DefNode, FuncNode, ModuleIndex, block_statements
-from jitscope.lint.names import words
-from jitscope.lint.params import (
-    DEFAULTS_STATIC_KINDS,
-    STATIC_KEYWORDS,
-    all_params,
-    defaulted_params,
-    literal_ints,
-    literal_strs,
-    positional_params,
-    traced_params,
-)
-from jitscope.lint.resolve import (
+from jitscope.lint.analysis import qualified_names as nm
+from jitscope.lint.analysis.discovered import Discovery, Entry, ExternalRef, JitSite
+from jitscope.lint.analysis.function_refs import (
     ResolvedFunction,
     decorator_label,
     header_roots,
@@ -40,7 +28,19 @@ from jitscope.lint.resolve import (
     target_label,
     walk_with_parents,
 )
-from jitscope.lint.source import match_lines
+from jitscope.lint.analysis.module_index import DefNode, FuncNode, ModuleIndex, block_statements
+from jitscope.lint.analysis.parameters import (
+    DEFAULTS_STATIC_KINDS,
+    STATIC_KEYWORDS,
+    all_params,
+    defaulted_params,
+    literal_ints,
+    literal_strs,
+    positional_params,
+    traced_params,
+)
+from jitscope.lint.analysis.qualified_names import words
+from jitscope.lint.analysis.source import match_lines
 
 _TRIGGER_WORDS = sorted(
     words(

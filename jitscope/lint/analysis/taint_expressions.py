@@ -11,10 +11,10 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING
 
-from jitscope.lint import names as nm
-from jitscope.lint.calls import CallEvaluator
-from jitscope.lint.facts import ARRAY, CONTAINER, ELEMS, FRESH, TAINT, container
-from jitscope.lint.narrowing import narrowed_names
+from jitscope.lint.analysis import qualified_names as nm
+from jitscope.lint.analysis.taint_calls import CallEvaluator
+from jitscope.lint.analysis.taint_flags import ARRAY, CONTAINER, ELEMS, FRESH, TAINT, container
+from jitscope.lint.analysis.taint_narrowing import narrowed_names
 
 _COMPS = (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)
 

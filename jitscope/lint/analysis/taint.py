@@ -19,9 +19,10 @@ from __future__ import annotations
 import ast
 from collections.abc import Callable
 
-from jitscope.lint import names as nm
-from jitscope.lint.expressions import ExpressionEvaluator
-from jitscope.lint.facts import (
+from jitscope.lint.analysis import qualified_names as nm
+from jitscope.lint.analysis.module_index import FuncNode, ModuleIndex
+from jitscope.lint.analysis.taint_expressions import ExpressionEvaluator
+from jitscope.lint.analysis.taint_flags import (
     ARRAY,
     CONTAINER,
     ELEMS,
@@ -33,8 +34,7 @@ from jitscope.lint.facts import (
     container_defaults,
     merge_env,
 )
-from jitscope.lint.index import FuncNode, ModuleIndex
-from jitscope.lint.narrowing import exits, narrowed_names
+from jitscope.lint.analysis.taint_narrowing import exits, narrowed_names
 
 __all__ = ["ARRAY", "CONTAINER", "ELEMS", "FRESH", "TAINT", "CallEdge", "FunctionFacts", "TaintAnalyzer"]
 

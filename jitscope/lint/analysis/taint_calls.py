@@ -15,19 +15,28 @@ import ast
 import sys
 from typing import TYPE_CHECKING, Any
 
-from jitscope.lint import names as nm
-from jitscope.lint.entries import ExternalRef
-from jitscope.lint.facts import ARRAY, CONTAINER, ELEMS, FRESH, TAINT, CallEdge, FunctionFacts, Summarizer
-from jitscope.lint.index import FuncNode, ModuleIndex
-from jitscope.lint.names import static_function_name, words
-from jitscope.lint.params import (
+from jitscope.lint.analysis import qualified_names as nm
+from jitscope.lint.analysis.discovered import ExternalRef
+from jitscope.lint.analysis.function_refs import ResolvedFunction
+from jitscope.lint.analysis.module_index import FuncNode, ModuleIndex
+from jitscope.lint.analysis.parameters import (
     all_params,
     partial_constants,
     partial_keywords,
     positional_params,
     traced_params,
 )
-from jitscope.lint.resolve import ResolvedFunction
+from jitscope.lint.analysis.qualified_names import static_function_name, words
+from jitscope.lint.analysis.taint_flags import (
+    ARRAY,
+    CONTAINER,
+    ELEMS,
+    FRESH,
+    TAINT,
+    CallEdge,
+    FunctionFacts,
+    Summarizer,
+)
 
 _STATIC_BUILTINS = words(
     "len isinstance issubclass type id callable hasattr repr str hash bool int float complex range "
