@@ -5,7 +5,8 @@ position or keyword, each argument's pytree structure, every leaf's shape, dtype
 weak_type, and the value of every static argument. JAX's own
 ``jax_explain_cache_misses`` reports a single "closest key" guess; here we list *all*
 components that differ from the nearest earlier compile (the one with the fewest
-differences), computed from the argument specs. ``observe_sequence`` also traces the
+differences), computed from the argument specs. The key components and the diff come
+from ``cachekeys``, which ``jitscope run`` uses too, so both report causes alike. ``observe_sequence`` also traces the
 calls on one jit wrapper and counts how often the function body really ran, so a
 predicted recompilation is confirmed (or a surprising one, e.g. hidden global state,
 is caught).
@@ -17,18 +18,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from jitscope.load.specs import SHORT_NAMES, ArgSet, ArraySpec
+from jitscope.tracing import cachekeys
+from jitscope.tracing.cachekeys import Key, KeyDiff, diff
 
-
-@dataclass(frozen=True, slots=True)
-class KeyDiff:
-    """One component of the cache key that differs from the nearest previous compile."""
-
-    component: str  # e.g. "x: shape", "threshold (static): value", "params: pytree structure"
-    before: str
-    after: str
-
-    def __str__(self) -> str:
-        return f"{self.component} {self.before} -> {self.after}"
+__all__ = ["CallRecord", "KeyDiff", "SequenceRecord", "analyse_sequence", "cache_key", "diff", "observe_sequence"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,6 +35,8 @@ class CallRecord:
     #: call with the same key; 0 for the first compile.
     nearest: int = 0
     diffs: tuple[KeyDiff, ...] = ()
+    #: Other earlier calls exactly as near as ``nearest`` (the cause is then one of several).
+    ties: tuple[int, ...] = ()
     #: True when tracing confirmed the prediction (the body ran iff a compile was predicted).
     observed: bool | None = None
 
@@ -56,17 +51,6 @@ class SequenceRecord:
         return sum(c.compiles for c in self.calls)
 
 
-def _structure(value: Any) -> str:
-    """Pytree structure of a spec value, with leaves shown as ``*``."""
-    if isinstance(value, dict):
-        return "{" + ", ".join(f"{k!r}: {_structure(v)}" for k, v in sorted(value.items(), key=str)) + "}"
-    if isinstance(value, tuple):
-        return "(" + ", ".join(_structure(v) for v in value) + ("," if len(value) == 1 else "") + ")"
-    if isinstance(value, list):
-        return "[" + ", ".join(_structure(v) for v in value) + "]"
-    return "*"
-
-
 def _leaves(path: str, value: Any) -> list[tuple[str, Any]]:
     if isinstance(value, dict):
         return [leaf for k, v in sorted(value.items(), key=str) for leaf in _leaves(f"{path}[{k!r}]", v)]
@@ -75,66 +59,44 @@ def _leaves(path: str, value: Any) -> list[tuple[str, Any]]:
     return [(path, value)]
 
 
-def _leaf_components(path: str, leaf: Any) -> dict[str, str]:
+def _add_leaf(key: Key, path: str, leaf: Any) -> None:
     if isinstance(leaf, ArraySpec):
-        return {
-            f"{path}: shape": str(leaf.shape),
-            f"{path}: dtype": SHORT_NAMES.get(leaf.dtype, leaf.dtype),
-            f"{path}: weak_type": str(leaf.weak_type),
-        }
-    if isinstance(leaf, (bool, int, float, complex)):
+        cachekeys.add_array(key, path, leaf.shape, SHORT_NAMES.get(leaf.dtype, leaf.dtype), leaf.weak_type)
+    elif isinstance(leaf, (bool, int, float, complex)):
         # A Python scalar is traced as a weak-typed 0-d array of its kind's default dtype, so
         # it shares a cache entry with an f32[] weak-typed array (JAX keys on avals only).
-        kind = {bool: "bool", int: "i32", float: "f32", complex: "c64"}[type(leaf)]
-        return {
-            f"{path}: shape": "()",
-            f"{path}: dtype": kind,
-            f"{path}: weak_type": "True",
-        }
-    return {f"{path}: kind": type(leaf).__name__}
+        cachekeys.add_array(key, path, (), cachekeys.python_scalar_dtype(leaf), True)
+    else:
+        cachekeys.add_other(key, path, leaf)
 
 
 def cache_key(argset: ArgSet, param_names: list[str], static_names: tuple[str, ...],
-              static_nums: tuple[int, ...] = ()) -> dict[str, str]:
+              static_nums: tuple[int, ...] = ()) -> Key:
     """The components of JAX's compile-cache key for one call, as readable strings."""
-    key: dict[str, str] = {}
+    key: Key = {}
     named = [(param_names[i] if i < len(param_names) else f"args[{i}]", v, i) for i, v in enumerate(argset.args)]
     for name, value, index in named:
-        key[f"{name}: passed"] = "positionally"
+        cachekeys.add_passed(key, name, keyword=False)
         _add_argument(key, name, value, name in static_names or index in static_nums)
     for name, value in argset.kwargs.items():
-        key[f"{name}: passed"] = "by keyword"
+        cachekeys.add_passed(key, name, keyword=True)
         _add_argument(key, name, value, name in static_names)
     return key
 
 
-def _add_argument(key: dict[str, str], name: str, value: Any, static: bool) -> None:
+def _add_argument(key: Key, name: str, value: Any, static: bool) -> None:
     if static:
-        key[f"{name} (static): value"] = repr(value)
-        key[f"{name} (static): type"] = type(value).__name__
+        cachekeys.add_static(key, name, value)
         return
-    key[f"{name}: pytree structure"] = _structure(value)
+    cachekeys.add_structure(key, name, cachekeys.structure(value))
     for path, leaf in _leaves(name, value):
-        key.update(_leaf_components(path, leaf))
-
-
-def diff(before: dict[str, str], after: dict[str, str]) -> tuple[KeyDiff, ...]:
-    """Every component that differs, including ones present on one side only."""
-    out = []
-    for component in dict.fromkeys([*before, *after]):
-        a, b = before.get(component, "(absent)"), after.get(component, "(absent)")
-        if a != b:
-            out.append(KeyDiff(component, a, b))
-    # A changed pytree structure explains its leaves' differences; keep the leaves only if it did not change.
-    changed_trees = {d.component.split(":")[0] for d in out if d.component.endswith("pytree structure")}
-    return tuple(d for d in out if d.component.endswith("pytree structure")
-                 or d.component.split(":")[0].split("[")[0] not in changed_trees)
+        _add_leaf(key, path, leaf)
 
 
 def analyse_sequence(target: str, argsets: tuple[ArgSet, ...], param_names: list[str],
                      static_names: tuple[str, ...], static_nums: tuple[int, ...] = ()) -> SequenceRecord:
     """Predict which calls compile, and why, from their cache keys."""
-    compiled: list[tuple[int, dict[str, str]]] = []
+    compiled: list[tuple[int, Key]] = []
     calls = []
     for index, argset in enumerate(argsets, start=1):
         statics = tuple(dict.fromkeys(static_names + argset.static_names))
@@ -143,9 +105,9 @@ def analyse_sequence(target: str, argsets: tuple[ArgSet, ...], param_names: list
         if same:
             calls.append(CallRecord(index, argset.describe(), compiles=False, nearest=same))
             continue
-        if compiled:
-            nearest, nearest_key = min(compiled, key=lambda item: len(diff(item[1], key)))
-            calls.append(CallRecord(index, argset.describe(), True, nearest, diff(nearest_key, key)))
+        near = cachekeys.nearest(compiled, key)
+        if near is not None:
+            calls.append(CallRecord(index, argset.describe(), True, near.labels[0], near.diffs, near.labels[1:]))
         else:
             calls.append(CallRecord(index, argset.describe(), compiles=True))
         compiled.append((index, key))
