@@ -6,19 +6,24 @@ import difflib
 from collections.abc import Iterable
 
 from jitscope.lint.rule import Rule
-from jitscope.lint.rules.files import UnparsableFile
-from jitscope.lint.rules.jit_usage import DynamicRecompilation, StaticArgnumsMismatch
-from jitscope.lint.rules.loops import JitInLoop, VaryingShapeInLoop
-from jitscope.lint.rules.mutation import GlobalWriteInTracedCode, MutationInTracedCode
-from jitscope.lint.rules.recompilation import ManyStaticValues, UnhashableStaticArgument
-from jitscope.lint.rules.side_effects import IoInTracedCode, PrintInTracedCode
-from jitscope.lint.rules.state import HostRandomnessInTracedCode, MutableGlobalRead, TracerLeak
-from jitscope.lint.rules.traced_values import (
-    Concretization,
-    InPlaceArrayUpdate,
-    NumpyOnTracedValue,
-    TracedControlFlow,
-)
+from jitscope.lint.rules.js000_unparsable_file import UnparsableFile
+from jitscope.lint.rules.js101_print_in_traced_code import PrintInTracedCode
+from jitscope.lint.rules.js102_io_in_traced_code import IoInTracedCode
+from jitscope.lint.rules.js103_global_write_in_traced_code import GlobalWriteInTracedCode
+from jitscope.lint.rules.js104_mutation_in_traced_code import MutationInTracedCode
+from jitscope.lint.rules.js105_mutable_global_read import MutableGlobalRead
+from jitscope.lint.rules.js106_host_randomness_in_traced_code import HostRandomnessInTracedCode
+from jitscope.lint.rules.js107_tracer_leak import TracerLeak
+from jitscope.lint.rules.js201_traced_control_flow import TracedControlFlow
+from jitscope.lint.rules.js202_traced_value_concretization import Concretization
+from jitscope.lint.rules.js203_numpy_on_traced_value import NumpyOnTracedValue
+from jitscope.lint.rules.js204_in_place_array_update import InPlaceArrayUpdate
+from jitscope.lint.rules.js301_unhashable_static_argument import UnhashableStaticArgument
+from jitscope.lint.rules.js302_many_static_values import ManyStaticValues
+from jitscope.lint.rules.js303_jit_in_loop import JitInLoop
+from jitscope.lint.rules.js304_varying_shape_in_loop import VaryingShapeInLoop
+from jitscope.lint.rules.js305_static_argnums_mismatch import StaticArgnumsMismatch
+from jitscope.lint.rules.js306_dynamic_recompilation import DynamicRecompilation
 from jitscope.model.lint import RuleInfo
 
 #: All rules, sorted by code. Codes and names are a stable contract: never renumber.

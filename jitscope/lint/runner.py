@@ -24,9 +24,10 @@ from jitscope.lint.analysis.module_analysis import analyze_module
 from jitscope.lint.analysis.module_index import FuncNode, ModuleIndex
 from jitscope.lint.analysis.parameters import all_params, defaulted_params, positional_params, self_param
 from jitscope.lint.analysis.source import ParsedSource, file_finding, parse_source
+from jitscope.lint.context import ModuleContext
 from jitscope.lint.files import SourceFileRef
 from jitscope.lint.registry import static_rules
-from jitscope.lint.rule import ModuleContext, Rule
+from jitscope.lint.rule import Rule
 from jitscope.lint.suppression import split_suppressed
 from jitscope.model.lint import Finding
 

@@ -1,4 +1,4 @@
-"""JS000: files that cannot be linted."""
+"""JS000 `unparsable-file`: its docs and examples; no check of its own (the engine reports files it cannot parse)."""
 
 from __future__ import annotations
 

@@ -1,11 +1,16 @@
-"""JS305-JS306: static argument specs that do not match the signature, and observed recompilations."""
+"""JS305 `static-argnums-mismatch`: docs, examples and static check."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 
-from jitscope.lint.analysis.parameters import literal_ints, literal_strs, positional_params
-from jitscope.lint.rule import ModuleContext, Rule
+from jitscope.lint.context import (
+    ModuleContext,
+    literal_ints,
+    literal_strs,
+    positional_params,
+)
+from jitscope.lint.rule import Rule
 from jitscope.model.lint import Finding
 
 
@@ -59,7 +64,7 @@ class StaticArgnumsMismatch(Rule):
             if site.bound_method:
                 positional = positional[1:]
             args = target.args
-            name = ctx.index.name_of(target)
+            name = ctx.name_of(target)
             for key in ("static_argnums", "static_broadcasted_argnums"):
                 node = site.keywords.get(key)
                 nums = literal_ints(node)
@@ -89,48 +94,3 @@ class StaticArgnumsMismatch(Rule):
                         name,
                         f"parameters are: {', '.join(sorted(valid)) or 'none'}",
                     )
-
-
-class DynamicRecompilation(Rule):
-    """Recompilation observed while tracing a call sequence (dynamic).
-
-    ## What it does
-    Only `jitscope lint --trace TARGET` checks this: it runs a described sequence of
-    calls through jitscope's tracer, counts compilations, and for every recompilation
-    reports each component of the cache key that differs from the nearest previous
-    compilation: shape, dtype, weak type, static value, pytree structure, keyword vs
-    positional argument.
-
-    ## Why is this bad?
-    Each recompilation costs a full trace and XLA compile. Unexpected ones (a Python
-    scalar one call and an array the next, a float static argument) make "fast" jitted
-    code slow, and JAX's own explanation names only its single closest guess.
-
-    ## Example
-    ```python
-    @jax.jit
-    def f(x, scale):
-        return x * scale
-
-    f(x, 2.0)               # weak-typed float32 scalar
-    f(x, jnp.float32(2.0))  # strongly typed: compiles again
-    ```
-
-    ## Use instead
-    ```python
-    f(x, jnp.float32(2.0))
-    f(x, jnp.float32(3.0))  # same types every call: one compilation
-    ```
-    """
-
-    code = "JS306"
-    name = "dynamic-recompilation"
-    severity = "warning"
-    summary = "recompilation observed while tracing a call sequence, with every differing cache-key component"
-    dynamic_only = True
-    bad = (
-        "import jax, jax.numpy as jnp\n@jax.jit\ndef f(x, s):\n    return x * s\nf(jnp.ones(3), 2.0)\nf(jnp.ones(3), jnp.float32(2.0))\n",
-    )
-    good = (
-        "import jax, jax.numpy as jnp\n@jax.jit\ndef f(x, s):\n    return x * s\nf(jnp.ones(3), 2.0)\nf(jnp.ones(3), 3.0)\n",
-    )

@@ -1,0 +1,360 @@
+"""What a rule may ask about the module it checks: the context API.
+
+Rules import from here (and :mod:`jitscope.lint.rule`), never from
+``jitscope.lint.analysis``; that keeps the analysis free to change shape. The API:
+
+- traced code: ``ctx.functions`` (one :class:`TracedFunction` per function JAX traces,
+  with the flags of every value in it: ``facts.is_traced(node)``, ``facts.flags_of(node)``
+  against :data:`ARRAY`/:data:`CONTAINER`/:data:`FRESH`), ``ctx.body(facts)`` (its nodes with
+  their parents) and ``ctx.calls_in_traced_code()``;
+- jit: ``ctx.jit_sites`` (every application of jit/pmap) and ``ctx.call_sites`` (calls of
+  jitted functions, with the loops around them and the loop variables), with
+  :func:`static_params` and :func:`argument_for`;
+- names: ``ctx.qualified_name(node, facts)`` (``np.random.rand`` -> ``numpy.random.rand``),
+  ``ctx.is_builtin(facts, name)``, ``ctx.name_of(func)``;
+- value origins: ``ctx.origin(facts, node)`` (self, a parameter, a fresh object, a closure,
+  a module global, ...), ``ctx.known_container``, ``ctx.mutates``, ``ctx.is_ref_write``,
+  ``ctx.is_array_update``;
+- module: ``ctx.text``, ``ctx.tree``, ``ctx.module_values``, ``ctx.statements_around(line)``,
+  ``ctx.enclosing_loops(line)``;
+- findings: ``ctx.finding(rule, node, message, function, suggestion)``.
+"""
+
+from __future__ import annotations
+
+import ast
+from functools import cached_property
+from typing import TYPE_CHECKING, Any, Literal
+
+from jitscope.lint.analysis.ast_walk import child_nodes
+from jitscope.lint.analysis.discovered import JitSite
+from jitscope.lint.analysis.function_refs import header_roots, walk_with_parents
+from jitscope.lint.analysis.jit_calls import CallSite, argument_for, find_call_sites, static_params, uses
+from jitscope.lint.analysis.module_analysis import ModuleAnalysis
+from jitscope.lint.analysis.module_index import FuncNode, block_statements
+from jitscope.lint.analysis.parameters import literal_ints, literal_strs, param_defaults, positional_params
+from jitscope.lint.analysis.qualified_names import is_static_result, last_name, words
+from jitscope.lint.analysis.source import char_column, match_lines
+from jitscope.lint.analysis.taint_calls import MUTATORS
+from jitscope.lint.analysis.taint_flags import ARRAY, CONTAINER, FRESH, FunctionFacts
+from jitscope.model.lint import Finding
+
+if TYPE_CHECKING:
+    from jitscope.lint.rule import Rule
+
+#: What the taint pass learned about one traced function.
+TracedFunction = FunctionFacts
+
+Origin = Literal["self", "param", "fresh", "alias", "closure", "closure-fresh", "module", "global", "other"]
+
+__all__ = [
+    "ARRAY",
+    "CONTAINER",
+    "FRESH",
+    "MUTATORS",
+    "CallSite",
+    "FuncNode",
+    "JitSite",
+    "ModuleContext",
+    "Origin",
+    "TracedFunction",
+    "argument_for",
+    "block_statements",
+    "header_roots",
+    "is_static_result",
+    "label",
+    "last_name",
+    "literal_ints",
+    "literal_strs",
+    "match_lines",
+    "param_defaults",
+    "positional_params",
+    "root_name",
+    "static_params",
+    "traced_because",
+    "uses",
+    "walk_with_parents",
+    "words",
+]
+
+_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
+_LOOPS = (ast.For, ast.AsyncFor, ast.While)
+_REF_SUFFIXES = ("ref", "_smem", "_vmem", "_hbm", "scratch", "_sem", "_buf", "_buffer")
+_REF_MODULES = ("jax.experimental.pallas", "jax._src.pallas")
+_REF_MAKERS = ("new_ref(", "mutable_array(", "array_ref(", "empty_ref(")
+#: list methods: their name alone says the receiver is a list
+_LIST_MUTATORS = frozenset({"append", "extend", "insert", "appendleft", "extendleft"})
+_CONTAINER_MAKERS = frozenset({"list", "dict", "set", "defaultdict", "OrderedDict", "deque", "Counter"})
+_CONTAINER_NODES = (ast.List, ast.Dict, ast.Set, ast.ListComp, ast.DictComp, ast.SetComp)
+
+
+class ModuleContext:
+    """One analysed module, as the rules see it."""
+
+    def __init__(self, analysis: ModuleAnalysis) -> None:
+        self.analysis = analysis
+        self._index = analysis.index
+        self.path = analysis.index.path
+        self.lines = analysis.index.parsed.lines
+        self.text = analysis.index.parsed.text
+        self.tree = analysis.index.parsed.tree
+        #: every traced function of the module
+        self.functions: list[TracedFunction] = analysis.functions
+        #: every application of jit/pmap in the module
+        self.jit_sites: list[JitSite] = analysis.jit_sites
+        #: module-level names and their assigned values (None for imports, functions, classes)
+        self.module_values: dict[str, ast.expr | None] = analysis.index.module_values
+        #: per-module results that several rules share (computed by the first rule that needs them)
+        self.memo: dict[str, Any] = {}
+
+    # -- findings --------------------------------------------------------------------------------
+
+    def finding(
+        self, rule: Rule, node: ast.AST, message: str, function: str = "<module>", suggestion: str = ""
+    ) -> Finding:
+        """A finding of ``rule`` spanning ``node``, with character (not byte) columns."""
+        line = getattr(node, "lineno", 1)
+        col = getattr(node, "col_offset", 0)
+        end_line = getattr(node, "end_lineno", None) or line
+        end_col = getattr(node, "end_col_offset", None)
+        if end_col is None:
+            end_col = col
+        return Finding(
+            code=rule.code,
+            name=rule.name,
+            message=message,
+            severity=rule.severity,
+            file=self.path,
+            line=line,
+            column=self._char(line, col) + 1,
+            end_line=end_line,
+            end_column=self._char(end_line, end_col) + 1,
+            function=function,
+            suggestion=suggestion,
+        )
+
+    def _char(self, line: int, byte_col: int) -> int:
+        if 1 <= line <= len(self.lines):
+            return char_column(self.lines[line - 1], byte_col)
+        return byte_col
+
+    # -- traced code -----------------------------------------------------------------------------
+
+    def body(self, facts: TracedFunction) -> list[tuple[ast.AST, ast.AST | None]]:
+        """Every node of a traced function's own body with its parent (nested scopes excluded)."""
+        key = id(facts.func)
+        found = self._bodies.get(key)
+        if found is None:
+            found = _walk_scope(facts.func)
+            self._bodies[key] = found
+        return found
+
+    @cached_property
+    def _bodies(self) -> dict[int, list[tuple[ast.AST, ast.AST | None]]]:
+        return {}
+
+    def calls_in_traced_code(self) -> list[tuple[TracedFunction, ast.Call]]:
+        """Every call inside traced code (computed once per module; several rules look at calls)."""
+        found: list[tuple[TracedFunction, ast.Call]] | None = self.memo.get("calls")
+        if found is None:
+            found = [
+                (facts, node)
+                for facts in self.functions
+                for node, _ in self.body(facts)
+                if isinstance(node, ast.Call)
+            ]
+            self.memo["calls"] = found
+        return found
+
+    def traced(self, func: FuncNode) -> TracedFunction | None:
+        """The facts of ``func`` when it is traced."""
+        for facts in self.functions:
+            if facts.func is func:
+                return facts
+        return None
+
+    @cached_property
+    def call_sites(self) -> list[CallSite]:
+        """Calls of jitted functions in this module."""
+        if self.analysis.call_sites is None:
+            self.analysis.call_sites = find_call_sites(self._index, self.jit_sites)
+        return self.analysis.call_sites
+
+    # -- module structure ------------------------------------------------------------------------
+
+    def name_of(self, func: FuncNode) -> str:
+        """Qualified name of a function of this module (``Model.step``, ``outer.<locals>.f``)."""
+        return self._index.name_of(func)
+
+    def statements_around(self, line: int) -> list[ast.stmt]:
+        """The statements that contain ``line``, outermost first."""
+        return self._index.statement_chain(line)
+
+    def enclosing_loops(self, line: int) -> list[ast.stmt]:
+        """The ``for``/``while`` statements around ``line`` in its innermost function, outermost first."""
+        chain = self.statements_around(line)
+        start = max((i for i, s in enumerate(chain) if isinstance(s, (*_SCOPES[:2],))), default=-1)
+        return [s for s in chain[start + 1 :] if isinstance(s, _LOOPS)]
+
+    def is_function(self, name: str) -> bool:
+        """A module-level ``def`` or ``class`` of that name."""
+        return name in self._index.defs or name in self._index.classes
+
+    def is_logger(self, name: str) -> bool:
+        """A module-level name bound to ``logging.getLogger(...)`` (or structlog/loguru)."""
+        return name in self._index.loggers
+
+    def imported_names(self) -> dict[str, str]:
+        """Import aliases of the module: local name -> qualified name."""
+        return self._index.names.aliases
+
+    def jitted_name(self, site: JitSite) -> str:
+        """Name of the function a jit site wraps (``step``, ``Model.apply``)."""
+        return self.name_of(site.target) if site.target is not None else (site.bound_name or "function")
+
+    def caller_name(self, cs: CallSite) -> str:
+        """Name of the function that contains a call of a jitted function."""
+        return self.name_of(cs.function) if cs.function is not None else "<module>"
+
+    # -- names -----------------------------------------------------------------------------------
+
+    def qualified_name(self, node: ast.expr, facts: TracedFunction | None = None) -> str | None:
+        """Qualified name of an imported thing (``np.random.rand`` -> ``numpy.random.rand``); inside
+        a traced function, names it binds or closes over are not imports (None)."""
+        if facts is None:
+            return self._index.names.qualify(node)
+        root = node
+        while isinstance(root, ast.Attribute):
+            root = root.value
+        if not isinstance(root, ast.Name):
+            return None
+        if root.id in facts.local_aliases:
+            return self._index.names.qualify(node, facts.local_aliases)
+        if root.id in facts.local_names or root.id in facts.closure or root.id in facts.comp_names:
+            return None
+        return self._index.names.qualify(node)
+
+    def is_builtin(self, facts: TracedFunction, name: str) -> bool:
+        """True when ``name`` refers to the builtin of that name (not shadowed anywhere visible)."""
+        return not (
+            name in facts.local_names
+            or name in facts.closure
+            or name in facts.comp_names
+            or name in facts.local_aliases
+            or name in self._index.module_values
+            or name in self._index.names.aliases
+        )
+
+    # -- value origins ---------------------------------------------------------------------------
+
+    def origin(self, facts: TracedFunction, node: ast.expr) -> Origin:
+        """Where the object ``node`` refers to comes from, as far as this function can tell."""
+        root = root_name(node)
+        if root is None:
+            return "other"
+        name = root.id
+        if facts.self_name is not None and name == facts.self_name:
+            return "self"
+        if name in facts.comp_names:
+            return "other"
+        flags = facts.flags_of(root)
+        args = facts.func.args
+        if name in {a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)}:
+            return "fresh" if flags & FRESH else "param"
+        if name in facts.local_names:
+            return "fresh" if flags & FRESH else "alias"
+        if name in facts.closure:
+            return "closure-fresh" if facts.closure[name] & FRESH else "closure"
+        if name in self._index.names.module_aliases or name in facts.local_aliases:
+            return "module"
+        if name in self._index.names.aliases:
+            return "other"
+        return "global"
+
+    def uses_refs(self) -> bool:
+        """True for modules that write to mutable refs (Pallas kernels, ``jax.new_ref``)."""
+        cached = self.memo.get("uses_refs")
+        if cached is None:
+            aliases = self._index.names.aliases.values()
+            cached = any(q.startswith(_REF_MODULES) for q in aliases) or any(
+                m in self.text for m in _REF_MAKERS
+            )
+            self.memo["uses_refs"] = cached
+        return bool(cached)
+
+    def is_ref_write(self, target: ast.Subscript) -> bool:
+        """``o_ref[...] = v``: a write to a mutable ref, which is how Pallas kernels and jax refs work."""
+        index = target.slice
+        if isinstance(index, ast.Constant) and index.value is Ellipsis:
+            return True
+        root = root_name(target)
+        if root is not None and root.id.lower().endswith(_REF_SUFFIXES):
+            return True
+        return self.uses_refs()
+
+    def known_container(self, facts: TracedFunction, node: ast.expr) -> bool:
+        """True when ``node`` is known to be a Python list/dict/set (so ``.update()`` mutates it)."""
+        if facts.flags_of(node) & CONTAINER:
+            return True
+        if isinstance(node, ast.Name):
+            if facts.closure.get(node.id, 0) & CONTAINER:
+                return True
+            if node.id not in facts.local_names and node.id not in facts.closure:
+                value = self._index.module_values.get(node.id)
+                if isinstance(value, _CONTAINER_NODES):
+                    return True
+                if isinstance(value, ast.Call):
+                    return last_name(value.func) in _CONTAINER_MAKERS
+        return False
+
+    def mutates(self, facts: TracedFunction, call: ast.Call) -> bool:
+        """``x.append(v)`` always mutates; ``x.update(v)``/``x.pop()``/... only when ``x`` is a known
+        container (``optimizer.update(...)`` is a functional API, not a dict update)."""
+        func = call.func
+        if not isinstance(func, ast.Attribute) or func.attr not in MUTATORS:
+            return False
+        return func.attr in _LIST_MUTATORS or self.known_container(facts, func.value)
+
+    @staticmethod
+    def is_array_update(facts: TracedFunction, target: ast.Subscript) -> bool:
+        """Item assignment on a JAX array (JS204) rather than on a Python container (JS104)."""
+        flags = facts.flags_of(target.value)
+        if not flags & ARRAY or flags & CONTAINER:
+            return False
+        index = target.slice
+        return not (isinstance(index, ast.Constant) and isinstance(index.value, str))
+
+
+# -- small AST helpers for messages and matching ---------------------------------------------------
+
+
+def root_name(node: ast.expr) -> ast.Name | None:
+    """The name at the root of ``a.b[c].d``."""
+    while isinstance(node, (ast.Attribute, ast.Subscript)):
+        node = node.value
+    return node if isinstance(node, ast.Name) else None
+
+
+def traced_because(facts: TracedFunction) -> str:
+    """`` (`f` is traced: decorated with @jax.jit)`` -- why the function counts as traced."""
+    return f" (`{facts.qualname}` is traced: {facts.reason})" if facts.reason else ""
+
+
+def label(node: ast.expr) -> str:
+    """Short source text for a node, for messages."""
+    text = ast.unparse(node)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def _walk_scope(func: FuncNode) -> list[tuple[ast.AST, ast.AST | None]]:
+    roots: list[ast.AST] = [func.body] if isinstance(func, ast.Lambda) else list(func.body)
+    out: list[tuple[ast.AST, ast.AST | None]] = []
+    stack: list[tuple[ast.AST, ast.AST | None]] = [(r, None) for r in reversed(roots)]
+    while stack:
+        node, parent = stack.pop()
+        out.append((node, parent))
+        if isinstance(node, _SCOPES):
+            continue
+        for child in reversed(child_nodes(node)):
+            stack.append((child, node))
+    return out

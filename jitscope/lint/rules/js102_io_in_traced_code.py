@@ -1,0 +1,146 @@
+"""JS102 `io-in-traced-code`: docs, examples, static check and `jitscope lint --trace` check."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+
+from jitscope.lint.context import (
+    ModuleContext,
+    TracedFunction,
+    traced_because,
+    words,
+)
+from jitscope.lint.rule import Rule
+from jitscope.model.effects import EffectKind
+from jitscope.model.lint import Finding
+
+_IO_PREFIXES = (
+    "subprocess.",
+    "shutil.",
+    "socket.",
+    "urllib.request.",
+    "requests.",
+    "httpx.",
+    "http.client.",
+    "ftplib.",
+    "smtplib.",
+    "tempfile.",
+    "glob.",
+    "sqlite3.",
+    "aiohttp.",
+)
+
+
+_IO_EXACT = words(
+    "io.open pickle.load pickle.dump json.load json.dump numpy.save numpy.savez "
+    "numpy.savez_compressed numpy.savetxt numpy.load numpy.loadtxt numpy.genfromtxt numpy.fromfile "
+    "builtins.open webbrowser.open"
+)
+
+
+_OS_PATH_IO = words(
+    "exists lexists isfile isdir islink ismount getsize getmtime getatime getctime realpath samefile"
+)
+
+
+_OS_PURE = words(
+    "fspath fsencode fsdecode getenv cpu_count getpid getcwd get_terminal_size sep linesep name "
+    "urandom getrandom environ PathLike strerror"
+)
+
+
+_PATH_IO_METHODS = words(
+    "read_text write_text read_bytes write_bytes open mkdir unlink touch rmdir iterdir glob rglob "
+    "exists is_file is_dir rename replace stat"
+)
+
+
+class IoInTracedCode(Rule):
+    """File, OS, network or subprocess I/O inside traced code.
+
+    ## What it does
+    Flags `open()`, `input()`, `os.*` and `os.path` file checks, `shutil`, `subprocess`,
+    `socket`, `requests`, `pickle`/`json` load and dump, `np.save`/`np.load` and
+    `pathlib.Path` reads and writes inside a traced function.
+
+    ## Why is this bad?
+    I/O happens once, at trace time. A file read is baked into the compiled
+    computation as a constant; a write happens on the first call only.
+
+    ## Example
+    ```python
+    @jax.jit
+    def step(x):
+        with open("log.txt", "a") as f:
+            f.write("step\\n")
+        return x + 1
+    ```
+
+    ## Use instead
+    ```python
+    def host_log(x):
+        with open("log.txt", "a") as f:
+            f.write(f"{x}\\n")
+
+    @jax.jit
+    def step(x):
+        jax.debug.callback(host_log, x)
+        return x + 1
+    ```
+    """
+
+    code = "JS102"
+    name = "io-in-traced-code"
+    severity = "error"
+    summary = "file, OS, network or subprocess I/O inside traced code happens only at trace time"
+    effect_kinds = frozenset({EffectKind.FILE_IO, EffectKind.OS, EffectKind.NETWORK, EffectKind.SUBPROCESS})
+    bad = (
+        "import jax\n@jax.jit\ndef f(x):\n    with open('log.txt', 'a') as fh:\n        fh.write('x')\n    return x\n",
+        "import jax, numpy as np\n@jax.jit\ndef f(x):\n    w = np.load('w.npy')\n    return x * w\n",
+        "import os, jax\n@jax.jit\ndef f(x):\n    if os.path.exists('flag'):\n        return x\n    return -x\n",
+        "import subprocess, jax\n@jax.vmap\ndef f(x):\n    subprocess.run(['true'])\n    return x\n",
+    )
+    good = (
+        "import os, jax\nW = os.path.join('a', 'b')\n@jax.jit\ndef f(x):\n    name = os.path.join('a', 'b')\n    return x\n",
+        "def load(path):\n    with open(path) as fh:\n        return fh.read()\n",
+    )
+
+    def check(self, ctx: ModuleContext) -> Iterator[Finding]:
+        for facts, call in ctx.calls_in_traced_code():
+            what = self._what(ctx, facts, call)
+            if what:
+                yield ctx.finding(
+                    self,
+                    call,
+                    f"{what} in `{facts.qualname}` runs only once, while JAX traces it"
+                    + traced_because(facts),
+                    facts.qualname,
+                    "do the I/O outside the jitted function, or in jax.debug.callback / jax.experimental.io_callback",
+                )
+
+    @staticmethod
+    def _what(ctx: ModuleContext, facts: TracedFunction, call: ast.Call) -> str | None:
+        func = call.func
+        if isinstance(func, ast.Name) and func.id in ("open", "input") and ctx.is_builtin(facts, func.id):
+            return f"{func.id}()"
+        if (
+            isinstance(func, ast.Attribute)
+            and func.attr in _PATH_IO_METHODS
+            and isinstance(func.value, ast.Call)
+        ):
+            maker = ctx.qualified_name(func.value.func, facts)
+            if maker in ("pathlib.Path", "pathlib.PurePath"):
+                return f"Path.{func.attr}()"
+        qualified = ctx.qualified_name(func, facts)
+        if not qualified:
+            return None
+        if qualified in _IO_EXACT or qualified.startswith(_IO_PREFIXES):
+            return f"{qualified}()"
+        parts = qualified.split(".")
+        if parts[0] == "os" and len(parts) >= 2:
+            if parts[1] == "path":
+                return f"{qualified}()" if len(parts) == 3 and parts[2] in _OS_PATH_IO else None
+            if parts[1] not in _OS_PURE:
+                return f"{qualified}()"
+        return None

@@ -1,0 +1,151 @@
+"""JS301 `unhashable-static-argument`: docs, examples, static check and `jitscope lint --trace` check."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+
+from jitscope.lint.context import (
+    CallSite,
+    JitSite,
+    ModuleContext,
+    argument_for,
+    label,
+    param_defaults,
+    static_params,
+)
+from jitscope.lint.rule import Rule
+from jitscope.model.lint import Finding
+
+_UNHASHABLE_NODES = (ast.List, ast.Dict, ast.Set, ast.ListComp, ast.DictComp, ast.SetComp)
+
+
+_ARRAY_MAKERS = frozenset({"array", "asarray", "zeros", "ones", "arange", "empty", "full", "linspace"})
+
+
+_UNHASHABLE_ANNOTATIONS = frozenset(
+    {"list", "dict", "set", "List", "Dict", "Set", "ndarray", "Array", "MutableMapping"}
+)
+
+
+def _site_name(ctx: ModuleContext, site: JitSite) -> str:
+    return ctx.name_of(site.target) if site.target is not None else (site.bound_name or "function")
+
+
+def _where(ctx: ModuleContext, cs: CallSite) -> str:
+    return ctx.name_of(cs.function) if cs.function is not None else "<module>"
+
+
+def _unhashable(ctx: ModuleContext, node: ast.expr) -> str | None:
+    if isinstance(node, _UNHASHABLE_NODES):
+        return {ast.ListComp: "list", ast.DictComp: "dict", ast.SetComp: "set"}.get(
+            type(node), type(node).__name__.lower()
+        )
+    if isinstance(node, ast.Call):
+        if isinstance(node.func, ast.Name) and node.func.id in ("list", "dict", "set", "bytearray"):
+            return node.func.id
+        qualified = ctx.qualified_name(node.func) or ""
+        head, _, last = qualified.rpartition(".")
+        if head in ("numpy", "jax.numpy") and last in _ARRAY_MAKERS:
+            return "array"
+    return None
+
+
+def _annotated(func: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) -> Iterator[ast.arg]:
+    args = func.args
+    for arg in (*args.posonlyargs, *args.args, *args.kwonlyargs):
+        if arg.annotation is not None:
+            yield arg
+
+
+def _annotation_unhashable(node: ast.expr | None) -> bool:
+    if isinstance(node, ast.Subscript):
+        node = node.value
+    if isinstance(node, ast.Name):
+        return node.id in _UNHASHABLE_ANNOTATIONS
+    if isinstance(node, ast.Attribute):
+        return node.attr in _UNHASHABLE_ANNOTATIONS
+    return False
+
+
+class UnhashableStaticArgument(Rule):
+    """Unhashable value for a static argument.
+
+    ## What it does
+    Flags lists, dicts, sets and arrays passed for (or defaulted into, or annotated
+    on) a parameter that `static_argnums`/`static_argnames` marks static.
+
+    ## Why is this bad?
+    Static arguments are part of the compilation cache key and must be hashable;
+    jit raises `ValueError: Non-hashable static arguments are not supported`.
+
+    ## Example
+    ```python
+    @functools.partial(jax.jit, static_argnames="sizes")
+    def f(x, sizes):
+        return x.reshape(sizes)
+
+    f(x, sizes=[2, 3])
+    ```
+
+    ## Use instead
+    ```python
+    f(x, sizes=(2, 3))
+    ```
+    """
+
+    code = "JS301"
+    name = "unhashable-static-argument"
+    severity = "error"
+    summary = "lists, dicts, sets or arrays given for static arguments are unhashable"
+    failure_kinds = frozenset({"unhashable_static"})
+    bad = (
+        "import jax\nfrom functools import partial\n@partial(jax.jit, static_argnames='sizes')\ndef f(x, sizes):\n    return x.reshape(sizes)\ny = f(1.0, sizes=[1])\n",
+        "import jax\ndef g(x, opts={'a': 1}):\n    return x\ngj = jax.jit(g, static_argnums=(1,))\n",
+        "import jax\nimport numpy as np\nfrom functools import partial\n@partial(jax.jit, static_argnums=1)\ndef f(x, idx):\n    return x[idx]\nf(1.0, np.array([0, 1]))\n",
+    )
+    good = (
+        "import jax\nfrom functools import partial\n@partial(jax.jit, static_argnames='sizes')\ndef f(x, sizes=(1,)):\n    return x.reshape(sizes)\ny = f(1.0, sizes=(1,))\nz = f([1.0], sizes=(1,))\n",
+    )
+
+    def check(self, ctx: ModuleContext) -> Iterator[Finding]:
+        for site in ctx.jit_sites:
+            target = site.target
+            if target is None:
+                continue
+            static = static_params(site)
+            for param, default in param_defaults(target):
+                kind = _unhashable(ctx, default) if param in static else None
+                if kind:
+                    yield ctx.finding(
+                        self,
+                        default,
+                        f"static parameter `{param}` of jitted `{ctx.jitted_name(site)}` "
+                        f"defaults to an unhashable {kind}",
+                        ctx.jitted_name(site),
+                        "use a tuple, frozenset or another hashable value",
+                    )
+            for param_node in _annotated(target):
+                annotation = param_node.annotation
+                if param_node.arg in static and annotation is not None and _annotation_unhashable(annotation):
+                    yield ctx.finding(
+                        self,
+                        param_node,
+                        f"static parameter `{param_node.arg}` of jitted `{ctx.jitted_name(site)}` is "
+                        f"annotated as unhashable `{label(annotation)}`",
+                        ctx.jitted_name(site),
+                        "use a tuple or another hashable type for static parameters",
+                    )
+        for cs in ctx.call_sites:
+            static = static_params(cs.site)
+            for param, arg in argument_for(cs.site, cs.call).items():
+                kind = _unhashable(ctx, arg) if param in static else None
+                if kind:
+                    yield ctx.finding(
+                        self,
+                        arg,
+                        f"unhashable {kind} passed for static argument `{param}` of jitted "
+                        f"`{ctx.jitted_name(cs.site)}`",
+                        ctx.caller_name(cs),
+                        "pass a tuple (or another hashable value) instead",
+                    )
