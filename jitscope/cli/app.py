@@ -20,7 +20,7 @@ from jitscope.errors import EXIT_USAGE, JitscopeError
 EXIT_INTERNAL = 3
 
 #: Command modules under ``jitscope.cli``, in the order ``--help`` lists them.
-COMMAND_MODULES: tuple[str, ...] = ("trace", "bench", "lint", "rule")
+COMMAND_MODULES: tuple[str, ...] = ("trace", "bench", "lint", "run", "rule")
 
 #: Help width when stdout is not a terminal and COLUMNS is not set.
 PIPED_HELP_WIDTH = 100

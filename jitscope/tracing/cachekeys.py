@@ -146,6 +146,11 @@ def diff(before: Key, after: Key) -> tuple[KeyDiff, ...]:
         a, b = before.get(component, "(absent)"), after.get(component, "(absent)")
         if a != b:
             out.append(KeyDiff(component, a, b))
+    # A static argument that appears or disappears: its value says it, its type adds nothing.
+    appeared = {d.component.split(" (static)")[0] for d in out
+                if d.component.endswith("(static): value") and "(absent)" in (d.before, d.after)}
+    out = [d for d in out if not (d.component.endswith("(static): type") and d.component.split(" (static)")[0]
+                                  in appeared)]
     # A changed pytree structure explains its leaves' differences; keep the leaves only if it did not change.
     changed_trees = {d.component.split(":")[0] for d in out if d.component.endswith("pytree structure")}
     return tuple(d for d in out if d.component.endswith("pytree structure")

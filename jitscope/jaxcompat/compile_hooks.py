@@ -1,0 +1,249 @@
+"""Hooks that see every ``jit`` cache miss of a running program, and nothing else.
+
+A cached call of a jitted function runs in JAX's C++ dispatch and never reaches Python.
+When the C++ cache misses, C++ calls back into ``jax._src.pjit``, which calls the
+module-level function ``_infer_params(fun, jit_info, args, kwargs)`` (every JAX from
+0.4.35 to 0.12 has it, by that name and signature), and that calls the tracer
+(``_trace_for_jit`` from 0.7, ``_infer_params_impl`` before) only when its own tracing
+cache misses too. Replacing those two module globals therefore costs nothing on cached
+calls and gives, on every miss, the function object, the jit options and the live
+arguments; the phase durations come from JAX's public monitoring events. ``pmap`` and
+eager op-by-op execution go through the same ``jit`` path on the JAX versions we
+support.
+
+Where a JAX release lacks either function, ``install`` still registers the monitoring
+listeners (compiles are counted and timed by the name JAX reports), and
+``HookStatus.missing`` says what could not be hooked, so ``jitscope run`` can say why
+causes are unavailable instead of failing.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from jitscope.jaxcompat.monitoring import phase_events
+
+#: The tracer that ``_infer_params`` calls on a tracing-cache miss, newest name first.
+_TRACE_FUNCTIONS = ("_trace_for_jit", "_infer_params_impl")
+
+
+class MissObserver(Protocol):
+    """What ``install`` calls. Every method must be cheap and must never raise."""
+
+    def enter(self, fun: Callable[..., Any], jit_info: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+        """A call left JAX's C++ fast path (nested calls, made while tracing, come here too)."""
+
+    def exit(self) -> None:
+        """The matching ``enter`` returned (or raised)."""
+
+    def tracing(self, fun: Callable[..., Any]) -> contextlib.AbstractContextManager[object]:
+        """Wraps a real trace of ``fun`` (a tracing-cache miss)."""
+
+    def on_phase(self, phase: str, seconds: float, fun_name: str | None) -> None:
+        """JAX finished a phase: "trace", "lower" or "compile"."""
+
+
+@dataclass(frozen=True, slots=True)
+class HookStatus:
+    """What ``install`` could hook on this JAX."""
+
+    call_hook: bool  # pjit._infer_params: arguments of every cache miss
+    trace_hook: str | None  # the tracer function's name, or None
+    missing: tuple[str, ...] = ()
+
+
+def _pjit_module() -> Any:
+    try:
+        from jax._src import pjit
+    except ImportError:
+        return None
+    return pjit
+
+
+@contextlib.contextmanager
+def installed(observer: MissObserver) -> Iterator[HookStatus]:
+    """Hook ``observer`` into JAX while the block runs; everything is put back afterwards."""
+    uninstall, status = install(observer)
+    try:
+        yield status
+    finally:
+        uninstall()
+
+
+def install(observer: MissObserver) -> tuple[Callable[[], None], HookStatus]:
+    """Hook ``observer`` into JAX; returns a function that removes the hooks, and what was hooked."""
+    import jax.monitoring as mon
+
+    from jitscope.jaxcompat.features import unregister_listener
+
+    by_event = {event: phase for phase, event in phase_events().items()}
+
+    def on_duration(event: str, duration_secs: float, **kwargs: Any) -> None:
+        phase = by_event.get(event)
+        if phase is not None:
+            name = kwargs.get("fun_name")
+            observer.on_phase(phase, float(duration_secs), name if isinstance(name, str) else None)
+
+    _hide_from_jax_tracebacks()
+    mon.register_event_duration_secs_listener(on_duration)
+    restores: list[Callable[[], None]] = [lambda: unregister_listener("event_duration_listener", on_duration)]
+    missing: list[str] = []
+    pjit = _pjit_module()
+    original_infer = getattr(pjit, "_infer_params", None) if pjit is not None else None
+    if callable(original_infer):
+        def _infer_params(fun: Any, ji: Any, args: Any, kwargs: Any, *rest: Any, **kw: Any) -> Any:
+            observer.enter(fun, ji, args, kwargs)
+            try:
+                return original_infer(fun, ji, args, kwargs, *rest, **kw)
+            finally:
+                observer.exit()
+
+        pjit._infer_params = _infer_params
+        restores.append(lambda: setattr(pjit, "_infer_params", original_infer))
+    else:
+        missing.append("jax._src.pjit._infer_params (arguments of a cache miss)")
+    trace_name = next((n for n in _TRACE_FUNCTIONS if pjit is not None and callable(getattr(pjit, n, None))), None)
+    if trace_name is not None:
+        original_trace = getattr(pjit, trace_name)
+
+        def traced(fun: Any, *rest: Any, **kw: Any) -> Any:
+            with observer.tracing(fun):
+                return original_trace(fun, *rest, **kw)
+
+        setattr(pjit, trace_name, traced)
+        restores.append(lambda: setattr(pjit, trace_name, original_trace))
+    else:
+        missing.append("the jit tracer (side effects while tracing)")
+
+    def uninstall() -> None:
+        for restore in reversed(restores):
+            restore()
+
+    return uninstall, HookStatus(callable(original_infer), trace_name, tuple(missing))
+
+
+def _hide_from_jax_tracebacks() -> None:
+    """Keep the two wrappers out of the user's tracebacks, as JAX keeps its own frames out."""
+    with contextlib.suppress(Exception):
+        from jax._src import traceback_util
+
+        traceback_util.register_exclusion(__file__)
+
+
+def static_arg_options(jit_info: Any) -> tuple[tuple[int, ...], tuple[str, ...]]:
+    """``static_argnums`` and ``static_argnames`` of a ``PjitInfo``."""
+    nums = getattr(jit_info, "static_argnums", ()) or ()
+    names = getattr(jit_info, "static_argnames", ()) or ()
+    return tuple(int(n) for n in nums), tuple(str(n) for n in names)
+
+
+@dataclass(frozen=True, slots=True)
+class LeafInfo:
+    """What JAX keys on for one array leaf."""
+
+    shape: tuple[int, ...]
+    dtype: str  # numpy name, e.g. "float32"
+    weak_type: bool
+    sharding: str | None  # "uncommitted", "committed to cpu:0", a NamedSharding spec; None for tracers/NumPy
+
+
+def describe_leaf(value: Any, x64: bool) -> LeafInfo | None:
+    """The abstract value JAX sees for ``value``, or None when it is not an array-like leaf."""
+    import numpy as np
+
+    from jitscope.tracing.cachekeys import python_scalar_dtype
+
+    if isinstance(value, (bool, int, float, complex)):
+        name = {"f32": "float32", "f64": "float64", "i32": "int32", "i64": "int64", "c64": "complex64",
+                "c128": "complex128", "bool": "bool"}[python_scalar_dtype(value, x64)]
+        return LeafInfo((), name, True, "uncommitted")
+    aval: Any = getattr(value, "aval", None)
+    shape = getattr(aval, "shape", None)
+    if shape is not None:
+        sharding = _sharding_text(value) if not _is_tracer(value) else None
+        return LeafInfo(tuple(shape), str(np.dtype(aval.dtype)) if _is_numpy_dtype(aval.dtype) else str(aval.dtype),
+                        bool(getattr(aval, "weak_type", False)), sharding)
+    if isinstance(value, (np.ndarray, np.generic)):
+        return LeafInfo(tuple(value.shape), str(value.dtype), False, "uncommitted")
+    return None
+
+
+def _is_numpy_dtype(dtype: Any) -> bool:
+    import numpy as np
+
+    try:
+        np.dtype(dtype)
+    except TypeError:
+        return False
+    return True
+
+
+def _is_tracer(value: Any) -> bool:
+    import jax
+
+    return isinstance(value, jax.core.Tracer)
+
+
+def _sharding_text(value: Any) -> str | None:
+    committed = getattr(value, "_committed", None)
+    sharding = getattr(value, "sharding", None)
+    if committed is None or sharding is None:
+        return None
+    if not committed:
+        return "uncommitted"
+    spec = getattr(sharding, "spec", None)
+    if spec is not None:
+        return f"committed, {type(sharding).__name__}({spec})"
+    devices = getattr(sharding, "device_set", None)
+    if devices is not None and len(devices) == 1:
+        return f"committed to {next(iter(devices))}"
+    return f"committed, {type(sharding).__name__}"
+
+
+def context_components(x64: bool) -> dict[str, str]:
+    """The trace context JAX keys on that users change: x64, the default device, the mesh in use."""
+    import jax
+
+    out = {"config: jax_enable_x64": str(x64)}
+    default_device = _config_value("jax_default_device")
+    out["context: default device"] = str(default_device) if default_device is not None else "(none)"
+    mesh = _current_mesh()
+    out["context: mesh"] = mesh
+    del jax
+    return out
+
+
+def x64_enabled() -> bool:
+    return bool(_config_value("jax_enable_x64"))
+
+
+def _config_value(name: str) -> Any:
+    import jax
+
+    try:
+        return getattr(jax.config, name)
+    except AttributeError:
+        try:
+            return jax.config.read(name)
+        except Exception:  # noqa: BLE001 - an option this JAX does not have
+            return None
+
+
+def _current_mesh() -> str:
+    """The mesh set by ``with mesh:`` / ``jax.sharding.use_mesh``, as its axis sizes, or "(none)"."""
+    candidates: list[Any] = []
+    with contextlib.suppress(Exception):
+        from jax._src import mesh as mesh_lib
+
+        candidates.append(mesh_lib.thread_resources.env.physical_mesh)
+        get_abstract = getattr(mesh_lib, "get_abstract_mesh", None)
+        if get_abstract is not None:
+            candidates.append(get_abstract())
+    for mesh in candidates:
+        if mesh is not None and not getattr(mesh, "empty", True):
+            shape = getattr(mesh, "shape", None)
+            return str(dict(shape)) if shape is not None else str(mesh)
+    return "(none)"

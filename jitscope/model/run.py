@@ -1,0 +1,98 @@
+"""Records of ``jitscope run``: every trace and compile of a whole program, and why it happened.
+
+They hold no JAX objects (functions are named by their definition site, arguments by
+their abstract values), so a run log goes to JSON and back unchanged. The causes are
+``cachekeys.KeyDiff`` values, the same components ``lint --trace`` reports for JS306.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from jitscope.model.common import Location
+from jitscope.model.effects import EffectRecord
+from jitscope.tracing.cachekeys import KeyDiff
+
+#: Version of the ``jitscope.run`` JSON document; bump the major number on a breaking change.
+RUN_SCHEMA_VERSION = "1.0"
+
+#: ``CompileEvent.kind``: the user's jitted function, a function JAX built itself (eager
+#: op-by-op execution, pmap's wrapper), or a compile jitscope saw only as a JAX event.
+USER, JAX_INTERNAL, UNATTRIBUTED = "jit", "jax-internal", "unattributed"
+
+
+@dataclass(frozen=True, slots=True)
+class CompileEvent:
+    """One trip through tracing and/or compilation of one jitted function."""
+
+    index: int  # 1-based, in program order
+    function: str  # qualified name, e.g. "train_step" or "Model.__call__"
+    defined_at: Location | None
+    call_site: Location | None  # the first frame in the user's code
+    number: int  # this function's n-th trace/compile (1 = the first)
+    kind: str = USER
+    signature: str = ""  # the arguments as JAX saw them, e.g. "x: f32[32,784], lr: ~f32[], training=True"
+    at_s: float = 0.0  # seconds since the program started, when the event finished
+    traced: bool = False
+    compiled: bool = False
+    trace_s: float = 0.0
+    lower_s: float = 0.0
+    compile_s: float = 0.0
+    #: Numbers of this function's earlier events nearest to this one (several when equally near).
+    nearest: tuple[int, ...] = ()
+    #: Every component of the cache key that differs from ``nearest[0]``.
+    causes: tuple[KeyDiff, ...] = ()
+    #: An earlier event of this function with exactly the same key (JAX dropped that cache entry).
+    same_key_as: int = 0
+    effects: tuple[EffectRecord, ...] = ()
+    error: str | None = None  # tracing raised this (the program saw the exception)
+
+    @property
+    def total_s(self) -> float:
+        return self.trace_s + self.lower_s + self.compile_s
+
+    @property
+    def is_recompile(self) -> bool:
+        return self.number > 1
+
+
+@dataclass(frozen=True, slots=True)
+class FunctionSummary:
+    """All events of one function."""
+
+    function: str
+    defined_at: Location | None
+    kind: str
+    events: int
+    compiles: int
+    trace_s: float
+    lower_s: float
+    compile_s: float
+    #: Distinct causes, e.g. "batch['x']: shape", with how many recompiles each explains.
+    causes: tuple[tuple[str, int], ...] = ()
+
+    @property
+    def total_s(self) -> float:
+        return self.trace_s + self.lower_s + self.compile_s
+
+
+@dataclass(frozen=True, slots=True)
+class RunRecord:
+    """The whole log of one ``jitscope run``."""
+
+    program: str  # "path/to/train.py" or "-m pkg.module"
+    argv: tuple[str, ...]
+    exit_code: int
+    outcome: str  # "exited 0", "raised ValueError", "interrupted (Ctrl-C)"
+    wall_s: float
+    events: tuple[CompileEvent, ...]
+    functions: tuple[FunctionSummary, ...]
+    gate_failures: tuple[str, ...] = ()
+    notes: tuple[str, ...] = ()
+    jax_version: str | None = None
+    kind: str = "jitscope.run"
+    schema_version: str = RUN_SCHEMA_VERSION
+
+    @property
+    def compile_s(self) -> float:
+        return sum(f.total_s for f in self.functions)

@@ -1,0 +1,147 @@
+"""Render ``jitscope run``: one live line per compile, and the summary at exit.
+
+Records in, rich renderables out (no jax here). The live line is modelled on torch's
+``TORCH_LOGS=recompiles``: which function, which compile, where it was called from, and
+every cache-key component that changed, so the cause is on the line itself.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from rich.console import Group, RenderableType
+from rich.table import Table
+from rich.text import Text
+
+from jitscope.model.run import USER, CompileEvent, FunctionSummary, RunRecord
+from jitscope.render.bench import fmt_time
+
+#: How many recompile causes the summary lists per function before "... and N more".
+MAX_CAUSES = 4
+
+
+def phases_text(trace_s: float, lower_s: float, compile_s: float) -> str:
+    parts = [f"{name} {fmt_time(s)}" for name, s in (("trace", trace_s), ("lower", lower_s), ("compile", compile_s))
+             if s > 0]
+    return ", ".join(parts) if parts else "no phase reported"
+
+
+def describe_causes(event: CompileEvent) -> str:
+    """Why this event happened, in one line."""
+    if event.number == 1:
+        return ""
+    if event.same_key_as:
+        return (f"same cache key as compile {event.same_key_as}: JAX dropped that entry "
+                "(cache cleared, the jitted object was garbage-collected, or a key part jitscope cannot see)")
+    if not event.causes:
+        return "cause unknown (jitscope did not see this call's arguments)"
+    changed = "; ".join(str(c) for c in event.causes)
+    vs = f"vs compile {event.nearest[0]}" if event.nearest else ""
+    if len(event.nearest) > 1:
+        vs = "equally near compiles " + ", ".join(map(str, event.nearest)) + f"; vs {event.nearest[0]}"
+    return f"{changed} ({vs})" if vs else changed
+
+
+def should_log(event: CompileEvent, mode: str) -> bool:
+    if mode == "none" or event.kind != USER:
+        return False
+    return mode == "compiles" or event.number > 1
+
+
+def render_event_line(event: CompileEvent) -> Text:
+    """``jitscope: recompile 3 of step (train.py:12) from train.py:40 [trace 4 ms, compile 80 ms]: x: shape ...``."""
+    what = "recompile" if event.number > 1 else "compile"
+    if not event.compiled:
+        what = "retrace" if event.number > 1 else "trace"
+    text = Text("jitscope: ", style="jitscope.muted")
+    text.append(f"{what} {event.number}", style="jitscope.warn" if event.number > 1 else "jitscope.title")
+    text.append(f" of {event.function}")
+    if event.defined_at is not None:
+        text.append(f" ({event.defined_at})", style="jitscope.path")
+    if event.call_site is not None:
+        text.append(" from ")
+        text.append(str(event.call_site), style="jitscope.path")
+    text.append(f" [{phases_text(event.trace_s, event.lower_s, event.compile_s)}]", style="jitscope.muted")
+    causes = describe_causes(event)
+    text.append(f": {causes}" if causes else f": {event.signature}")
+    if event.error:
+        text.append(f" (tracing raised {event.error})", style="jitscope.bad")
+    for effect in event.effects:
+        text.append("\n  trace-time side effect: ", style="jitscope.warn")
+        text.append(effect.describe())
+    return text
+
+
+def _share(part: float, whole: float) -> str:
+    return f"{100 * part / whole:.0f}%" if whole > 0 else "n/a"
+
+
+def render_summary(record: RunRecord) -> RenderableType:
+    """The exit summary: per function, compiles, phase times, share of wall time, and the causes."""
+    mine = [f for f in record.functions if f.kind == USER]
+    internal = [f for f in record.functions if f.kind != USER]
+    total = record.compile_s
+    recompiles = sum(max(f.events - 1, 0) for f in mine)
+    head = Text("jitscope run: ", style="jitscope.title")
+    head.append(f"{record.program} {record.outcome} after {fmt_time(record.wall_s)}; ")
+    head.append(f"{sum(f.compiles for f in mine)} compiles of {len(mine)} jitted function{'s' * (len(mine) != 1)} "
+                f"({recompiles} recompiles), {fmt_time(total)} tracing and compiling "
+                f"= {_share(total, record.wall_s)} of wall time")
+    parts: list[RenderableType] = [head]
+    if mine:
+        parts.append(_functions_table(mine, record.wall_s))
+        parts.extend(_cause_lines(mine, record.events))
+    if internal:
+        count = sum(f.events for f in internal)
+        names = ", ".join(f"{f.function} x{f.events}" if f.events > 1 else f.function for f in internal[:6])
+        more = ", ..." if len(internal) > 6 else ""
+        parts.append(Text(f"JAX-internal compiles (eager op-by-op execution, pmap's wrapper): {count} in "
+                          f"{fmt_time(sum(f.total_s for f in internal))}: {names}{more}", style="jitscope.muted"))
+    effects = [e for e in record.events if e.effects]
+    if effects:
+        seen: dict[str, int] = {}
+        for event in effects:
+            for effect in event.effects:
+                seen[effect.describe()] = seen.get(effect.describe(), 0) + 1
+        parts.append(Text("trace-time side effects (they run once per trace, never in the compiled program):",
+                          style="jitscope.warn"))
+        parts.extend(Text(f"  {line}" + (f" [{n} traces]" if n > 1 else "")) for line, n in seen.items())
+    parts.extend(Text(f"note: {note}", style="jitscope.muted") for note in record.notes)
+    if not record.events:
+        parts.append(Text("no JAX traces or compiles were seen", style="jitscope.muted"))
+    return Group(*parts)
+
+
+def _functions_table(functions: Sequence[FunctionSummary], wall_s: float) -> Table:
+    table = Table(box=None, pad_edge=False, show_edge=False, header_style="jitscope.heading")
+    for name, justify in (("function", "left"), ("defined at", "left"), ("compiles", "right"),
+                          ("trace", "right"), ("lower", "right"), ("compile", "right"), ("share", "right")):
+        table.add_column(name, justify=justify)  # type: ignore[arg-type]
+    for f in functions:
+        compiles = Text(str(f.compiles if f.compiles else f.events),
+                        style="jitscope.warn" if f.events > 1 else "jitscope.number")
+        table.add_row(Text(f.function), Text(str(f.defined_at or "?"), style="jitscope.path"), compiles,
+                      fmt_time(f.trace_s), fmt_time(f.lower_s), fmt_time(f.compile_s), _share(f.total_s, wall_s))
+    return table
+
+
+def _cause_lines(functions: Sequence[FunctionSummary], events: Sequence[CompileEvent]) -> list[Text]:
+    lines = []
+    for f in functions:
+        again = [e for e in events if e.function == f.function and e.defined_at == f.defined_at and e.number > 1]
+        if not again:
+            continue
+        lines.append(Text(f"{f.function}: {len(again)} recompile{'s' if len(again) > 1 else ''}, because:",
+                          style="jitscope.title"))
+        for event in again[:MAX_CAUSES]:
+            line = Text(f"  {event.number}: ")
+            if event.call_site is not None:
+                line.append(str(event.call_site), style="jitscope.path")
+                line.append(" ")
+            line.append(describe_causes(event))
+            lines.append(line)
+        if len(again) > MAX_CAUSES:
+            counts = ", ".join(f"{name} x{n}" for name, n in f.causes[:4])
+            lines.append(Text(f"  ... and {len(again) - MAX_CAUSES} more (all causes: {counts})",
+                              style="jitscope.muted"))
+    return lines

@@ -1,0 +1,278 @@
+"""The observer behind ``jitscope run``: turns JAX's cache misses into ``CompileEvent`` records.
+
+``jaxcompat.compile_hooks`` calls it only when a call leaves JAX's C++ fast path, so a
+cached call costs nothing. For each miss it keeps the function and arguments (a
+handle, never stored in a record) until JAX reports the phases that follow (trace,
+lower, compile); when the compile is done, or the next miss on the same thread
+starts, the event is frozen into a record with its cache key compared against every
+earlier key of the same function (``cachekeys.nearest``). Nested misses (an inner jit
+called while an outer one is being traced) belong to the outer one's trace.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+import threading
+import time
+import weakref
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from jitscope.model.common import Location
+from jitscope.model.effects import EffectRecord
+from jitscope.model.run import JAX_INTERNAL, UNATTRIBUTED, USER, CompileEvent
+from jitscope.tracing.cachekeys import Key, KeyDiff, nearest
+from jitscope.userframes import IsUserFile, default_is_user_file, display_path
+
+_JITSCOPE_DIR = __file__.rsplit("/", 2)[0]
+
+
+@dataclass
+class _Miss:
+    """One call that left the fast path: live objects until the event is frozen."""
+
+    fun: Any
+    jit_info: Any
+    args: Any
+    kwargs: Any
+    started: bool = False
+    traced: bool = False
+    compiled: bool = False
+    trace_s: float = 0.0
+    lower_s: float = 0.0
+    compile_s: float = 0.0
+    group: str = ""
+    function: str = ""
+    kind: str = USER
+    defined_at: Location | None = None
+    call_site: Location | None = None
+    key: Key = field(default_factory=dict)
+    signature: str = ""
+    effects: tuple[EffectRecord, ...] = ()
+    error: str | None = None
+
+
+class _ThreadState(threading.local):
+    def __init__(self) -> None:
+        self.depth = 0
+        self.tracing = False
+        self.miss: _Miss | None = None
+
+
+def jax_name(name: str | None) -> str | None:
+    """``jit(f)`` (lowering and compile events) and ``f`` (trace events) both name f."""
+    if name is None:
+        return None
+    while name.startswith(("jit(", "pjit(")) and name.endswith(")"):
+        name = name[name.index("(") + 1 : -1]
+    return name
+
+
+class RunObserver:
+    """Collects ``CompileEvent`` records; ``on_event`` is called as each one is complete."""
+
+    def __init__(self, *, effects: bool = True, is_user_file: IsUserFile = default_is_user_file,
+                 on_event: Callable[[CompileEvent], None] | None = None,
+                 clock: Callable[[], float] = time.perf_counter) -> None:
+        self.effects = effects
+        self.on_event = on_event
+        self.events: list[CompileEvent] = []
+        self.notes: list[str] = []
+        self._clock = clock
+        self._start = clock()
+        self._is_user_file = is_user_file
+        self._user_files: dict[str, bool] = {}
+        self._state = _ThreadState()
+        self._lock = threading.RLock()
+        self._keys: dict[str, list[tuple[int, Key]]] = {}
+        self._objects: dict[str, list[Any]] = {}
+        self._internal_errors = 0
+
+    # ------------------------------------------------------------ MissObserver
+
+    def enter(self, fun: Callable[..., Any], jit_info: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+        state = self._state
+        state.depth += 1
+        if state.depth == 1:
+            previous, state.miss = state.miss, _Miss(fun, jit_info, args, kwargs)
+            if previous is not None:
+                self._guard(self._finish, previous)
+
+    def exit(self) -> None:
+        self._state.depth -= 1
+
+    @contextlib.contextmanager
+    def tracing(self, fun: Callable[..., Any]) -> Iterator[object]:
+        state = self._state
+        miss = state.miss
+        if state.depth != 1 or miss is None or state.tracing or miss.fun is not fun:
+            yield None
+            return
+        self._guard(self._begin, miss)
+        miss.traced = True
+        state.tracing = True
+        watch_cm = self._effect_watch(fun) if self.effects and miss.kind == USER else contextlib.nullcontext()
+        try:
+            with watch_cm as watch:
+                try:
+                    yield None
+                except BaseException as exc:
+                    miss.error = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}".rstrip(": ")
+                    raise
+                finally:
+                    state.tracing = False
+            if watch is not None:
+                miss.effects = watch.record().effects
+        finally:
+            if miss.error is not None:
+                state.miss = None
+                self._guard(self._finish, miss)
+
+    def on_phase(self, phase: str, seconds: float, fun_name: str | None) -> None:
+        state = self._state
+        if state.depth > 1:
+            return  # a phase of an inner jit while an outer one traces: part of the outer trace
+        miss = state.miss
+        name = jax_name(fun_name)
+        if miss is None or (name is not None and name != jax_name(getattr(miss.fun, "__name__", None))
+                            and miss.fun is not None and _has_name(miss.fun)):
+            miss = _Miss(None, None, None, None, function=name or "?", kind=UNATTRIBUTED, group=f"?{name}")
+            if phase != "compile":
+                state.miss = miss
+        if not miss.started:
+            self._guard(self._begin, miss)
+        if phase == "trace":
+            miss.trace_s += seconds
+        elif phase == "lower":
+            miss.lower_s += seconds
+        elif phase == "compile":
+            miss.compile_s += seconds
+            miss.compiled = True
+            if state.miss is miss:
+                state.miss = None
+            self._guard(self._finish, miss)
+
+    # ------------------------------------------------------------ results
+
+    def finish(self) -> list[CompileEvent]:
+        """Freeze what is still pending on this thread (a trace without a compile) and return every event."""
+        miss, self._state.miss = self._state.miss, None
+        if miss is not None:
+            self._guard(self._finish, miss)
+        if self._internal_errors:
+            self.notes.append(f"jitscope's observer hit {self._internal_errors} internal error(s); "
+                              "some events may lack causes (JITSCOPE_DEBUG=1 raises them)")
+        return list(self.events)
+
+    def elapsed(self) -> float:
+        return self._clock() - self._start
+
+    # ------------------------------------------------------------ internals
+
+    def _guard(self, method: Callable[[_Miss], None], miss: _Miss) -> None:
+        """The observer runs inside JAX's dispatch: it must never raise into the user's program."""
+        try:
+            method(miss)
+        except Exception:
+            import os
+
+            if os.environ.get("JITSCOPE_DEBUG"):
+                raise
+            self._internal_errors += 1
+
+    def _effect_watch(self, fun: Any) -> contextlib.AbstractContextManager[Any]:
+        from jitscope.run.keys import unwrap_function
+        from jitscope.tracing.effects import watch_effects
+
+        code = getattr(unwrap_function(fun), "__code__", None)
+        return watch_effects(code, is_user_file=self._is_user_file)
+
+    def _is_user(self, filename: str) -> bool:
+        known = self._user_files.get(filename)
+        if known is None:
+            known = self._user_files[filename] = (self._is_user_file(filename)
+                                                  and not filename.startswith(_JITSCOPE_DIR))
+        return known
+
+    def _begin(self, miss: _Miss) -> None:
+        """First phase of a miss: name it, find the user's call site and build its cache key."""
+        miss.started = True
+        miss.call_site = self._call_site()
+        if miss.fun is None:
+            return
+        from jitscope.jaxcompat.compile_hooks import context_components, x64_enabled
+        from jitscope.run.keys import closure_text, live_key, unwrap_function
+
+        inner = unwrap_function(miss.fun)
+        code = getattr(inner, "__code__", None)
+        miss.function = getattr(inner, "__qualname__", None) or getattr(miss.fun, "__name__", None) or repr(inner)
+        if code is not None:
+            miss.defined_at = Location(display_path(code.co_filename), code.co_firstlineno, miss.function)
+            miss.group = f"{code.co_filename}:{code.co_firstlineno}:{miss.function}"
+            if not self._is_user(code.co_filename):
+                miss.kind = JAX_INTERNAL if "/jax/" in code.co_filename else USER
+        else:
+            miss.group = f"{type(inner).__qualname__}:{miss.function}"
+        if miss.kind == JAX_INTERNAL:
+            # eager op-by-op execution: JAX jits each primitive; name it after the primitive
+            miss.function = getattr(miss.fun, "__name__", miss.function)
+            miss.group = f"jax:{miss.function}"
+        x64 = x64_enabled()
+        key, miss.signature = live_key(miss.fun, miss.jit_info, tuple(miss.args), dict(miss.kwargs), x64=x64)
+        if miss.kind != JAX_INTERNAL:  # JAX builds a new function per eager op; its closure says enough
+            key["function: object"] = self._object_label(miss.group, miss.fun)
+        key["function: closure"] = closure_text(miss.fun, x64)
+        key.update(context_components(x64))
+        miss.key = key
+
+    def _object_label(self, group: str, fun: Any) -> str:
+        """"#n": which distinct function object of this code this is (a new one per loop iteration: jit in a loop)."""
+        anchor = getattr(fun, "__self__", None) if hasattr(fun, "__func__") else fun
+        known = self._objects.setdefault(group, [])
+        for index, ref in enumerate(known, start=1):
+            obj = ref() if isinstance(ref, weakref.ref) else ref
+            if obj is anchor:
+                return f"#{index}"
+        try:
+            known.append(weakref.ref(anchor))
+        except TypeError:
+            known.append(anchor)
+        return f"#{len(known)}"
+
+    def _call_site(self) -> Location | None:
+        frame = sys._getframe(2)
+        while frame is not None:
+            filename = frame.f_code.co_filename
+            if self._is_user(filename):
+                return Location(display_path(filename), frame.f_lineno, frame.f_code.co_name)
+            frame = frame.f_back  # type: ignore[assignment]
+        return None
+
+    def _finish(self, miss: _Miss) -> None:
+        if not miss.started:
+            return
+        with self._lock:
+            earlier = self._keys.setdefault(miss.group, [])
+            number = len(earlier) + 1
+            same = next((label for label, key in earlier if key == miss.key), 0) if miss.key else 0
+            near = None if same or not miss.key else nearest(earlier, miss.key)
+            causes: tuple[KeyDiff, ...] = near.diffs if near is not None else ()
+            earlier.append((number, miss.key))
+            event = CompileEvent(
+                index=len(self.events) + 1, function=miss.function, defined_at=miss.defined_at,
+                call_site=miss.call_site, number=number, kind=miss.kind, signature=miss.signature,
+                at_s=round(self.elapsed(), 6), traced=miss.traced, compiled=miss.compiled,
+                trace_s=miss.trace_s, lower_s=miss.lower_s, compile_s=miss.compile_s,
+                nearest=near.labels if near is not None else ((same,) if same else ()), causes=causes,
+                same_key_as=same, effects=miss.effects, error=miss.error,
+            )
+            self.events.append(event)
+        miss.fun = miss.args = miss.kwargs = miss.jit_info = None  # drop the live objects now
+        if self.on_event is not None:
+            self.on_event(event)
+
+
+def _has_name(fun: Any) -> bool:
+    return isinstance(getattr(fun, "__name__", None), str)

@@ -1,0 +1,184 @@
+"""Run the user's program as ``python path.py ARGS`` or ``python -m pkg.mod ARGS`` would.
+
+The program runs in this process as ``__main__`` (``runpy``), with ``sys.argv`` and
+``sys.path[0]`` set the way the interpreter sets them, stdin and stdout untouched. Its
+exit is turned into an exit code the way the interpreter does it: ``sys.exit(n)``
+gives n, an uncaught exception prints its traceback through ``sys.excepthook`` (so a
+hook the program installed is honoured) and gives 1, Ctrl-C prints the
+KeyboardInterrupt traceback and gives 130. The frames of runpy and jitscope that sit
+below the program are cut from the traceback, so it reads as Python's own.
+"""
+
+from __future__ import annotations
+
+import importlib.abc
+import importlib.machinery
+import importlib.util
+import os
+import runpy
+import sys
+import types
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from jitscope.errors import UsageError
+
+EXIT_INTERRUPTED = 130
+_JITSCOPE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def _hidden(filename: str) -> bool:
+    """runpy's and jitscope's frames below the program: Python's own traceback would not have them."""
+    return filename in ("<frozen runpy>", runpy.__file__) or filename.startswith(_JITSCOPE_DIR)
+
+
+@dataclass(frozen=True, slots=True)
+class Program:
+    """What to run: a script path or a module name, and its arguments."""
+
+    path: str | None
+    module: str | None
+    args: tuple[str, ...] = ()
+
+    @property
+    def display(self) -> str:
+        return f"-m {self.module}" if self.module else str(self.path)
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    exit_code: int
+    description: str  # "exited 0", "raised ValueError", "interrupted (Ctrl-C)"
+
+
+def check_program(program: Program) -> None:
+    """Refuse a missing script or module before anything runs (exit 2, one line)."""
+    if program.module is not None:
+        try:
+            found = importlib.util.find_spec(program.module)
+        except (ImportError, ValueError):
+            found = None
+        if found is None:
+            raise UsageError(f"no module named {program.module!r}", hint="check the name and that it is importable")
+    elif program.path is None or not os.path.isfile(program.path):
+        raise UsageError(f"no such file: {program.path}", hint="give the path of a Python script, or -m MODULE")
+
+
+def run_program(program: Program) -> Outcome:
+    """Run ``program`` to completion; never raises for what the program does."""
+    saved_argv, saved_path0 = sys.argv[:], sys.path[0] if sys.path else None
+    try:
+        if program.module is not None:
+            sys.argv = [program.module, *program.args]  # run_module replaces argv[0] with the module's file
+            _set_path0(os.getcwd())
+            runpy.run_module(program.module, run_name="__main__", alter_sys=True)
+        else:
+            assert program.path is not None
+            sys.argv = [program.path, *program.args]
+            _set_path0(os.path.dirname(os.path.abspath(program.path)))
+            runpy.run_path(program.path, run_name="__main__")
+    except SystemExit as exc:
+        return _exit_outcome(exc.code)
+    except KeyboardInterrupt as exc:
+        _print_traceback(exc)
+        return Outcome(EXIT_INTERRUPTED, "interrupted (Ctrl-C)")
+    except BaseException as exc:  # noqa: BLE001 - the program's own failure, shown as Python shows it
+        _print_traceback(exc)
+        return Outcome(1, f"raised {type(exc).__name__}")
+    finally:
+        sys.argv = saved_argv
+        if saved_path0 is not None and sys.path:
+            sys.path[0] = saved_path0
+    return Outcome(0, "exited 0")
+
+
+def _set_path0(directory: str) -> None:
+    if sys.path:
+        sys.path[0] = directory
+    else:
+        sys.path.insert(0, directory)
+
+
+def _exit_outcome(code: object) -> Outcome:
+    if code is None:
+        return Outcome(0, "exited 0")
+    if isinstance(code, int):
+        return Outcome(code, f"exited {code}")
+    print(code, file=sys.stderr)  # sys.exit("message"): Python prints it and exits 1
+    return Outcome(1, "exited 1")
+
+
+def _print_traceback(exc: BaseException) -> None:
+    tb = exc.__traceback__
+    while tb is not None and _hidden(tb.tb_frame.f_code.co_filename):
+        tb = tb.tb_next
+    exc = exc.with_traceback(tb)
+    sys.stderr.flush()
+    try:
+        sys.excepthook(type(exc), exc, tb)
+    except Exception:  # noqa: BLE001 - a broken hook: Python falls back to its own printer too
+        sys.__excepthook__(type(exc), exc, tb)
+    sys.stderr.flush()
+
+
+def when_imported(name: str, callback: Callable[[], None]) -> Callable[[], None]:
+    """Call ``callback`` right after top-level module ``name`` is first imported (now, if it already is).
+
+    jitscope must not import jax itself before the program runs: a script that sets
+    ``JAX_PLATFORMS`` or ``JAX_ENABLE_X64`` in ``os.environ`` before ``import jax`` would
+    otherwise see its settings ignored.
+    Returns a function that stops waiting (for a program that never imported it).
+    """
+    if name in sys.modules:
+        callback()
+        return lambda: None
+    watcher = _ImportWatcher(name, callback)
+    sys.meta_path.insert(0, watcher)
+    return lambda: sys.meta_path.remove(watcher) if watcher in sys.meta_path else None
+
+
+class _ImportWatcher(importlib.abc.MetaPathFinder):
+    def __init__(self, name: str, callback: Callable[[], None]) -> None:
+        self.name = name
+        self.callback = callback
+        self.busy = False
+
+    def find_spec(self, fullname: str, path: Any, target: types.ModuleType | None = None
+                  ) -> importlib.machinery.ModuleSpec | None:
+        if fullname != self.name or self.busy:
+            return None
+        self.busy = True
+        try:
+            spec = importlib.util.find_spec(fullname)
+        finally:
+            self.busy = False
+        if spec is None or spec.loader is None:
+            return spec
+        spec.loader = _NotifyingLoader(spec.loader, self)
+        return spec
+
+    def loaded(self) -> None:
+        if self in sys.meta_path:
+            sys.meta_path.remove(self)
+        self.callback()
+
+
+class _NotifyingLoader(importlib.abc.Loader):
+    def __init__(self, loader: Any, watcher: _ImportWatcher) -> None:
+        self._loader = loader
+        self._watcher = watcher
+
+    def create_module(self, spec: importlib.machinery.ModuleSpec) -> types.ModuleType | None:
+        module: types.ModuleType | None = self._loader.create_module(spec)
+        return module
+
+    def exec_module(self, module: types.ModuleType) -> None:
+        self._loader.exec_module(module)
+        if module.__spec__ is not None:
+            module.__spec__.loader = self._loader  # from now on the module looks untouched
+        module.__loader__ = self._loader
+        self._watcher.loaded()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._loader, name)

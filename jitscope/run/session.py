@@ -1,0 +1,58 @@
+"""``jitscope run`` as a library call: observe a program from start to exit, return its ``RunRecord``."""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.metadata
+from collections.abc import Callable, Iterator
+
+from jitscope.model.run import CompileEvent, RunRecord
+from jitscope.run.observer import RunObserver
+from jitscope.run.program import Outcome, Program, run_program, when_imported
+from jitscope.run.summary import Gates, check_gates, summarize
+
+
+@contextlib.contextmanager
+def observing(observer: RunObserver) -> Iterator[list[str]]:
+    """Hook ``observer`` into JAX as soon as the program imports it; unhook on exit. Yields notes."""
+    notes: list[str] = []
+    uninstall: list[Callable[[], None]] = []
+
+    def install() -> None:
+        from jitscope.jaxcompat.compile_hooks import install as install_hooks
+
+        remove, status = install_hooks(observer)
+        uninstall.append(remove)
+        notes.extend(f"not hooked on this JAX: {m}" for m in status.missing)
+
+    stop_waiting = when_imported("jax", install)
+    try:
+        yield notes
+    finally:
+        stop_waiting()
+        if not uninstall:
+            notes.append("the program never imported jax")
+        for remove in uninstall:
+            remove()
+
+
+def run_observed(program: Program, *, effects: bool = True, gates: Gates | None = None,
+                 on_event: Callable[[CompileEvent], None] | None = None) -> RunRecord:
+    """Run ``program`` with the observer installed; the record is built even when the program fails."""
+    observer = RunObserver(effects=effects, on_event=on_event)
+    outcome = Outcome(1, "did not run")
+    with observing(observer) as notes:
+        outcome = run_program(program)
+    wall = observer.elapsed()
+    events = tuple(observer.finish())
+    functions = summarize(events)
+    try:
+        jax_version: str | None = importlib.metadata.version("jax")
+    except importlib.metadata.PackageNotFoundError:
+        jax_version = None
+    return RunRecord(
+        program=program.display, argv=program.args, exit_code=outcome.exit_code, outcome=outcome.description,
+        wall_s=round(wall, 6), events=events, functions=functions,
+        gate_failures=check_gates(gates, functions) if gates is not None else (),
+        notes=tuple(notes + observer.notes), jax_version=jax_version,
+    )

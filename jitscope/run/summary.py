@@ -1,0 +1,73 @@
+"""From events to per-function summaries and CI gate verdicts. Pure: records in, records out."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from jitscope.model.run import USER, CompileEvent, FunctionSummary
+
+
+def cause_name(component: str) -> str:
+    """The kind of a cause, e.g. "batch['x']: shape" (component names are "PATH: WHAT")."""
+    return component
+
+
+def summarize(events: Sequence[CompileEvent]) -> tuple[FunctionSummary, ...]:
+    """One summary per function, the worst offenders (most time in trace+lower+compile) first."""
+    groups: dict[tuple[str, str], list[CompileEvent]] = {}
+    for event in events:
+        where = str(event.defined_at) if event.defined_at is not None else ""
+        groups.setdefault((event.function, where), []).append(event)
+    out = []
+    for (name, _), group in groups.items():
+        causes: Counter[str] = Counter()
+        for event in group:
+            if event.same_key_as:
+                causes["same key as an earlier compile (JAX dropped its cache entry)"] += 1
+            for cause in event.causes:
+                causes[cause_name(cause.component)] += 1
+        first = group[0]
+        out.append(FunctionSummary(
+            function=name, defined_at=first.defined_at, kind=first.kind, events=len(group),
+            compiles=sum(e.compiled for e in group), trace_s=sum(e.trace_s for e in group),
+            lower_s=sum(e.lower_s for e in group), compile_s=sum(e.compile_s for e in group),
+            causes=tuple(causes.most_common()),
+        ))
+    return tuple(sorted(out, key=lambda f: (f.kind != USER, -f.compiles, -f.total_s)))
+
+
+@dataclass(frozen=True, slots=True)
+class Gates:
+    """CI limits; None means no limit."""
+
+    max_compiles: int | None = None  # per function
+    fail_on_recompile: bool = False
+    max_compile_time: float | None = None  # seconds, whole program
+
+    def active(self) -> bool:
+        return self.max_compiles is not None or self.fail_on_recompile or self.max_compile_time is not None
+
+
+def check_gates(gates: Gates, functions: Sequence[FunctionSummary]) -> tuple[str, ...]:
+    """One line per failed gate. Only the user's own functions count (not JAX's eager op compiles)."""
+    failures = []
+    mine = [f for f in functions if f.kind == USER]
+    if gates.max_compiles is not None:
+        over = [f for f in mine if f.compiles > gates.max_compiles]
+        if over:
+            worst = over[0]
+            others = f" (and {len(over) - 1} more)" if len(over) > 1 else ""
+            failures.append(f"{worst.function} compiled {worst.compiles} times{others} "
+                            f"(--max-compiles {gates.max_compiles})")
+    if gates.fail_on_recompile:
+        recompiled = [f for f in mine if f.compiles > 1]
+        if recompiled:
+            names = ", ".join(f"{f.function} ({f.compiles - 1})" for f in recompiled[:3])
+            failures.append(f"recompiles: {names}{' ...' if len(recompiled) > 3 else ''} (--fail-on-recompile)")
+    if gates.max_compile_time is not None:
+        total = sum(f.total_s for f in functions)
+        if total > gates.max_compile_time:
+            failures.append(f"{total:.2f} s spent tracing and compiling (--max-compile-time {gates.max_compile_time:g})")
+    return tuple(failures)
