@@ -1,8 +1,11 @@
-"""The catalogue of host functions whose call is a trace-time side effect.
+"""Lookup tables for the effect monitor, built from the side-effect catalogue.
+
+What counts as a side effect is data in :mod:`jitscope.model.effect_catalogue`, shared with
+the static linter; this module turns it into what the monitor can look up fast.
 
 A profiler sees two sorts of calls: C functions (``c_call`` events carry the function
-object) and Python functions (``call`` events carry the new frame and its code
-object). So the catalogue is built as two lookup tables, one keyed by the C function
+object) and Python functions (``call`` events carry the new frame and its code object).
+So the catalogue is built as two lookup tables, one keyed by the C function
 object and one by the code object, plus a table of owner types whose every public
 method is an effect (``random.Random``, sockets, open files). Only modules that are
 already imported are looked at: importing ``urllib.request`` just to watch it would
@@ -15,6 +18,13 @@ import sys
 import types
 from dataclasses import dataclass, field
 
+from jitscope.model.effect_catalogue import (
+    CATALOGUE,
+    EFFECTFUL_TYPES,
+    FILE_METHODS,
+    MUTATING_METHODS,
+    STREAM_WRITE_METHODS,
+)
 from jitscope.model.effects import EffectKind
 
 K = EffectKind
@@ -29,145 +39,17 @@ class EffectSpec:
     detail: str
 
 
-# fmt: off
-#: (module, attribute paths, kind). ``Class.method`` paths name methods; a class
-#: alone means "constructing it" (its ``__init__``).
-_CATALOGUE: tuple[tuple[str, tuple[str, ...], EffectKind], ...] = (
-    ("builtins", ("print",), K.PRINT),
-    ("builtins", ("open",), K.FILE_IO),
-    ("io", ("open", "open_code"), K.FILE_IO),
-    ("os", ("open", "read", "write", "truncate", "sendfile", "fdopen"), K.FILE_IO),
-    (
-        "os",
-        (
-            "remove", "unlink", "rename", "renames", "replace", "mkdir", "makedirs", "rmdir", "removedirs",
-            "listdir", "scandir", "walk", "stat", "lstat", "chdir", "chmod", "chown", "link", "symlink",
-            "utime", "access", "putenv", "unsetenv", "mkfifo", "_Environ.__setitem__",
-            "_Environ.__delitem__", "_Environ.clear", "_Environ.pop", "_Environ.update",
-            "_Environ.setdefault",
-        ),
-        K.OS,
-    ),
-    ("os.path", ("exists", "isfile", "isdir", "islink", "getsize", "getmtime", "getatime"), K.OS),
-    ("os", ("urandom", "getrandom"), K.RANDOMNESS),
-    (
-        "os",
-        (
-            "system", "popen", "fork", "forkpty", "kill", "killpg", "execv", "execve", "execvp", "execvpe",
-            "execl", "execle", "execlp", "execlpe", "spawnv", "spawnve", "spawnvp", "spawnvpe", "spawnl",
-            "spawnle", "spawnlp", "spawnlpe", "posix_spawn", "posix_spawnp",
-        ),
-        K.SUBPROCESS,
-    ),
-    (
-        "shutil",
-        (
-            "copy", "copy2", "copyfile", "copyfileobj", "copytree", "copymode", "copystat", "rmtree", "move",
-            "make_archive", "unpack_archive", "disk_usage", "chown",
-        ),
-        K.FILE_IO,
-    ),
-    (
-        "tempfile",
-        (
-            "mkstemp", "mkdtemp", "mktemp", "NamedTemporaryFile", "TemporaryFile", "TemporaryDirectory",
-            "SpooledTemporaryFile",
-        ),
-        K.FILE_IO,
-    ),
-    (
-        "pathlib",
-        tuple(
-            f"Path.{name}"
-            for name in (
-                "open", "read_text", "read_bytes", "write_text", "write_bytes", "touch", "mkdir", "unlink",
-                "rmdir", "rename", "replace", "iterdir", "glob", "rglob", "exists", "is_file", "is_dir",
-                "stat", "chmod", "symlink_to", "hardlink_to", "readlink", "samefile", "walk",
-            )
-        ),
-        K.FILE_IO,
-    ),
-    ("socket", ("socket", "create_connection", "create_server", "getaddrinfo", "gethostbyname",
-                "gethostbyname_ex", "gethostbyaddr", "socketpair", "fromfd"), K.NETWORK),
-    ("urllib.request", ("urlopen", "urlretrieve", "OpenerDirector.open"), K.NETWORK),
-    (
-        "http.client",
-        ("HTTPConnection.request", "HTTPConnection.connect", "HTTPConnection.getresponse",
-         "HTTPSConnection.connect"),
-        K.NETWORK,
-    ),
-    ("subprocess", ("run", "call", "check_call", "check_output", "Popen", "getoutput",
-                    "getstatusoutput"), K.SUBPROCESS),
-    ("logging", ("debug", "info", "warning", "warn", "error", "exception", "critical", "fatal", "log"),
-     K.LOGGING),
-    (
-        "logging",
-        tuple(
-            f"{owner}.{name}"
-            for owner in ("Logger", "LoggerAdapter")
-            for name in ("debug", "info", "warning", "warn", "error", "exception", "critical", "fatal", "log")
-        ),
-        K.LOGGING,
-    ),
-    ("warnings", ("warn", "warn_explicit"), K.LOGGING),
-    (
-        "random",
-        (
-            "random", "uniform", "triangular", "randint", "randrange", "choice", "choices", "shuffle",
-            "sample", "seed", "getstate", "setstate", "getrandbits", "randbytes", "gauss", "normalvariate",
-            "lognormvariate", "expovariate", "vonmisesvariate", "gammavariate", "betavariate",
-            "paretovariate", "weibullvariate", "binomialvariate",
-        ),
-        K.RANDOMNESS,
-    ),
-    ("secrets", ("token_bytes", "token_hex", "token_urlsafe", "randbelow", "randbits"), K.RANDOMNESS),
-    ("uuid", ("uuid1", "uuid4"), K.RANDOMNESS),
-    (
-        "time",
-        (
-            "time", "time_ns", "perf_counter", "perf_counter_ns", "monotonic", "monotonic_ns",
-            "process_time", "process_time_ns", "thread_time", "thread_time_ns", "localtime", "ctime",
-            "strftime", "clock_gettime", "clock_gettime_ns",
-        ),
-        K.CLOCK,
-    ),
-    ("datetime", ("datetime.now", "datetime.utcnow", "datetime.today", "date.today"), K.CLOCK),
-)
-
-# fmt: on
-
-#: Owner types whose every public method call is an effect of one kind, as (module, class, kind).
-#: Checked after the stdout/stderr test, so ``sys.stdout.write`` is reported as stdout.
-_EFFECTFUL_OWNERS: tuple[tuple[str, str, EffectKind], ...] = (
-    ("random", "Random", K.RANDOMNESS),
-    ("random", "SystemRandom", K.RANDOMNESS),
-    ("socket", "socket", K.NETWORK),
-    ("io", "FileIO", K.FILE_IO),
-    ("io", "BufferedReader", K.FILE_IO),
-    ("io", "BufferedWriter", K.FILE_IO),
-    ("io", "BufferedRandom", K.FILE_IO),
-    ("io", "TextIOWrapper", K.FILE_IO),
-)
-
-#: Methods of an open file that touch the file.
-_FILE_METHODS: frozenset[str] = frozenset(
-    {"read", "read1", "readinto", "readline", "readlines", "write", "writelines", "flush", "seek", "truncate"}
-)
-
-#: Methods that change a list, dict, set, bytearray or deque in place.
-# fmt: off
-MUTATING_METHODS: frozenset[str] = frozenset(
-    {
-        "append", "appendleft", "extend", "extendleft", "insert", "pop", "popleft", "popitem", "remove",
-        "clear", "sort", "reverse", "rotate", "update", "setdefault", "add", "discard",
-        "difference_update", "intersection_update", "symmetric_difference_update",
-        "__setitem__", "__delitem__", "__iadd__", "__imul__", "__ior__", "__iand__", "__ixor__", "__isub__",
-    }
-)
-# fmt: on
-
-#: Methods that write to a text stream: how ``sys.stdout.write`` is recognised.
-STREAM_WRITE_METHODS: frozenset[str] = frozenset({"write", "writelines"})
+#: Re-exported for the effect monitor: the data lives in ``jitscope.model.effect_catalogue``.
+__all__ = [
+    "FILE_METHODS",
+    "MUTATING_METHODS",
+    "STREAM_WRITE_METHODS",
+    "EffectCatalog",
+    "EffectSpec",
+    "NumpyRandomSupport",
+    "build_effect_catalog",
+    "numpy_random_support",
+]
 
 
 @dataclass(slots=True)
@@ -189,7 +71,7 @@ class EffectCatalog:
             kind = self.by_owner_type.get(owner_type)
             if kind is None:
                 continue
-            if kind is K.FILE_IO and name not in _FILE_METHODS:
+            if kind is K.FILE_IO and name not in FILE_METHODS:
                 return None
             return EffectSpec(kind, f"{owner_type.__name__}.{name}()")
         return None
@@ -233,11 +115,12 @@ def build_effect_catalog(modules: dict[str, types.ModuleType] | None = None) -> 
     """Tables for every catalogued function whose module is imported (``sys.modules`` by default)."""
     loaded = sys.modules if modules is None else modules
     catalog = EffectCatalog()
-    for module_name, paths, kind in _CATALOGUE:
-        module = loaded.get(module_name)
+    for entry in CATALOGUE:
+        module_name, kind = entry.module, entry.kind
+        module = loaded.get(module_name) if entry.traced else None
         if module is None:
             continue
-        for path in paths:
+        for path in entry.names:
             value = _resolve(module, path)
             if value is None:
                 continue
@@ -250,10 +133,10 @@ def build_effect_catalog(modules: dict[str, types.ModuleType] | None = None) -> 
                     catalog.by_callable.setdefault(value, spec)
                 except TypeError:  # an unhashable callable cannot be a key; skip it
                     continue
-    for module_name, class_name, kind in _EFFECTFUL_OWNERS:
-        owner_type = getattr(loaded.get(module_name), class_name, None)
+    for effectful in EFFECTFUL_TYPES:
+        owner_type = getattr(loaded.get(effectful.module), effectful.name, None)
         if isinstance(owner_type, type):
-            catalog.by_owner_type.setdefault(owner_type, kind)
+            catalog.by_owner_type.setdefault(owner_type, effectful.kind)
     return catalog
 
 

@@ -11,18 +11,9 @@ from jitscope.lint.context import (
     traced_because,
 )
 from jitscope.lint.rule import Rule
+from jitscope.model.effect_catalogue import LOG_METHODS, builtin_effect, effect_of_call
 from jitscope.model.effects import EffectKind
 from jitscope.model.lint import Finding
-
-_LOG_METHODS = frozenset(
-    {"debug", "info", "warning", "warn", "error", "exception", "critical", "fatal", "log"}
-)
-
-
-_PRINTERS = frozenset({"pprint.pprint", "pprint.pp", "rich.print", "builtins.print", "tqdm.tqdm.write"})
-
-
-_STREAM_METHODS = frozenset({"write", "writelines", "flush"})
 
 
 class PrintInTracedCode(Rule):
@@ -84,21 +75,15 @@ class PrintInTracedCode(Rule):
                     'use jax.debug.print("{}", value) to print values at run time',
                 )
 
-    @staticmethod
-    def _what(ctx: ModuleContext, facts: TracedFunction, call: ast.Call) -> str | None:
+    def _what(self, ctx: ModuleContext, facts: TracedFunction, call: ast.Call) -> str | None:
         func = call.func
-        if isinstance(func, ast.Name) and func.id == "print" and ctx.is_builtin(facts, "print"):
-            return "print()"
+        builtin = isinstance(func, ast.Name) and builtin_effect(func.id) in self.effect_kinds
+        if isinstance(func, ast.Name) and builtin and ctx.is_builtin(facts, func.id):
+            return f"{func.id}()"
         qualified = ctx.qualified_name(func, facts)
-        if qualified:
-            if qualified in _PRINTERS:
-                return f"{qualified}()"
-            head, _, last = qualified.rpartition(".")
-            if head in ("logging", "absl.logging") and last in _LOG_METHODS:
-                return f"{qualified}()"
-            if head in ("sys.stdout", "sys.stderr") and last in _STREAM_METHODS:
-                return f"{qualified}()"
-        if isinstance(func, ast.Attribute) and func.attr in _LOG_METHODS and isinstance(func.value, ast.Name):
+        if qualified and effect_of_call(qualified) in self.effect_kinds:
+            return f"{qualified}()"
+        if isinstance(func, ast.Attribute) and func.attr in LOG_METHODS and isinstance(func.value, ast.Name):
             base = func.value.id
             if ctx.is_logger(base) and base not in facts.local_names and base not in facts.closure:
                 return f"logging call {base}.{func.attr}()"

@@ -9,51 +9,13 @@ from jitscope.lint.context import (
     ModuleContext,
     TracedFunction,
     traced_because,
-    words,
 )
 from jitscope.lint.rule import Rule
+from jitscope.model.effect_catalogue import builtin_effect, effect_of_call, linted_methods
 from jitscope.model.effects import EffectKind
 from jitscope.model.lint import Finding
 
-_IO_PREFIXES = (
-    "subprocess.",
-    "shutil.",
-    "socket.",
-    "urllib.request.",
-    "requests.",
-    "httpx.",
-    "http.client.",
-    "ftplib.",
-    "smtplib.",
-    "tempfile.",
-    "glob.",
-    "sqlite3.",
-    "aiohttp.",
-)
-
-
-_IO_EXACT = words(
-    "io.open pickle.load pickle.dump json.load json.dump numpy.save numpy.savez "
-    "numpy.savez_compressed numpy.savetxt numpy.load numpy.loadtxt numpy.genfromtxt numpy.fromfile "
-    "builtins.open webbrowser.open"
-)
-
-
-_OS_PATH_IO = words(
-    "exists lexists isfile isdir islink ismount getsize getmtime getatime getctime realpath samefile"
-)
-
-
-_OS_PURE = words(
-    "fspath fsencode fsdecode getenv cpu_count getpid getcwd get_terminal_size sep linesep name "
-    "urandom getrandom environ PathLike strerror"
-)
-
-
-_PATH_IO_METHODS = words(
-    "read_text write_text read_bytes write_bytes open mkdir unlink touch rmdir iterdir glob rglob "
-    "exists is_file is_dir rename replace stat"
-)
+_PATH_IO_METHODS = linted_methods("pathlib", "Path")
 
 
 class IoInTracedCode(Rule):
@@ -119,10 +81,10 @@ class IoInTracedCode(Rule):
                     "do the I/O outside the jitted function, or in jax.debug.callback / jax.experimental.io_callback",
                 )
 
-    @staticmethod
-    def _what(ctx: ModuleContext, facts: TracedFunction, call: ast.Call) -> str | None:
+    def _what(self, ctx: ModuleContext, facts: TracedFunction, call: ast.Call) -> str | None:
         func = call.func
-        if isinstance(func, ast.Name) and func.id in ("open", "input") and ctx.is_builtin(facts, func.id):
+        builtin = isinstance(func, ast.Name) and builtin_effect(func.id) in self.effect_kinds
+        if isinstance(func, ast.Name) and builtin and ctx.is_builtin(facts, func.id):
             return f"{func.id}()"
         if (
             isinstance(func, ast.Attribute)
@@ -133,14 +95,6 @@ class IoInTracedCode(Rule):
             if maker in ("pathlib.Path", "pathlib.PurePath"):
                 return f"Path.{func.attr}()"
         qualified = ctx.qualified_name(func, facts)
-        if not qualified:
-            return None
-        if qualified in _IO_EXACT or qualified.startswith(_IO_PREFIXES):
+        if qualified and effect_of_call(qualified) in self.effect_kinds:
             return f"{qualified}()"
-        parts = qualified.split(".")
-        if parts[0] == "os" and len(parts) >= 2:
-            if parts[1] == "path":
-                return f"{qualified}()" if len(parts) == 3 and parts[2] in _OS_PATH_IO else None
-            if parts[1] not in _OS_PURE:
-                return f"{qualified}()"
         return None

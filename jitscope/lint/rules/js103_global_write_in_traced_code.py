@@ -63,10 +63,12 @@ class GlobalWriteInTracedCode(Rule):
         "import jax\ndef outer(x):\n    tree = None\n    @jax.custom_jvp\n    def g(v):\n        nonlocal tree\n        tree = jax.tree_util.tree_structure(v)\n        return v\n    return g(x), tree\n",
     )
 
+    effect_kinds = frozenset({EffectKind.GLOBAL_WRITE})
+
     def check_trace(self, trace: TraceContext) -> Iterator[Finding]:
         for effect in trace.effects:
             # a method call that mutates a global container is JS104, not a rebinding of the name
-            if effect.kind is EffectKind.GLOBAL_WRITE and "() on " not in effect.detail:
+            if effect.kind in self.effect_kinds and "() on " not in effect.detail:
                 yield trace.effect_finding(self, effect)
 
     def check(self, ctx: ModuleContext) -> Iterator[Finding]:

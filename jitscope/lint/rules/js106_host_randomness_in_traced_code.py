@@ -7,21 +7,11 @@ from collections.abc import Iterator
 from jitscope.lint.context import (
     ModuleContext,
     traced_because,
-    words,
 )
 from jitscope.lint.rule import Rule
+from jitscope.model.effect_catalogue import effect_of_call
 from jitscope.model.effects import EffectKind
 from jitscope.model.lint import Finding
-
-_RANDOM_PREFIXES = ("random.", "numpy.random.", "secrets.")
-
-
-_RANDOM_EXACT = words(
-    "time.time time.time_ns time.perf_counter time.perf_counter_ns time.monotonic time.monotonic_ns "
-    "time.process_time time.process_time_ns time.localtime time.gmtime time.ctime "
-    "datetime.datetime.now datetime.datetime.utcnow datetime.datetime.today datetime.date.today "
-    "uuid.uuid1 uuid.uuid4 os.urandom os.getrandom"
-)
 
 
 class HostRandomnessInTracedCode(Rule):
@@ -74,7 +64,7 @@ class HostRandomnessInTracedCode(Rule):
             qualified = ctx.qualified_name(call.func, facts)
             if not qualified:
                 continue
-            if qualified in _RANDOM_EXACT or qualified.startswith(_RANDOM_PREFIXES):
+            if effect_of_call(qualified) in self.effect_kinds:
                 yield ctx.finding(
                     self,
                     call,
