@@ -63,6 +63,34 @@ def concretization_arguments(exc: BaseException) -> list[str]:
     return [p.strip().strip("'`") for p in re.split(r",| and ", m.group(1)) if p.strip()]
 
 
+_IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
+
+
+def traced_names_at_failure(exc: BaseException) -> list[str]:
+    """Names on the failing line of the user's code that hold tracers, read from that frame's locals.
+
+    The fallback for JAX versions (before 0.5) whose concretization errors do not name the
+    arguments: ``if x > threshold:`` with ``x`` traced and ``threshold`` static gives ``["x"]``.
+    """
+    import linecache
+
+    from jitscope.jaxcompat.features import tracer_type
+    from jitscope.userframes import is_user_file
+
+    tb, found = exc.__traceback__, None
+    while tb is not None:
+        if is_user_file(tb.tb_frame.f_code.co_filename):
+            found = tb
+        tb = tb.tb_next
+    if found is None:
+        return []
+    frame = found.tb_frame
+    line = linecache.getline(frame.f_code.co_filename, found.tb_lineno)
+    tracer = tracer_type()
+    names = dict.fromkeys(_IDENTIFIER.findall(line))
+    return [n for n in names if isinstance(frame.f_locals.get(n), tracer)]
+
+
 def trace_error_kind(exc: BaseException) -> str | None:
     """Classify a trace-time failure: concretization, unhashable_static, shape, or None."""
     import jax

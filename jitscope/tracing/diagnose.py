@@ -8,7 +8,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from jitscope.jaxcompat.jit import JitOptions
-from jitscope.jaxcompat.values import concretization_arguments, trace_error_kind
+from jitscope.jaxcompat.values import concretization_arguments, trace_error_kind, traced_names_at_failure
 from jitscope.model.common import Location
 from jitscope.model.trace import Diagnostic
 from jitscope.userframes import count_user_frames, display_path, format_user_traceback, last_user_frame
@@ -96,7 +96,10 @@ def _concrete_value_fix(kind: str | None, names: list[str], settings: Mapping[st
 
 
 def _fix_for(kind: str | None, exc: BaseException, options: JitOptions, settings: Mapping[str, Any] | None) -> str:
-    names = [n for n in _top_level(concretization_arguments(exc)) if n not in options.static_argnames]
+    named = _top_level(concretization_arguments(exc))
+    if not named and kind in ("bool_conversion", "concretization", "integer_conversion"):
+        named = traced_names_at_failure(exc)  # older JAX does not name the arguments
+    names = [n for n in named if n not in options.static_argnames]
     if kind in ("bool_conversion", "concretization", "integer_conversion") or (kind in ("shape", None) and names):
         # e.g. jnp.zeros(n) with a traced n raises a TypeError that still names the argument.
         return _concrete_value_fix(kind, names, settings)
