@@ -35,11 +35,18 @@ def describe_causes(event: CompileEvent) -> str:
                 "(cache cleared, the jitted object was garbage-collected, or a key part jitscope cannot see)")
     if not event.causes:
         return "cause unknown (jitscope did not see this call's arguments)"
-    changed = "; ".join(str(c) for c in event.causes)
+    changed = "; ".join(str(c) + HINTS.get(c.component.rsplit(": ", 1)[-1], "") for c in event.causes)
     vs = f"vs compile {event.nearest[0]}" if event.nearest else ""
     if len(event.nearest) > 1:
-        vs = "equally near compiles " + ", ".join(map(str, event.nearest)) + f"; vs {event.nearest[0]}"
+        vs += "; compiles " + ", ".join(map(str, event.nearest)) + " are equally near"
     return f"{changed} ({vs})" if vs else changed
+
+
+#: A few words on the commonest causes, after the component (keyed by what changed).
+HINTS = {
+    "object": " (jax.jit of a new function object: jit built in a loop or around a fresh lambda; build it once)",
+    "weak_type": " (a Python scalar one time, an array the other)",
+}
 
 
 def should_log(event: CompileEvent, mode: str) -> bool:

@@ -65,8 +65,19 @@ def add_passed(key: Key, name: str, keyword: bool) -> None:
     key[f"{name}: passed"] = "by keyword" if keyword else "positionally"
 
 
+def static_text(value: Any) -> str:
+    """A static value as JAX tells them apart: by repr, or by hash where the repr is only an address."""
+    text = repr(value)
+    if " object at 0x" in text:
+        try:
+            return f"<{type(value).__name__} with hash {hash(value)}>"
+        except TypeError:
+            return f"<unhashable {type(value).__name__}>"
+    return shorten(text)
+
+
 def add_static(key: Key, name: str, value: Any) -> None:
-    key[f"{name} (static): value"] = shorten(repr(value))
+    key[f"{name} (static): value"] = static_text(value)
     key[f"{name} (static): type"] = type(value).__name__
 
 

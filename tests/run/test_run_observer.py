@@ -1,0 +1,168 @@
+"""The run observer in-process: real jax.jit calls, the causes it computes, and no hooks left behind."""
+
+from __future__ import annotations
+
+import functools
+
+import jax
+import jax.numpy as jnp
+import pytest
+
+from jitscope.jaxcompat.compile_hooks import installed
+from jitscope.model.run import USER
+from jitscope.run.observer import RunObserver
+from jitscope.run.summary import Gates, check_gates, summarize
+
+
+def _observe(body, effects: bool = False):
+    observer = RunObserver(effects=effects)
+    with installed(observer) as status:
+        assert status.call_hook and status.trace_hook, status.missing
+        body()
+    return [e for e in observer.finish() if e.kind == USER]
+
+
+def _causes(event):
+    return [str(c) for c in event.causes]
+
+
+def test_cached_calls_make_no_events_and_each_recompile_has_every_cause():
+    @functools.partial(jax.jit, static_argnames="training")
+    def step(params, x, lr, training=True):
+        return params["w"] * x * lr
+
+    def body():
+        p = {"w": jnp.ones(3)}
+        for _ in range(5):
+            step(p, jnp.ones(3), 0.1)
+        step({"w": jnp.ones(4)}, jnp.ones(4), 0.1)
+        step(p, jnp.ones(3), jnp.float32(0.1))
+        step(p, jnp.ones(3), 0.1, training=False)
+        step({"w": jnp.ones(3), "b": 1.0}, jnp.ones(3), 0.1)
+
+    events = _observe(body)
+    assert [e.number for e in events] == [1, 2, 3, 4, 5]
+    assert all(e.compiled and e.traced and e.function.endswith("step") for e in events)
+    assert events[0].signature == "params['w']: f32[3], x: f32[3], lr: ~f32[]"
+    assert _causes(events[1]) == ["params['w']: shape (3,) -> (4,)", "x: shape (3,) -> (4,)"]
+    assert _causes(events[2]) == ["lr: weak_type True -> False"]
+    assert _causes(events[3]) == ["training: passed (absent) -> by keyword",
+                                  "training (static): value (absent) -> False"]
+    assert _causes(events[4]) == ["params: pytree structure {'w': *} -> {'b': *, 'w': *}"]
+    assert all(e.nearest == (1,) for e in events[1:])
+    assert events[1].call_site is not None and events[1].call_site.file.endswith("test_run_observer.py")
+
+
+def test_static_value_change_shows_both_values():
+    @functools.partial(jax.jit, static_argnums=1)
+    def f(x, n):
+        return x * n
+
+    events = _observe(lambda: [f(jnp.ones(2), n) for n in (2, 2, 3)])
+    assert len(events) == 2
+    assert _causes(events[1]) == ["n (static): value 2 -> 3"]
+
+
+def test_jit_built_in_a_loop_is_a_new_function_object_and_ties_are_reported():
+    def body():
+        for _ in range(3):
+            jax.jit(lambda x: x + 1)(jnp.ones(2))
+
+    events = _observe(body)
+    assert [e.number for e in events] == [1, 2, 3]
+    assert _causes(events[1]) == ["function: object #1 -> #2"]
+    assert events[2].nearest == (1, 2)  # both earlier keys differ in the same one component: say so
+
+
+def test_closure_value_change():
+    def make(scale):
+        return jax.jit(lambda x: x * scale)
+
+    events = _observe(lambda: [make(s)(jnp.ones(2)) for s in (2.0, 3.0)])
+    assert "function: closure (scale=2.0) -> (scale=3.0)" in _causes(events[1])
+
+
+def test_methods_partial_grad_vmap_and_config_x64():
+    class Model:
+        def __init__(self, k):
+            self.k = k
+
+        @functools.partial(jax.jit, static_argnums=0)
+        def apply(self, x):
+            return x * self.k
+
+        def __hash__(self):
+            return hash(self.k)
+
+        def __eq__(self, other):
+            return isinstance(other, Model) and other.k == self.k
+
+    g = jax.jit(jax.grad(lambda x: jnp.sum(x**2)))
+    v = jax.jit(jax.vmap(lambda x: x * 2))
+
+    def body():
+        Model(1).apply(jnp.ones(2))
+        Model(2).apply(jnp.ones(2))
+        g(jnp.ones(3))
+        v(jnp.ones((2, 3)))
+        v(jnp.ones((4, 3)))
+
+    events = _observe(body)
+    apply = [e for e in events if e.function.endswith("Model.apply")]
+    assert len(apply) == 2 and any(c.component == "self (static): value" for c in apply[1].causes)
+    vmapped = [e for e in events if e.number == 2 and e is not apply[1]]
+    assert vmapped and _causes(vmapped[0]) == ["x: shape (2, 3) -> (4, 3)"]
+
+
+def test_effects_seen_while_tracing():
+    @jax.jit
+    def noisy(x):
+        print("tracing noisy")
+        return x + 1
+
+    events = _observe(lambda: noisy(jnp.ones(2)), effects=True)
+    assert [e.detail for e in events[0].effects] == ["print()"]
+
+
+def test_a_failing_trace_is_recorded_and_the_error_reaches_the_program():
+    @jax.jit
+    def bad(x):
+        if x > 0:
+            return x
+        return -x
+
+    def body():
+        with pytest.raises(jax.errors.TracerBoolConversionError):
+            bad(jnp.float32(1.0))
+
+    events = _observe(body)
+    assert events[0].error is not None and events[0].error.startswith("TracerBoolConversionError")
+    assert not events[0].compiled
+
+
+def test_hooks_are_removed_afterwards():
+    from jax._src import pjit
+
+    before = pjit._infer_params
+    with installed(RunObserver()):
+        assert pjit._infer_params is not before
+    assert pjit._infer_params is before
+
+
+def test_summary_orders_worst_first_and_gates():
+    @jax.jit
+    def once(x):
+        return x
+
+    @jax.jit
+    def often(x):
+        return x
+
+    events = _observe(lambda: [once(jnp.ones(1)), *(often(jnp.ones(n)) for n in (1, 2, 3))])
+    functions = summarize(events)
+    assert [f.function.rsplit(".", 1)[-1] for f in functions] == ["often", "once"]
+    assert functions[0].compiles == 3 and functions[0].causes == (("x: shape", 2),)
+    assert check_gates(Gates(max_compiles=3), functions) == ()
+    (line,) = check_gates(Gates(max_compiles=2), functions)
+    assert "often compiled 3 times (--max-compiles 2)" in line
+    assert check_gates(Gates(fail_on_recompile=True), functions)[0].startswith("recompiles:")
