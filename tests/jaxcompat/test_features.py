@@ -102,3 +102,15 @@ def test_the_cli_prints_the_unsupported_version_error(
     assert info.value.code == EXIT_USAGE
     err = capsys.readouterr().err
     assert f"unsupported JAX version {jax.__version__}: jax.jit(f).trace is missing (the stages API)" in err
+
+
+def test_the_declared_floor_is_the_one_pyproject_installs() -> None:
+    # The error message's "jitscope supports jax >= X" and pyproject's `jax>=X` (which .ci/run
+    # tests) must not drift apart.
+    import re
+    import tomllib
+    from pathlib import Path
+
+    pyproject = tomllib.loads((Path(__file__).resolve().parents[2] / "pyproject.toml").read_text())
+    floors = [m.group(1) for d in pyproject["project"]["dependencies"] if (m := re.match(r"jax>=([\d.]+)$", d))]
+    assert floors == [features.MIN_JAX]
