@@ -75,7 +75,7 @@ def main() -> None:
         print(f"{steps} cached steps per run, {rounds} rounds (python and jitscope run alternate)")
         for index in range(rounds):
             pair = [("python", plain), ("jitscope", observed)]
-            results = dict((name, run_once(cmd)) for name, cmd in (pair if index % 2 == 0 else pair[::-1]))
+            results = {name: run_once(cmd) for name, cmd in (pair if index % 2 == 0 else pair[::-1])}
             (p_wall, p_loop), (j_wall, j_loop) = results["python"], results["jitscope"]
             loop_ratios.append(j_loop / p_loop)
             wall_ratios.append(j_wall / p_wall)
