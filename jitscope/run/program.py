@@ -55,10 +55,14 @@ class Outcome:
 def check_program(program: Program) -> None:
     """Refuse a missing script or module before anything runs (exit 2, one line)."""
     if program.module is not None:
+        saved_path = sys.path[:]
+        _set_path0(os.getcwd())  # where `python -m` looks first, as run_program does
         try:
             found = importlib.util.find_spec(program.module)
         except (ImportError, ValueError):
             found = None
+        finally:
+            sys.path[:] = saved_path
         if found is None:
             raise UsageError(f"no module named {program.module!r}", hint="check the name and that it is importable")
     elif program.path is None or not os.path.isfile(program.path):
