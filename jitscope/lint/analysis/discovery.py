@@ -44,7 +44,7 @@ from jitscope.lint.analysis.source import match_lines
 
 _TRIGGER_WORDS = sorted(
     words(
-        "jit pjit pmap vmap filter_jit filter_pmap filter_vmap filter_checkpoint shard_map checkpoint remat "
+        "jit pjit pmap vmap filter_jit named_jit filter_pmap filter_vmap filter_checkpoint shard_map checkpoint remat "
         "custom_jvp custom_vjp defjvp defvjp defjvps scan fori_loop while_loop for_loop cond switch map "
         "associative_scan custom_root custom_linear_solve reduce_window platform_dependent"
     )
@@ -65,8 +65,9 @@ def word_regex(words: list[str]) -> re.Pattern[str]:
 
 _TRIGGER_RE = word_regex(_TRIGGER_WORDS)
 _RULE_METHODS = frozenset({"defjvp", "defvjp", "defjvps", "defjvp_all", "defvjp_all"})
-#: Transforms whose jitted functions the recompilation rules (JS30x) inspect.
-JIT_KINDS = frozenset({"jit", "pmap"})
+#: Transforms whose jitted functions the recompilation rules (JS30x) inspect (``filter_jit``:
+#: equinox's filter_jit, flax's nnx.jit, haliax's named_jit, which hold Python values static).
+JIT_KINDS = frozenset({"jit", "pmap", "filter_jit"})
 
 
 # -- discovery -----------------------------------------------------------------------------------

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from jitscope.lint.analysis.discovered import JitSite
 from jitscope.lint.analysis.function_refs import header_roots, walk_with_parents
 from jitscope.lint.analysis.module_index import DefNode, ModuleIndex, block_statements, target_names
-from jitscope.lint.analysis.parameters import literal_ints, literal_strs, positional_params
+from jitscope.lint.analysis.parameters import all_params, literal_ints, literal_strs, positional_params
 from jitscope.lint.analysis.qualified_names import last_name
 from jitscope.lint.analysis.source import match_lines
 
@@ -106,11 +106,13 @@ def find_call_sites(index: ModuleIndex, jit_sites: list[JitSite]) -> list[CallSi
         if not chain or id(chain[-1]) in seen:
             continue
         seen.add(id(chain[-1]))
-        found.extend(_sites_in(chain, jitted))
+        found.extend(_sites_in(chain, jitted, index.module_values))
     return found
 
 
-def _sites_in(chain: list[ast.stmt], jitted: dict[str, JitSite]) -> list[CallSite]:
+def _sites_in(
+    chain: list[ast.stmt], jitted: dict[str, JitSite], module_values: dict[str, ast.expr | None]
+) -> list[CallSite]:
     function: DefNode | None = None
     loops: list[ast.stmt] = []
     for stmt in chain:
@@ -123,7 +125,7 @@ def _sites_in(chain: list[ast.stmt], jitted: dict[str, JitSite]) -> list[CallSit
     innermost = chain[-1]
     if isinstance(innermost, _LOOPS):
         loops.append(innermost)
-    loop_vars = _loop_vars(loops, function)
+    loop_vars = _loop_vars(loops, function, module_values)
     out: list[CallSite] = []
     for node, _, in_comp in walk_with_parents(header_roots(innermost)):
         if not isinstance(node, ast.Call):
@@ -148,11 +150,13 @@ def _sites_in(chain: list[ast.stmt], jitted: dict[str, JitSite]) -> list[CallSit
     return out
 
 
-def _loop_vars(loops: list[ast.stmt], function: DefNode | None) -> set[str]:
+def _loop_vars(
+    loops: list[ast.stmt], function: DefNode | None, module_values: dict[str, ast.expr | None]
+) -> set[str]:
     names: set[str] = set()
     for loop in loops:
         if isinstance(loop, (ast.For, ast.AsyncFor)):
-            if _few_values(loop.iter, function):
+            if _few_values(loop.iter, function) or _module_constant(loop.iter, function, module_values):
                 continue
             names.update(target_names(loop.target))
         else:
@@ -191,6 +195,16 @@ def _few_values(node: ast.expr, function: DefNode | None, depth: int = 0) -> boo
             ):
                 return _few_values(stmt.value, function, depth + 1)
     return False
+
+
+def _module_constant(
+    node: ast.expr, function: DefNode | None, module_values: dict[str, ast.expr | None]
+) -> bool:
+    """A module-level name bound to a small literal (``MODES = ("train", "eval")``), not rebound locally."""
+    if not isinstance(node, ast.Name) or (function is not None and node.id in all_params(function)):
+        return False
+    value = module_values.get(node.id)
+    return value is not None and _small_literal(value)
 
 
 def _comprehension_vars(stmt: ast.stmt) -> set[str]:

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from jitscope.lint.analysis.discovered import Entry, ExternalRef, JitSite
 from jitscope.lint.analysis.discovery import Discoverer
 from jitscope.lint.analysis.jit_calls import CallSite, argument_for, find_call_sites
+from jitscope.lint.analysis.jit_factories import find_wrapped_sites
 from jitscope.lint.analysis.module_index import FuncNode, ModuleIndex, block_statements, target_names
 from jitscope.lint.analysis.parameters import all_params, self_param
 from jitscope.lint.analysis.taint import FRESH, TAINT, FunctionFacts, TaintAnalyzer, merge_env
@@ -229,6 +230,7 @@ def _retaint_passed_defaults(
 def analyze_module(index: ModuleIndex, extra: Iterable[Entry] = ()) -> ModuleAnalysis:
     """Discover traced code in ``index`` and run the taint pass over all of it."""
     discovery = Discoverer(index).run()
+    discovery.jit_sites.extend(find_wrapped_sites(index, discovery.jit_sites))
     call_sites = _retaint_passed_defaults(index, discovery.entries, discovery.jit_sites)
     work = _Worklist(index)
     for entry in (*discovery.entries, *extra):

@@ -50,6 +50,8 @@ _FILTER_TRANSFORMS: dict[str, str] = {
     "flax.nnx.pmap": "filter_jit",
     "flax.nnx.vmap": "filter_vmap",
     "flax.nnx.remat": "filter_vmap",
+    "flax.linen.jit": "jit",
+    "haliax.named_jit": "filter_jit",
 }
 
 #: Components that mark a name as part of lax (public or private paths).

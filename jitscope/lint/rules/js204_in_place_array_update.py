@@ -17,10 +17,14 @@ from jitscope.model.lint import Finding
 _ARRAYISH_ATTRS = frozenset({"shape", "ndim", "dtype", "at", "T", "reshape", "astype", "sum", "mean", "size"})
 
 
-def _known_array(ctx: ModuleContext, facts: TracedFunction, base: ast.expr) -> bool:
-    """A traced parameter could be a list or dict pytree; only count it as an array when the
-    function also uses it as one (``x.shape``, ``x.at``, arithmetic)."""
+def _known_array(ctx: ModuleContext, facts: TracedFunction, target: ast.Subscript) -> bool:
+    """A traced parameter could be a list or dict pytree; only count it as an array when the index is
+    itself traced (a list or dict cannot be indexed by a tracer), or when the function also uses it as
+    one (``x.shape``, ``x.at``, arithmetic)."""
+    base = target.value
     if not (isinstance(base, ast.Name) and base.id in facts.tainted_params):
+        return True
+    if facts.is_traced(target.slice):
         return True
     if facts.kind in (
         "jit",
@@ -98,7 +102,7 @@ class InPlaceArrayUpdate(TracedValueRule):
                 for target in targets:
                     if not isinstance(target, ast.Subscript) or not ctx.is_array_update(facts, target):
                         continue
-                    if ctx.is_ref_write(target) or not _known_array(ctx, facts, target.value):
+                    if ctx.is_ref_write(target) or not _known_array(ctx, facts, target):
                         continue
                     op = ".add" if isinstance(node, ast.AugAssign) else ".set"
                     base, idx = label(target.value), label(target.slice)

@@ -7,9 +7,9 @@ from collections.abc import Iterator
 
 from jitscope.lint.context import (
     CallSite,
-    JitSite,
     ModuleContext,
     argument_for,
+    block_statements,
     label,
     param_defaults,
     static_params,
@@ -28,14 +28,6 @@ _UNHASHABLE_ANNOTATIONS = frozenset(
 )
 
 
-def _site_name(ctx: ModuleContext, site: JitSite) -> str:
-    return ctx.name_of(site.target) if site.target is not None else (site.bound_name or "function")
-
-
-def _where(ctx: ModuleContext, cs: CallSite) -> str:
-    return ctx.name_of(cs.function) if cs.function is not None else "<module>"
-
-
 def _unhashable(ctx: ModuleContext, node: ast.expr) -> str | None:
     if isinstance(node, _UNHASHABLE_NODES):
         return {ast.ListComp: "list", ast.DictComp: "dict", ast.SetComp: "set"}.get(
@@ -49,6 +41,42 @@ def _unhashable(ctx: ModuleContext, node: ast.expr) -> str | None:
         if head in ("numpy", "jax.numpy") and last in _ARRAY_MAKERS:
             return "array"
     return None
+
+
+def _unhashable_name(ctx: ModuleContext, cs: CallSite, arg: ast.expr) -> str | None:
+    """A name whose value is unhashable: the last assignment before the call in the calling function
+    (``dims = []`` then appends), else a module-level value (``eval_step(x, cfg=CONFIG)``)."""
+    if not isinstance(arg, ast.Name):
+        return None
+    function = cs.function
+    if function is not None:
+        if arg.id in {
+            a.arg for a in (*function.args.posonlyargs, *function.args.args, *function.args.kwonlyargs)
+        }:
+            return None
+        value: ast.expr | None = None
+        assigned = False
+        for stmt in block_statements(function.body):
+            if stmt.lineno >= cs.call.lineno:
+                break
+            if isinstance(stmt, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+                targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+                if any(isinstance(t, ast.Name) and t.id == arg.id for t in targets):
+                    assigned = True
+                    value = stmt.value if isinstance(stmt, (ast.Assign, ast.AnnAssign)) else None
+            elif isinstance(stmt, (ast.For, ast.AsyncFor, ast.With)) and arg.id in _bound_by(stmt):
+                assigned, value = True, None
+        if assigned:
+            return _unhashable(ctx, value) if value is not None else None
+    value = ctx.module_values.get(arg.id)
+    return _unhashable(ctx, value) if value is not None else None
+
+
+def _bound_by(stmt: ast.For | ast.AsyncFor | ast.With) -> set[str]:
+    targets = (
+        [stmt.target] if isinstance(stmt, (ast.For, ast.AsyncFor)) else [i.optional_vars for i in stmt.items]
+    )
+    return {n.id for t in targets if t is not None for n in ast.walk(t) if isinstance(n, ast.Name)}
 
 
 def _annotated(func: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) -> Iterator[ast.arg]:
@@ -73,7 +101,10 @@ class UnhashableStaticArgument(Rule):
 
     ## What it does
     Flags lists, dicts, sets and arrays passed for (or defaulted into, or annotated
-    on) a parameter that `static_argnums`/`static_argnames` marks static.
+    on) a parameter that `static_argnums`/`static_argnames` marks static -- also when
+    passed by name (`cfg=CONFIG` with a module-level dict, a list built by appends), and
+    for functions jitted by a project's own wrappers (`step = jit_static(f, static_argnames=...)`,
+    or a factory that returns `jax.jit(fn, static_argnums=...)`).
 
     ## Why is this bad?
     Static arguments are part of the compilation cache key and must be hashable;
@@ -139,7 +170,7 @@ class UnhashableStaticArgument(Rule):
         for cs in ctx.call_sites:
             static = static_params(cs.site)
             for param, arg in argument_for(cs.site, cs.call).items():
-                kind = _unhashable(ctx, arg) if param in static else None
+                kind = _unhashable(ctx, arg) or _unhashable_name(ctx, cs, arg) if param in static else None
                 if kind:
                     yield ctx.finding(
                         self,

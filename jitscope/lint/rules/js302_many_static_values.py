@@ -7,7 +7,6 @@ from collections.abc import Iterator
 
 from jitscope.lint.context import (
     CallSite,
-    JitSite,
     ModuleContext,
     argument_for,
     block_statements,
@@ -18,26 +17,39 @@ from jitscope.lint.context import (
 from jitscope.lint.rule import Rule
 from jitscope.model.lint import Finding
 
-
-def _site_name(ctx: ModuleContext, site: JitSite) -> str:
-    return ctx.name_of(site.target) if site.target is not None else (site.bound_name or "function")
-
-
-def _where(ctx: ModuleContext, cs: CallSite) -> str:
-    return ctx.name_of(cs.function) if cs.function is not None else "<module>"
+_REDUCTIONS = frozenset(
+    {"sum", "max", "min", "mean", "prod", "argmax", "argmin", "count_nonzero", "any", "all"}
+)
 
 
 def _data_derived(node: ast.AST) -> bool:
-    """Contains ``.item()``/``.tolist()`` -- except as an index (``table[i.item()]`` picks one of a few values)."""
+    """Contains ``.item()``/``.tolist()``, or ``int()``/``float()`` of a reduction (``int(mask.sum())``)
+    -- except as an index (``table[i.item()]`` picks one of a few values)."""
     if (
         isinstance(node, ast.Call)
         and isinstance(node.func, ast.Attribute)
         and node.func.attr in ("item", "tolist")
     ):
         return True
+    if (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id in ("int", "float")
+        and node.args
+        and _reduces(node.args[0])
+    ):
+        return True
     if isinstance(node, ast.Subscript):
         return _data_derived(node.value)
     return any(_data_derived(child) for child in ast.iter_child_nodes(node))
+
+
+def _reduces(node: ast.expr) -> bool:
+    """An array reduction: ``mask.sum()``, ``jnp.max(x)``."""
+    return any(
+        isinstance(sub, ast.Call) and isinstance(sub.func, ast.Attribute) and sub.func.attr in _REDUCTIONS
+        for sub in ast.walk(node)
+    )
 
 
 def _data_derived_name(cs: CallSite, arg: ast.expr) -> bool:
@@ -60,8 +72,10 @@ class ManyStaticValues(Rule):
 
     ## What it does
     Flags static parameters annotated or defaulted as `float`, and call sites that
-    pass a loop variable or a value computed from array data (`.item()`, `.tolist()`,
-    `float(...)`) as a static argument.
+    pass a loop variable, a value computed from array data (`.item()`, `.tolist()`,
+    `int(mask.sum())`) or a fresh lambda/`functools.partial` as a static argument. For
+    `eqx.filter_jit`, `nnx.jit` and `named_jit`, which hold every non-array argument
+    static, it flags int loop counters, fresh lambdas and numbers computed from arrays.
 
     ## Why is this bad?
     Each distinct static value compiles a new program. A learning rate, a step
@@ -124,21 +138,80 @@ class ManyStaticValues(Rule):
                         "make it a traced argument",
                     )
         for cs in ctx.call_sites:
+            filtered = cs.site.kind == "filter_jit"
             static = static_params(cs.site)
+            counters = _range_vars(cs) if filtered else set()
             for param, arg in argument_for(cs.site, cs.call).items():
-                if param not in static:
+                if not filtered and param not in static:
                     continue
-                why = None
-                if cs.in_loop and uses(arg, cs.loop_vars):
-                    why = "changes on every loop iteration"
-                elif _data_derived(arg) or _data_derived_name(cs, arg):
-                    why = "is computed from array data"
+                why = _why(cs, arg, counters) if filtered else _why_static(cs, arg)
                 if why:
+                    kind = (
+                        "argument (held static by the filter_jit-style wrapper)" if filtered else "argument"
+                    )
                     yield ctx.finding(
                         self,
                         arg,
-                        f"static argument `{param}` of jitted `{ctx.jitted_name(cs.site)}` "
+                        f"static {kind} `{param}` of jitted `{ctx.jitted_name(cs.site)}` "
                         f"{why}: one compilation per distinct value",
                         ctx.caller_name(cs),
-                        "pass it as a traced argument, or bucket its values",
+                        "pass it as a traced argument (an array), or bucket its values",
                     )
+
+
+_FRESH = "is a new function object on every call"
+
+
+def _why_static(cs: CallSite, arg: ast.expr) -> str | None:
+    """Why a value for a declared static parameter recompiles."""
+    if _fresh_function(arg) and cs.function is not None:
+        return _FRESH
+    if cs.in_loop and uses(arg, cs.loop_vars):
+        return "changes on every loop iteration"
+    if _data_derived(arg) or _data_derived_name(cs, arg):
+        return "is computed from array data"
+    return None
+
+
+def _why(cs: CallSite, arg: ast.expr, counters: set[str]) -> str | None:
+    """Why a Python value given to a filter_jit-style function (which holds non-arrays static) recompiles:
+    an int loop counter, a fresh lambda, or a number computed from array data."""
+    if _fresh_function(arg) and (cs.function is not None or cs.in_loop):
+        return _FRESH
+    if counters and _counter_expr(arg, counters):
+        return "is a Python int that changes on every loop iteration"
+    if isinstance(arg, ast.Call) and _data_derived(arg):
+        return "is a Python number computed from array data"
+    return None
+
+
+def _fresh_function(arg: ast.expr) -> bool:
+    return isinstance(arg, ast.Lambda) or (isinstance(arg, ast.Call) and _last(arg.func) == "partial")
+
+
+def _last(func: ast.expr) -> str:
+    return func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+
+
+def _range_vars(cs: CallSite) -> set[str]:
+    """Targets of the enclosing ``for v in range(...)`` loops: Python ints."""
+    return {
+        loop.target.id
+        for loop in cs.loops
+        if isinstance(loop, ast.For)
+        and isinstance(loop.target, ast.Name)
+        and isinstance(loop.iter, ast.Call)
+        and _last(loop.iter.func) == "range"
+    }
+
+
+def _counter_expr(arg: ast.expr, counters: set[str]) -> bool:
+    """``n``, ``n + 1``, ``2 * n``: an int derived from a loop counter (not an array built from it)."""
+    if isinstance(arg, ast.Name):
+        return arg.id in counters
+    if isinstance(arg, ast.BinOp):
+        sides = (arg.left, arg.right)
+        return any(_counter_expr(x, counters) for x in sides) and all(
+            isinstance(x, ast.Constant) or _counter_expr(x, counters) for x in sides
+        )
+    return False

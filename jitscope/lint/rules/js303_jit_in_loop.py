@@ -25,6 +25,15 @@ _CACHE_DECORATORS = frozenset(
 _RUN_ONCE = ("test", "setUp", "setup", "main", "__init__", "_run_example")
 
 
+def _applied(site: JitSite) -> str:
+    """How the jit was written: ``jax.jit``, ``eqx.filter_jit``, ``nnx.jit``."""
+    node = site.node
+    if isinstance(node, ast.Call):
+        partial = last_name(node.func) == "partial" and node.args
+        return ast.unparse(node.args[0] if partial else node.func)
+    return f"jax.{site.kind}" if site.kind in ("jit", "pmap") else site.kind
+
+
 def _is_test_file(path: str) -> bool:
     name = path.replace("\\", "/").rpartition("/")[2]
     return name.startswith("test_") or name.endswith(("_test.py", "_tests.py")) or name == "conftest.py"
@@ -183,7 +192,7 @@ class JitInLoop(Rule):
                 yield ctx.finding(
                     self,
                     site.node,
-                    f"jax.{site.kind} applied inside a loop in `{where}`: a new jitted "
+                    f"{_applied(site)} applied inside a loop in `{where}`: a new jitted "
                     "function is built on every iteration",
                     where,
                     "apply jax.jit once, outside the loop",
@@ -192,7 +201,7 @@ class JitInLoop(Rule):
                 yield ctx.finding(
                     self,
                     site.node,
-                    f"jax.{site.kind} of a fresh {_what(site)} on every call of "
+                    f"{_applied(site)} of a fresh {_what(site)} on every call of "
                     f"`{where}`: each call traces and compiles again",
                     where,
                     "define the jitted function once at module level and pass values as arguments",

@@ -56,21 +56,132 @@ def _growing(cs: CallSite) -> set[str]:
     return names
 
 
-def _varying(ctx: ModuleContext, arg: ast.expr, loop_vars: set[str], growing: set[str]) -> str | None:
-    for sub in ast.walk(arg):
+#: creation functions -> positions of their shape arguments (None: every positional argument)
+_SHAPE_POSITIONS: dict[str, tuple[int, ...] | None] = {
+    "zeros": (0,),
+    "ones": (0,),
+    "empty": (0,),
+    "full": (0,),
+    "eye": (0, 1),
+    "arange": None,
+    "linspace": (2,),
+    "reshape": (1,),
+    "broadcast_to": (1,),
+}
+_ARRAY_FROM_LIST = frozenset({"array", "asarray"})
+
+
+def _shape_args(ctx: ModuleContext, call: ast.Call) -> list[ast.expr]:
+    """The arguments of a shape maker that set the shape (``x.reshape(n, -1)``: all; ``jnp.full(s, v)``: s)."""
+    name = last_name(call.func)
+    qualified = ctx.qualified_name(call.func) or ""
+    function_form = qualified.startswith(("numpy.", "jax.numpy.", "jax.lax."))
+    positions = (
+        _SHAPE_POSITIONS.get(name) if function_form or name not in ("reshape", "broadcast_to") else None
+    )
+    args = [a for i, a in enumerate(call.args) if positions is None or i in positions]
+    return args + [k.value for k in call.keywords if k.arg in ("shape", "newshape", "num")]
+
+
+def _varying(ctx: ModuleContext, arg: ast.expr, loops: _Loops, growing: set[str]) -> str | None:
+    loop_vars = loops.names
+    for sub, parent in _walk(arg):
         if isinstance(sub, ast.Subscript):
             slices = sub.slice.elts if isinstance(sub.slice, ast.Tuple) else [sub.slice]
             for part in slices:
-                if isinstance(part, ast.Slice):
-                    lower = part.lower is not None and uses(part.lower, loop_vars)
-                    upper = part.upper is not None and uses(part.upper, loop_vars)
-                    if lower != upper:
-                        return "sliced by the loop variable"
-        elif isinstance(sub, ast.Call) and last_name(sub.func) in _SHAPE_MAKERS and uses(sub, loop_vars):
-            return "whose shape depends on the loop variable"
-        elif isinstance(sub, ast.Name) and sub.id in growing:
+                if not isinstance(part, ast.Slice):
+                    continue
+                lower = part.lower is not None and uses(part.lower, loop_vars)
+                upper = part.upper is not None and uses(part.upper, loop_vars)
+                if lower != upper:
+                    return "sliced by the loop variable"
+                if lower and upper and loops.ragged_window(part):
+                    return "whose last batch is shorter (the range's stop is not a multiple of its step)"
+        elif isinstance(sub, ast.Call) and last_name(sub.func) in _SHAPE_MAKERS:
+            if any(uses(a, loop_vars) for a in _shape_args(ctx, sub)):
+                return "whose shape depends on the loop variable"
+        elif isinstance(sub, ast.Call) and last_name(sub.func) in _ARRAY_FROM_LIST and sub.args:
+            first = sub.args[0]
+            if isinstance(first, (ast.ListComp, ast.GeneratorExp)) and uses(first, loop_vars):
+                return "an array built from a list whose length depends on the item"
+        elif isinstance(sub, ast.Name) and sub.id in growing and not _element(sub, parent):
             return f"which grows on every iteration (`{sub.id}`)"
+        elif isinstance(sub, ast.Name) and sub.id in loops.shards:
+            return "a shard of np.array_split, whose shards differ in length"
     return None
+
+
+def _walk(node: ast.expr) -> Iterator[tuple[ast.AST, ast.AST | None]]:
+    stack: list[tuple[ast.AST, ast.AST | None]] = [(node, None)]
+    while stack:
+        sub, parent = stack.pop()
+        yield sub, parent
+        stack.extend((child, sub) for child in ast.iter_child_nodes(sub))
+
+
+def _element(name: ast.Name, parent: ast.AST | None) -> bool:
+    """``history[-1]`` or ``len(history)``: one element (or the count) of a growing list, not the list."""
+    if isinstance(parent, ast.Subscript) and parent.value is name:
+        return not isinstance(parent.slice, ast.Slice)
+    return isinstance(parent, ast.Call) and last_name(parent.func) == "len"
+
+
+class _Loops:
+    """The loops around one call: their changing names, ``range(start, stop, step)`` headers,
+    ``np.array_split`` shard variables, and names assigned in their bodies."""
+
+    def __init__(self, cs: CallSite) -> None:
+        self.names = cs.loop_vars
+        self.ranges: dict[str, ast.Call] = {}
+        self.shards: set[str] = set()
+        self.assigned: dict[str, ast.expr] = {}
+        for loop in cs.loops:
+            if (
+                isinstance(loop, ast.For)
+                and isinstance(loop.target, ast.Name)
+                and isinstance(loop.iter, ast.Call)
+            ):
+                if last_name(loop.iter.func) == "range" and len(loop.iter.args) == 3:
+                    self.ranges[loop.target.id] = loop.iter
+                elif last_name(loop.iter.func) == "array_split":
+                    self.shards.add(loop.target.id)
+            for stmt in block_statements(loop.body):  # type: ignore[attr-defined]
+                if stmt.lineno >= cs.call.lineno:
+                    break
+                if (
+                    isinstance(stmt, ast.Assign)
+                    and len(stmt.targets) == 1
+                    and isinstance(stmt.targets[0], ast.Name)
+                ):
+                    self.assigned[stmt.targets[0].id] = stmt.value
+        self.function = cs.function
+
+    def ragged_window(self, part: ast.Slice) -> bool:
+        """``x[s : s + b]`` with ``for s in range(0, n, b)``: the last window is short unless ``n`` is
+        trimmed to a multiple of ``b`` (``n - b + 1``, ``n - n % b``, ``n // b * b``)."""
+        lower, upper = part.lower, part.upper
+        if not isinstance(lower, ast.Name) or lower.id not in self.ranges:
+            return False
+        if not (isinstance(upper, ast.BinOp) and isinstance(upper.op, ast.Add)):
+            return False
+        header = self.ranges[lower.id]
+        step, stop = header.args[2], header.args[1]
+        width = upper.right if ast.dump(upper.left) == ast.dump(lower) else upper.left
+        return ast.dump(width) == ast.dump(step) and not self._trimmed(stop)
+
+    def _trimmed(self, stop: ast.expr, depth: int = 0) -> bool:
+        trimming = (ast.Sub, ast.Mod, ast.FloorDiv, ast.Mult)
+        if any(isinstance(n, ast.BinOp) and isinstance(n.op, trimming) for n in ast.walk(stop)):
+            return True
+        if isinstance(stop, ast.Name) and self.function is not None and depth < 2:
+            for stmt in block_statements(self.function.body):
+                if (
+                    isinstance(stmt, ast.Assign)
+                    and any(isinstance(t, ast.Name) and t.id == stop.id for t in stmt.targets)
+                    and self._trimmed(stmt.value, depth + 1)
+                ):
+                    return True
+        return not isinstance(stop, (ast.Name, ast.Call, ast.Attribute))
 
 
 class VaryingShapeInLoop(Rule):
@@ -78,8 +189,10 @@ class VaryingShapeInLoop(Rule):
 
     ## What it does
     Flags calls of a jitted function inside a loop whose arguments are sliced by the
-    loop variable (`x[:i]`), built with a loop-dependent shape (`jnp.zeros(i)`), or
-    grow on every iteration (`acc = jnp.concatenate([acc, y])`).
+    loop variable (`x[:i]`), built with a loop-dependent shape (`jnp.zeros(i)`), grow
+    on every iteration (`acc = jnp.concatenate([acc, y])`), are the ragged last batch
+    of `for s in range(0, n, b): x[s:s + b]`, arrays built from per-item Python lists
+    (`jnp.array([vocab[w] for w in line.split()])`), or `np.array_split` shards.
 
     ## Why is this bad?
     Shapes are part of the compilation cache key: every new shape traces and
@@ -117,8 +230,11 @@ class VaryingShapeInLoop(Rule):
             if not cs.in_loop:
                 continue
             growing = _growing(cs)
+            loops = _Loops(cs)
             for arg in (*cs.call.args, *(k.value for k in cs.call.keywords)):
-                why = _varying(ctx, arg, cs.loop_vars, growing)
+                why = _varying(ctx, arg, loops, growing)
+                if why is None and isinstance(arg, ast.Name) and arg.id in loops.assigned:
+                    why = _varying(ctx, loops.assigned[arg.id], loops, growing)
                 if why:
                     where = ctx.name_of(cs.function) if cs.function is not None else "<module>"
                     name = ctx.name_of(cs.site.target) if cs.site.target is not None else "function"
