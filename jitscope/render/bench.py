@@ -20,47 +20,10 @@ from rich.text import Text
 
 from jitscope.model.bench import BenchFailure, BenchReport, BenchRow, ComparisonRecord, ScalingRecord
 from jitscope.render.progress import progress_bar
+from jitscope.view.format import NA, fmt_bytes, fmt_count, fmt_rate, fmt_slope
+from jitscope.view.format import fmt_duration as fmt_time
 
-NA = "n/a"
-
-
-def fmt_time(seconds: float | None) -> str:
-    """3 significant digits in ns, µs, ms or s."""
-    if seconds is None or math.isnan(seconds):
-        return NA
-    for scale, unit in ((1.0, "s"), (1e-3, "ms"), (1e-6, "µs")):
-        if abs(seconds) >= scale:
-            return f"{seconds / scale:.3g} {unit}"
-    return f"{seconds * 1e9:.3g} ns"
-
-
-def fmt_bytes(n: float | None) -> str:
-    if n is None:
-        return NA
-    for scale, unit in ((2**30, "GiB"), (2**20, "MiB"), (2**10, "KiB")):
-        if abs(n) >= scale:
-            return f"{n / scale:.3g} {unit}"
-    return f"{int(n)} B"
-
-
-def fmt_rate(value: float | None, unit: str) -> str:
-    if value is None:
-        return NA
-    for scale, prefix in ((1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")):
-        if abs(value) >= scale:
-            return f"{value / scale:.3g} {prefix}{unit}/s"
-    return f"{value:.3g} {unit}/s"
-
-
-def fmt_count(value: float | None) -> str:
-    if value is None:
-        return NA
-    return f"{value:,.0f}" if value >= 10 else f"{value:.2g}"
-
-
-def fmt_slope(value: float | None) -> str:
-    return NA if value is None else f"{value:.2f}"
-
+__all__ = ["NA", "fmt_bytes", "fmt_count", "fmt_rate", "fmt_slope", "fmt_time", "render_bench"]
 
 #: Calls longer than this are shown as ``fn #N`` in the tables, with the full call listed once above them.
 LONG_CALL = 40

@@ -39,11 +39,14 @@ from jitscope.model.jaxpr import (
 )
 from jitscope.render.jaxpr_header import format_bytes, layout_jaxpr_header
 from jitscope.render.lines import Line, StyledLines, line_width, lines_to_plain, lines_to_text
+from jitscope.view.links import scope_of
 
 __all__ = [
+    "JaxprLayout",
     "JaxprRenderOptions",
     "JaxprView",
     "format_bytes",
+    "jaxpr_layout",
     "layout_jaxpr",
     "render_jaxpr",
     "render_jaxpr_text",
@@ -79,21 +82,36 @@ class JaxprRenderOptions:
     header: bool = True
 
 
-class _Layout:
-    """Builds the lines of one rendering; ``lines[i]`` is annotated with ``locations[i]``."""
+class JaxprLayout:
+    """Builds the lines of one rendering; ``lines[i]`` is annotated with ``locations[i]``.
+
+    For linked views (the HTML report) it also records, per line, the equation it starts
+    (``line_eqns``), the ``jit`` names it is nested in (``line_scopes``, as XLA's op_name
+    paths say them: ``("jit(relu)",)``), and the nested jaxprs it opens (``folds``) or closes
+    (``unfolds``).
+    """
 
     def __init__(self, options: JaxprRenderOptions, width: int) -> None:
         self.options = options
         self.width = width
         self.lines: list[Line] = []
         self.locations: list[str] = []
+        self.line_eqns: list[EqnRecord | None] = []
+        self.line_scopes: list[tuple[str, ...]] = []
+        self.folds: list[int] = []
+        self.unfolds: list[int] = []
+        self.scope: tuple[str, ...] = ()
         self.aval_texts: dict[int, str] = {}
         self.eqn_counts: dict[int, int] = {}
         self.location_texts: dict[int, str] = {}
 
-    def emit(self, line: Line, location: str = "") -> None:
+    def emit(self, line: Line, location: str = "", eqn: EqnRecord | None = None) -> None:
         self.lines.append(line)
         self.locations.append(location)
+        self.line_eqns.append(eqn)
+        self.line_scopes.append(self.scope)
+        self.folds.append(0)
+        self.unfolds.append(0)
 
     def join_from(
         self, start: int, prefix: Line, parts: list[Line], sep: str, suffix: Line, rest: Line
@@ -113,8 +131,12 @@ class _Layout:
         line += suffix
         if line_width(line) > JAX_WIDTH:
             return
-        del self.lines[start:], self.locations[start:]
-        self.emit(line + rest)
+        eqn, scope = self.line_eqns[start], self.line_scopes[start]
+        del self.lines[start:], self.locations[start:], self.line_eqns[start:], self.line_scopes[start:]
+        del self.folds[start:], self.unfolds[start:]
+        self.scope, outer = scope, self.scope
+        self.emit(line + rest, eqn=eqn)
+        self.scope = outer
 
     # -- atoms
 
@@ -171,7 +193,9 @@ class _Layout:
                         continue
                     visit(sub, sub_level)
                     if name:
+                        self.scope = scope_of(eqn.primitive, eqn.params)
                         self.jaxpr(sub, "", [("let ", KW), (name, PRIM), (" = ", "")], 1)
+                        self.scope = ()
                         self.lines[-1].append((" in", KW))
 
         visit(root, 0)
@@ -185,6 +209,8 @@ class _Layout:
         self.binders(head, record.invars)
         head += [(". ", ""), ("let", KW)]
         self.emit(head)
+        if level:
+            self.folds[-1] += 1
         body = indent + "    "
         for eqn in record.eqns:
             self.eqn(eqn, body, level)
@@ -192,6 +218,8 @@ class _Layout:
         self.atoms(tail, record.outvars, sep=", ")
         tail.append((",) }" if len(record.outvars) == 1 else ") }", ""))
         self.emit(tail)
+        if level:
+            self.unfolds[-1] += 1
         if len(self.lines) - start == len(record.eqns) + 2:  # every equation on one line
             eqn_lines = self.lines[start + 1 : -1]
             self.join_from(start, [*head, (" ", "")], eqn_lines, "; ", [(" ", ""), *tail[1:]], [])
@@ -215,7 +243,7 @@ class _Layout:
             if eqn.invars:
                 line.append((" ", ""))
                 self.atoms(line, eqn.invars)
-            self.emit(line, self.location(eqn))
+            self.emit(line, self.location(eqn), eqn)
             return
         start = len(self.lines)
         location = self.location(eqn)
@@ -244,12 +272,15 @@ class _Layout:
                     flat += [((" " if i else "") + key + "=", PARAM), (value, style)]  # type: ignore[list-item]
                 flat.append(("]", ""))
             if not items or line_width(flat) <= JAX_WIDTH:
-                self.emit(flat + operands, location)
+                self.emit(flat + operands, location, eqn)
                 return
         # JAX's broken form: one parameter per line, operands after the closing bracket.
         line.append(("[", ""))
-        self.emit(line, location)
+        self.emit(line, location, eqn)
+        outer = self.scope
+        self.scope = outer + scope_of(eqn.primitive, eqn.params)
         self.broken_params(items, indent + "  ", level)
+        self.scope = outer
         self.emit([(indent, ""), ("]", ""), *operands])
         if expanded and len(self.lines) - start == len(items) + 2:  # nested jaxprs fitted on one line
             self.join_from(start, [*line], self.lines[start + 1 : -1], " ", [("]", "")], operands)
@@ -312,8 +343,13 @@ class _Layout:
         return "\n".join(texts) + "\n"
 
 
-def _layout(record: JaxprRecord, options: JaxprRenderOptions, width: int) -> _Layout:
-    layout = _Layout(options, width)
+def jaxpr_layout(record: JaxprRecord, options: JaxprRenderOptions, width: int = TEXT_WIDTH) -> JaxprLayout:
+    """The laid-out lines with what each one links to (for linked views; ``layout_jaxpr`` for text)."""
+    return _layout(record, options, width)
+
+
+def _layout(record: JaxprRecord, options: JaxprRenderOptions, width: int) -> JaxprLayout:
+    layout = JaxprLayout(options, width)
     layout.shared_definitions(record)
     layout.jaxpr(record, "", [], 0)
     return layout

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from jitscope.model.jaxpr import AvalRecord, JaxprSummary
 from jitscope.render.lines import Line
+from jitscope.view.format import fmt_bytes as format_bytes
 
 LABEL = "jaxpr.label"
 TYPE = "jaxpr.type"
@@ -26,18 +27,6 @@ MUTED = "jitscope.muted"
 
 #: Labels are padded to this width; continuation lines are indented by it.
 LABEL_WIDTH = 11
-
-
-def format_bytes(n: int) -> str:
-    """1023 B, 1.5 KiB, 2.0 MiB ... (binary units, as memory analysis reports them)."""
-    if n < 1024:
-        return f"{n} B"
-    size = float(n)
-    for unit in ("KiB", "MiB", "GiB", "TiB"):
-        size /= 1024
-        if size < 1024 or unit == "TiB":
-            break
-    return f"{size:.1f} {unit}"
 
 
 def _plural(n: int, word: str) -> str:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import io
 import sys
 
-import pytest
 from rich.console import Console
 
 from jitscope.model.common import Location
@@ -237,15 +236,6 @@ def test_renderers_never_import_jax() -> None:
         "assert 'jax' not in sys.modules, 'jax imported'"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
-
-
-@pytest.mark.parametrize(
-    ("n", "text"), [(0, "0 B"), (1023, "1023 B"), (1536, "1.5 KiB"), (3 << 20, "3.0 MiB")]
-)
-def test_format_bytes(n: int, text: str) -> None:
-    from jitscope.render.jaxpr import format_bytes
-
-    assert format_bytes(n) == text
 
 
 def test_depth_counts_levels_of_nested_jaxprs_shown() -> None:

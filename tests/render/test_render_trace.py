@@ -60,10 +60,10 @@ error: TracerBoolConversionError: boom
 def test_cost_and_memory_tables_show_na():
     assert _text(render_cost(CostRecord(flops=2e9, bytes_accessed=1024.0))) == """\
 cost analysis (XLA) ────────────────────────────────────────────────────────────
-flops                                2 G
-transcendentals                      n/a
-bytes accessed                   1.0 KiB
-arithmetic intensity  1.95e+06 flop/byte"""
+flops                              2 G
+transcendentals                    n/a
+bytes accessed                   1 KiB
+arithmetic intensity  1.95 M flop/byte"""
     text = _text(render_memory(None))
     assert text.splitlines()[0].startswith("memory analysis (XLA)  the backend gives no memory analysis")
     assert text.count("n/a") == 6
