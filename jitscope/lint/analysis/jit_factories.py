@@ -34,48 +34,50 @@ from jitscope.lint.analysis.parameters import all_params, literal_ints, literal_
 from jitscope.lint.analysis.source import match_lines
 
 _STATIC_KEYWORDS = ("static_argnums", "static_argnames")
-_STATIC_RE = re.compile(r"\bstatic_arg(?:nums|names)\s*=")
+#: ``name = wrapper(fn, ..., static_argnums=...)`` written on one line
+_STATIC_RE = re.compile(
+    r"^[ \t]*[\w.]+[ \t]*=[ \t]*[\w.]+\(.*\bstatic_arg(?:nums|names)[ \t]*=", re.MULTILINE
+)
+#: ``return jax.jit(fn, ...)``: the line that makes a def a jit factory
+_RETURN_JIT_RE = re.compile(r"^[ \t]+return[ \t]+[\w.]*\bjit\(", re.MULTILINE)
 
 
-def _factory_keywords(index: ModuleIndex, func: DefNode) -> dict[str, ast.expr] | None:
+def _factory_keywords(index: ModuleIndex, func: DefNode, stmt: ast.stmt) -> dict[str, ast.expr] | None:
     """The jit keywords of a factory ``def f(fn, ...): return jax.jit(fn, ...)``, else None."""
-    params = set(all_params(func))
-    for stmt in ast.walk(func):
-        if not isinstance(stmt, ast.Return) or not isinstance(stmt.value, ast.Call):
-            continue
-        call = stmt.value
-        if nm.classify_transform(index.names.qualify(call.func)) != "jit" or not call.args:
-            continue
-        first = call.args[0]
-        if isinstance(first, ast.Name) and first.id in params:
-            return {k.arg: k.value for k in call.keywords if k.arg in _STATIC_KEYWORDS}
+    if not isinstance(stmt, ast.Return) or not isinstance(stmt.value, ast.Call):
+        return None
+    call = stmt.value
+    if nm.classify_transform(index.names.qualify(call.func)) != "jit" or not call.args:
+        return None
+    first = call.args[0]
+    if isinstance(first, ast.Name) and first.id in all_params(func):
+        return {k.arg: k.value for k in call.keywords if k.arg in _STATIC_KEYWORDS}
     return None
 
 
 def find_jit_factories(index: ModuleIndex) -> dict[str, dict[str, ast.expr]]:
     """Module-level jit factories: name -> the static keywords of the jit they return."""
-    lines = index.parsed.lines
     out: dict[str, dict[str, ast.expr]] = {}
-    for name, func in index.defs.items():
-        end = getattr(func, "end_lineno", None) or func.lineno
-        if not any("jit(" in line for line in lines[func.lineno - 1 : end]):
-            continue
-        keywords = _factory_keywords(index, func)
-        if keywords is not None:
-            out[name] = keywords
+    for line, _ in match_lines(_RETURN_JIT_RE, index.parsed.text):
+        chain = index.statement_chain(line)
+        top = chain[0] if chain else None
+        if isinstance(top, (ast.FunctionDef, ast.AsyncFunctionDef)) and index.defs.get(top.name) is top:
+            keywords = _factory_keywords(index, top, chain[-1])
+            if keywords is not None:
+                out[top.name] = keywords
     return out
 
 
 def find_wrapped_sites(index: ModuleIndex, known: list[JitSite]) -> list[JitSite]:
     """Jit sites made by jit factories and static-keyword wrappers (see the module docstring)."""
     text = index.parsed.text
-    if "jit" not in text and "static_arg" not in text:
+    if "static_arg" not in text and "jit(" not in text:
         return []
     factories = find_jit_factories(index) if "jit(" in text else {}
     patterns = [_STATIC_RE.pattern]
     if factories:
         patterns.append(r"\b(?:" + "|".join(map(re.escape, factories)) + r")\s*\(")
-    pattern = re.compile("|".join(patterns))
+    pattern = re.compile("|".join(patterns), re.MULTILINE)
     seen = {id(site.node) for site in known}
     out: list[JitSite] = []
     for line, _ in match_lines(pattern, text):
