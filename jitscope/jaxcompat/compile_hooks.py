@@ -37,7 +37,10 @@ class MissObserver(Protocol):
         """A call left JAX's C++ fast path (nested calls, made while tracing, come here too)."""
 
     def exit(self) -> None:
-        """The matching ``enter`` returned (or raised)."""
+        """The matching ``enter`` (or ``resume``) returned (or raised)."""
+
+    def resume(self) -> None:
+        """The last miss goes on (old pmap: its trace and compile come after ``_prepare_pmap`` returned)."""
 
     def tracing(self, fun: Callable[..., Any]) -> contextlib.AbstractContextManager[object]:
         """Wraps a real trace of ``fun`` (a tracing-cache miss)."""
@@ -117,12 +120,99 @@ def install(observer: MissObserver) -> tuple[Callable[[], None], HookStatus]:
         restores.append(lambda: setattr(pjit, trace_name, original_trace))
     else:
         missing.append("the jit tracer (side effects while tracing)")
+    restores.extend(_install_old_pmap(observer))
 
     def uninstall() -> None:
         for restore in reversed(restores):
             restore()
 
     return uninstall, HookStatus(callable(original_infer), trace_name, tuple(missing))
+
+
+@dataclass(frozen=True, slots=True)
+class _PmapInfo:
+    """What ``static_arg_options`` reads, for an old-style pmap miss."""
+
+    static_argnums: tuple[int, ...]
+    static_argnames: tuple[str, ...] = ()
+    via: str = "jax.pmap"
+
+
+def _install_old_pmap(observer: MissObserver) -> list[Callable[[], None]]:
+    """JAX < 0.7: pmap's C++ cache misses call ``api._prepare_pmap``, then ``pxla.xla_pmap_impl_lazy``."""
+    try:
+        from jax._src import api
+        from jax._src.interpreters import pxla
+    except ImportError:
+        return []
+    prepare = getattr(api, "_prepare_pmap", None)
+    impl = getattr(pxla, "xla_pmap_impl_lazy", None)
+    if not callable(prepare) or not callable(impl) or not _takes_ten_arguments(prepare):
+        return []  # JAX 0.7+: pmap is a jit of an internal function (pmap_user_call)
+
+    def _prepare_pmap(fun: Any, in_axes: Any, out_axes: Any, static_broadcasted_tuple: Any, *rest: Any) -> Any:
+        *_, args, kwargs = rest
+        observer.enter(fun, _PmapInfo(tuple(static_broadcasted_tuple)), tuple(args), dict(kwargs))
+        try:
+            return prepare(fun, in_axes, out_axes, static_broadcasted_tuple, *rest)
+        finally:
+            observer.exit()
+
+    def xla_pmap_impl_lazy(*args: Any, **kwargs: Any) -> Any:
+        observer.resume()
+        try:
+            return impl(*args, **kwargs)
+        finally:
+            observer.exit()
+
+    setattr(api, "_prepare_pmap", _prepare_pmap)  # noqa: B010 - absent from the JAX mypy checks against
+    setattr(pxla, "xla_pmap_impl_lazy", xla_pmap_impl_lazy)  # noqa: B010
+    return [lambda: setattr(api, "_prepare_pmap", prepare), lambda: setattr(pxla, "xla_pmap_impl_lazy", impl)]
+
+
+def _takes_ten_arguments(fun: Any) -> bool:
+    code = getattr(fun, "__code__", None)
+    return code is not None and code.co_argcount == 10
+
+
+def pmap_user_call(fun: Any) -> tuple[Any, tuple[Any, ...], dict[str, Any], tuple[int, ...]] | None:
+    """JAX 0.7+: the user's function, arguments and static argnums behind pmap's internal ``_fun``.
+
+    ``jax._src.pmap`` runs every pmap call in Python (``wrapped(*args, **kwargs)``) and jits
+    ``_fun``, which closes over the user's function as a ``WrappedFun``. The user's
+    arguments are still in the ``wrapped`` frame on the stack, and ``infer_params``
+    (a cell of that frame) holds ``static_broadcasted_tuple``. None when this is not
+    pmap's ``_fun``.
+    """
+    inner = getattr(fun, "__wrapped__", fun)
+    code = getattr(inner, "__code__", None)
+    if code is None or code.co_name != "_fun" or not code.co_filename.replace("\\", "/").endswith("jax/_src/pmap.py"):
+        return None
+    import sys
+
+    frame = sys._getframe(1)
+    for _ in range(100):
+        if frame is None:
+            return None
+        if frame.f_code.co_name == "wrapped" and frame.f_code.co_filename == code.co_filename:
+            break
+        frame = frame.f_back  # type: ignore[assignment]
+    else:
+        return None
+    if frame is None:
+        return None
+    local = frame.f_locals
+    infer = local.get("infer_params")
+    cells = dict(zip(getattr(getattr(infer, "__code__", None), "co_freevars", ()),
+                     getattr(infer, "__closure__", None) or (), strict=False))
+    try:
+        wrapped_fun = cells["wrapped_fun"].cell_contents
+        statics = tuple(int(n) for n in cells["static_broadcasted_tuple"].cell_contents)
+        user_fun = wrapped_fun.f
+        args, kwargs = tuple(local["args"]), dict(local["kwargs"])
+    except (KeyError, AttributeError, ValueError, TypeError):
+        return None
+    return user_fun, args, kwargs, statics
 
 
 def _hide_from_jax_tracebacks() -> None:

@@ -14,11 +14,13 @@ from jitscope.model.effects import EffectRecord
 from jitscope.tracing.cachekeys import KeyDiff
 
 #: Version of the ``jitscope.run`` JSON document; bump the major number on a breaking change.
-RUN_SCHEMA_VERSION = "1.0"
+RUN_SCHEMA_VERSION = "1.1"  # 1.1: CompileEvent.via
 
 #: ``CompileEvent.kind``: the user's jitted function, a function JAX built itself (eager
-#: op-by-op execution, pmap's wrapper), or a compile jitscope saw only as a JAX event.
+#: op-by-op execution), or a compile jitscope saw only as a JAX event.
 USER, JAX_INTERNAL, UNATTRIBUTED = "jit", "jax-internal", "unattributed"
+#: A library's own jit of its own function, called from the library (flax's ``eval_shape`` checks).
+LIBRARY = "library"
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,7 +31,9 @@ class CompileEvent:
     function: str  # qualified name, e.g. "train_step" or "Model.__call__"
     defined_at: Location | None
     call_site: Location | None  # the first frame in the user's code
-    number: int  # this function's n-th trace/compile (1 = the first)
+    #: This function's n-th trace/compile (1 = the first). Not its n-th call: a cached call runs in
+    #: JAX's C++ dispatch and never reaches Python, and counting calls would need a wrapper there.
+    number: int
     kind: str = USER
     signature: str = ""  # the arguments as JAX saw them, e.g. "x: f32[32,784], lr: ~f32[], training=True"
     at_s: float = 0.0  # seconds since the program started, when the event finished
@@ -46,6 +50,8 @@ class CompileEvent:
     same_key_as: int = 0
     effects: tuple[EffectRecord, ...] = ()
     error: str | None = None  # tracing raised this (the program saw the exception)
+    #: The wrapper the user called it through when not plain ``jax.jit``: "jax.pmap", "equinox.filter_jit".
+    via: str = ""
 
     @property
     def total_s(self) -> float:

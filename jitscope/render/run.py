@@ -31,14 +31,14 @@ def describe_causes(event: CompileEvent) -> str:
     if event.number == 1:
         return ""
     if event.same_key_as:
-        return (f"same cache key as compile {event.same_key_as}: JAX dropped that entry "
+        return (f"same cache key as compile #{event.same_key_as}: JAX dropped that entry "
                 "(cache cleared, the jitted object was garbage-collected, or a key part jitscope cannot see)")
     if not event.causes:
         return "cause unknown (jitscope did not see this call's arguments)"
-    changed = "; ".join(str(c) + HINTS.get(c.component.rsplit(": ", 1)[-1], "") for c in event.causes)
-    vs = f"vs compile {event.nearest[0]}" if event.nearest else ""
+    changed = "; ".join(str(c) + _hint(event, c.component) for c in event.causes)
+    vs = f"vs compile #{event.nearest[0]}" if event.nearest else ""
     if len(event.nearest) > 1:
-        vs += "; compiles " + ", ".join(map(str, event.nearest)) + " are equally near"
+        vs += "; compiles " + ", ".join(f"#{n}" for n in event.nearest) + " are equally near"
     return f"{changed} ({vs})" if vs else changed
 
 
@@ -49,6 +49,18 @@ HINTS = {
 }
 
 
+#: Hints for a wrapper's own rules, keyed by (``CompileEvent.via``, what changed).
+VIA_HINTS = {
+    ("equinox.filter_jit", "value"): " (filter_jit holds every non-array argument static: each new Python value "
+                                     "compiles again; pass it as jnp.asarray(...) to make it traced)",
+}
+
+
+def _hint(event: CompileEvent, component: str) -> str:
+    what = component.rsplit(": ", 1)[-1]
+    return VIA_HINTS.get((event.via, what)) or HINTS.get(what, "")
+
+
 def should_log(event: CompileEvent, mode: str) -> bool:
     if mode == "none" or event.kind != USER:
         return False
@@ -56,15 +68,20 @@ def should_log(event: CompileEvent, mode: str) -> bool:
 
 
 def render_event_line(event: CompileEvent) -> Text:
-    """``jitscope: recompile 3 of step (train.py:12) from train.py:40 [trace 4 ms, compile 80 ms]: x: shape ...``."""
-    what = "recompile" if event.number > 1 else "compile"
-    if not event.compiled:
-        what = "retrace" if event.number > 1 else "trace"
+    """``jitscope: compile #3 of step (train.py:12) from train.py:40 [trace 4 ms, compile 80 ms]: x: shape ...``.
+
+    ``#3`` counts this function's compiles, not its calls: a cached call never reaches
+    Python, so counting calls would need a wrapper on the fast path (see ``CompileEvent.number``).
+    """
+    what = "compile" if event.compiled else "trace"
     text = Text("jitscope: ", style="jitscope.muted")
-    text.append(f"{what} {event.number}", style="jitscope.warn" if event.number > 1 else "jitscope.title")
+    text.append(f"{what} #{event.number}", style="jitscope.warn" if event.number > 1 else "jitscope.title")
     text.append(f" of {event.function}")
-    if event.defined_at is not None:
-        text.append(f" ({event.defined_at})", style="jitscope.path")
+    where = [str(event.defined_at)] if event.defined_at is not None else []
+    if event.via:
+        where.append(event.via)
+    if where:
+        text.append(f" ({', '.join(where)})", style="jitscope.path")
     if event.call_site is not None:
         text.append(" from ")
         text.append(str(event.call_site), style="jitscope.path")
@@ -102,7 +119,7 @@ def render_summary(record: RunRecord) -> RenderableType:
         count = sum(f.events for f in internal)
         names = ", ".join(f"{f.function} x{f.events}" if f.events > 1 else f.function for f in internal[:6])
         more = ", ..." if len(internal) > 6 else ""
-        parts.append(Text(f"JAX-internal compiles (eager op-by-op execution, pmap's wrapper): {count} in "
+        parts.append(Text(f"internal compiles (JAX's eager op-by-op execution, libraries' own jits): {count} in "
                           f"{fmt_time(sum(f.total_s for f in internal))}: {names}{more}", style="jitscope.muted"))
     effects = [e for e in record.events if e.effects]
     if effects:
@@ -141,7 +158,7 @@ def _cause_lines(functions: Sequence[FunctionSummary], events: Sequence[CompileE
         lines.append(Text(f"{f.function}: {len(again)} recompile{'s' if len(again) > 1 else ''}, because:",
                           style="jitscope.title"))
         for event in again[:MAX_CAUSES]:
-            line = Text(f"  {event.number}: ")
+            line = Text(f"  #{event.number}: ")
             if event.call_site is not None:
                 line.append(str(event.call_site), style="jitscope.path")
                 line.append(" ")

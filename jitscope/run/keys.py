@@ -11,12 +11,15 @@ import functools
 import inspect
 import types
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from jitscope.jaxcompat.compile_hooks import LeafInfo, describe_leaf, static_arg_options
+from jitscope.jaxcompat.compile_hooks import LeafInfo, describe_leaf
 from jitscope.load.specs import SHORT_NAMES
 from jitscope.tracing import cachekeys
 from jitscope.tracing.cachekeys import Key, shorten
+
+if TYPE_CHECKING:
+    from jitscope.run.wrappers import UserCall
 
 
 def unwrap_function(fun: Any) -> Any:
@@ -54,24 +57,23 @@ def leaf_text(info: LeafInfo) -> str:
     return ("~" if info.weak_type else "") + f"{short_dtype(info.dtype)}[{','.join(map(str, info.shape))}]"
 
 
-def live_key(fun: Any, jit_info: Any, args: tuple[Any, ...], kwargs: dict[str, Any], *,
-             x64: bool) -> tuple[Key, str]:
+def live_key(call: UserCall, *, x64: bool) -> tuple[Key, str]:
     """The cache key of one call (arguments only) and a one-line signature of it."""
-    nums, names = static_arg_options(jit_info)
-    params = positional_names(fun)
+    nums, names = call.static_argnums, call.static_argnames
+    params = positional_names(call.fun)
     key: Key = {}
     parts: list[str] = []
-    for index, value in enumerate(args):
+    for index, value in enumerate(call.args):
         name = params[index] if index < len(params) else f"args[{index}]"
         cachekeys.add_passed(key, name, keyword=False)
-        parts.append(_add_argument(key, name, value, index in nums or name in names, x64))
-    for name, value in kwargs.items():
+        parts.append(_add_argument(key, name, value, index in nums or name in names, x64, call.non_arrays_static))
+    for name, value in call.kwargs.items():
         cachekeys.add_passed(key, name, keyword=True)
-        parts.append(_add_argument(key, name, value, name in names, x64))
+        parts.append(_add_argument(key, name, value, name in names, x64, call.non_arrays_static))
     return key, ", ".join(parts)
 
 
-def _add_argument(key: Key, name: str, value: Any, static: bool, x64: bool) -> str:
+def _add_argument(key: Key, name: str, value: Any, static: bool, x64: bool, non_arrays_static: bool) -> str:
     if static:
         cachekeys.add_static(key, name, value)
         return f"{name}={shorten(repr(value), 40)}"
@@ -81,16 +83,25 @@ def _add_argument(key: Key, name: str, value: Any, static: bool, x64: bool) -> s
     flat, _ = jax.tree_util.tree_flatten_with_path(value)
     texts = []
     for path, leaf in flat:
-        info = describe_leaf(leaf, x64)
         where = name + jax.tree_util.keystr(path)
+        info = None if non_arrays_static and _is_python_value(leaf) else describe_leaf(leaf, x64)
         if info is None:
-            cachekeys.add_other(key, where, leaf)
+            if non_arrays_static:
+                cachekeys.add_static(key, where, leaf)
+                texts.append(f"{where}={shorten(repr(leaf), 40)}")
+            else:
+                cachekeys.add_other(key, where, leaf)
             continue
         cachekeys.add_array(key, where, info.shape, short_dtype(info.dtype), info.weak_type, info.sharding)
         texts.append(f"{where}: {leaf_text(info)}")
     if len(texts) == len(flat) and 0 < len(texts) <= 3:
         return ", ".join(texts)
     return f"{name}: {type(value).__name__} of {len(flat)} leaves"
+
+
+def _is_python_value(leaf: Any) -> bool:
+    """Not an array: equinox's ``is_array`` is false (Python scalars, strings, None, functions)."""
+    return getattr(leaf, "shape", None) is None or isinstance(leaf, (bool, int, float, complex))
 
 
 def _other_structure(value: Any) -> str:

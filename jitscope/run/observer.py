@@ -22,7 +22,7 @@ from typing import Any
 
 from jitscope.model.common import Location
 from jitscope.model.effects import EffectRecord
-from jitscope.model.run import JAX_INTERNAL, UNATTRIBUTED, USER, CompileEvent
+from jitscope.model.run import JAX_INTERNAL, LIBRARY, UNATTRIBUTED, USER, CompileEvent
 from jitscope.tracing.cachekeys import Key, KeyDiff, nearest
 from jitscope.userframes import IsUserFile, default_is_user_file, display_path
 
@@ -48,6 +48,8 @@ class _Miss:
     kind: str = USER
     defined_at: Location | None = None
     call_site: Location | None = None
+    user_fun: Any = None  # the user's function (behind pmap's or equinox's wrapper)
+    via: str = ""
     key: Key = field(default_factory=dict)
     signature: str = ""
     effects: tuple[EffectRecord, ...] = ()
@@ -103,6 +105,9 @@ class RunObserver:
     def exit(self) -> None:
         self._state.depth -= 1
 
+    def resume(self) -> None:
+        self._state.depth += 1
+
     @contextlib.contextmanager
     def tracing(self, fun: Callable[..., Any]) -> Iterator[object]:
         state = self._state
@@ -113,7 +118,8 @@ class RunObserver:
         self._guard(self._begin, miss)
         miss.traced = True
         state.tracing = True
-        watch_cm = self._effect_watch(fun) if self.effects and miss.kind == USER else contextlib.nullcontext()
+        watch_cm = (self._effect_watch(miss.user_fun if miss.user_fun is not None else fun)
+                    if self.effects and miss.kind == USER else contextlib.nullcontext())
         try:
             with watch_cm as watch:
                 try:
@@ -199,20 +205,25 @@ class RunObserver:
     def _begin(self, miss: _Miss) -> None:
         """First phase of a miss: name it, find the user's call site and build its cache key."""
         miss.started = True
-        miss.call_site = self._call_site()
+        miss.call_site, called_from_user = self._call_site()
         if miss.fun is None:
             return
         from jitscope.jaxcompat.compile_hooks import context_components, x64_enabled
         from jitscope.run.keys import closure_text, live_key, unwrap_function
+        from jitscope.run.wrappers import user_call
 
-        inner = unwrap_function(miss.fun)
+        call = user_call(miss.fun, miss.jit_info, tuple(miss.args), dict(miss.kwargs))
+        miss.user_fun, miss.via = call.fun, call.via
+        inner = unwrap_function(call.fun)
         code = getattr(inner, "__code__", None)
-        miss.function = getattr(inner, "__qualname__", None) or getattr(miss.fun, "__name__", None) or repr(inner)
+        miss.function = getattr(inner, "__qualname__", None) or getattr(call.fun, "__name__", None) or repr(inner)
         if code is not None:
             miss.defined_at = Location(display_path(code.co_filename), code.co_firstlineno, miss.function)
             miss.group = f"{code.co_filename}:{code.co_firstlineno}:{miss.function}"
             if not self._is_user(code.co_filename):
-                miss.kind = JAX_INTERNAL if "/jax/" in code.co_filename else USER
+                # a library's function counts as the user's when the user's code called it through jit
+                miss.kind = (JAX_INTERNAL if "/jax/" in code.co_filename
+                             else USER if called_from_user else LIBRARY)
         else:
             miss.group = f"{type(inner).__qualname__}:{miss.function}"
         if miss.kind == JAX_INTERNAL:
@@ -220,10 +231,11 @@ class RunObserver:
             miss.function = getattr(miss.fun, "__name__", miss.function)
             miss.group = f"jax:{miss.function}"
         x64 = x64_enabled()
-        key, miss.signature = live_key(miss.fun, miss.jit_info, tuple(miss.args), dict(miss.kwargs), x64=x64)
+        key, miss.signature = live_key(call, x64=x64)
         if miss.kind != JAX_INTERNAL:  # JAX builds a new function per eager op; its closure says enough
-            key["function: object"] = self._object_label(miss.group, miss.fun)
-        key["function: closure"] = closure_text(miss.fun, x64)
+            # pmap builds a new internal function per argument structure: the user's function is the object
+            key["function: object"] = self._object_label(miss.group, call.fun if call.via else miss.fun)
+        key["function: closure"] = closure_text(call.fun, x64)
         key.update(context_components(x64))
         miss.key = key
 
@@ -241,14 +253,19 @@ class RunObserver:
             known.append(anchor)
         return f"#{len(known)}"
 
-    def _call_site(self) -> Location | None:
+    def _call_site(self) -> tuple[Location | None, bool]:
+        """The first frame in the user's code, and whether the jit call came from it (not from a library)."""
         frame = sys._getframe(2)
+        outside_jax: bool | None = None  # the first frame outside JAX and jitscope: is it the user's?
         while frame is not None:
             filename = frame.f_code.co_filename
-            if self._is_user(filename):
-                return Location(display_path(filename), frame.f_lineno, frame.f_code.co_name)
+            user = self._is_user(filename)
+            if outside_jax is None and (user or not _in_jax(filename)):
+                outside_jax = user
+            if user:
+                return Location(display_path(filename), frame.f_lineno, frame.f_code.co_name), bool(outside_jax)
             frame = frame.f_back  # type: ignore[assignment]
-        return None
+        return None, False
 
     def _finish(self, miss: _Miss) -> None:
         if not miss.started:
@@ -266,12 +283,19 @@ class RunObserver:
                 at_s=round(self.elapsed(), 6), traced=miss.traced, compiled=miss.compiled,
                 trace_s=miss.trace_s, lower_s=miss.lower_s, compile_s=miss.compile_s,
                 nearest=near.labels if near is not None else ((same,) if same else ()), causes=causes,
-                same_key_as=same, effects=miss.effects, error=miss.error,
+                same_key_as=same, effects=miss.effects, error=miss.error, via=miss.via,
             )
             self.events.append(event)
-        miss.fun = miss.args = miss.kwargs = miss.jit_info = None  # drop the live objects now
+        miss.fun = miss.args = miss.kwargs = miss.jit_info = miss.user_fun = None  # drop the live objects now
         if self.on_event is not None:
             self.on_event(event)
+
+
+def _in_jax(filename: str) -> bool:
+    return filename.startswith(_JITSCOPE_DIR) or any(part in filename for part in _JAX_DIRS)
+
+
+_JAX_DIRS = ("/jax/", "/jaxlib/", "\\jax\\", "<frozen ", "/contextlib.py", "/functools.py")
 
 
 def _has_name(fun: Any) -> bool:

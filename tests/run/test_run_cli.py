@@ -43,9 +43,9 @@ def test_program_runs_as_main_with_its_argv_and_stdout_and_recompile_is_explaine
     code, out, err = _run(tmp_path, capsys, args=("--lr", "0.1"))
     assert code == 0
     assert out == "program stdout ['--lr', '0.1'] __main__\n"  # stdout is the program's alone
-    line = next(x for x in err.splitlines() if x.startswith("jitscope: recompile 2 of f ("))
+    line = next(x for x in err.splitlines() if x.startswith("jitscope: compile #2 of f ("))
     assert "prog.py:5) from " in line and "prog.py:10 [trace " in line
-    assert ": x: shape (3,) -> (4,) (vs compile 1)" in err
+    assert ": x: shape (3,) -> (4,) (vs compile #1)" in err
     assert "2 compiles of 1 jitted function (1 recompiles)" in err
 
 
@@ -75,7 +75,7 @@ def test_json_log_to_a_file(tmp_path, capsys):
     log = tmp_path / "log.json"
     code, _, _ = _run(tmp_path, capsys, "--out", str(log), "--log", "none")
     data = json.loads(log.read_text())
-    assert code == 0 and data["kind"] == "jitscope.run" and data["schema_version"] == "1.0"
+    assert code == 0 and data["kind"] == "jitscope.run" and data["schema_version"] == "1.1"
     mine = [e for e in data["events"] if e["kind"] == "jit"]
     assert [e["number"] for e in mine] == [1, 2]
     assert mine[1]["causes"] == [{"component": "x: shape", "before": "(3,)", "after": "(4,)"}]
