@@ -15,6 +15,7 @@ from __future__ import annotations
 import functools
 import importlib
 import re
+import warnings
 from dataclasses import dataclass
 
 from jitscope.errors import DeviceMemoryError
@@ -49,7 +50,9 @@ def runtime_error_types() -> tuple[type[BaseException], ...]:
             module = importlib.import_module(module_name)
         except ImportError:
             continue
-        cls = getattr(module, attr, None)
+        with warnings.catch_warnings():  # older spellings warn that they are deprecated: we only look
+            warnings.simplefilter("ignore", DeprecationWarning)
+            cls = getattr(module, attr, None)
         if isinstance(cls, type) and issubclass(cls, BaseException) and cls not in found:
             found.append(cls)
     return tuple(found)
