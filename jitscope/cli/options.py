@@ -1,8 +1,11 @@
-"""Option aliases shared by the commands that load and call a target (trace, bench, lint --trace)."""
+"""Option aliases shared by the commands: loading and calling a target (trace, bench, lint --trace), and output."""
 
 from __future__ import annotations
 
-from typing import Annotated
+import sys
+from enum import Enum
+from pathlib import Path
+from typing import Annotated, Any
 
 import typer
 
@@ -46,3 +49,65 @@ def enable_x64_if(requested: bool) -> None:
         import jax
 
         jax.config.update("jax_enable_x64", True)
+
+
+# -- output: one --format option with the same names on every command, and --out FILE -------------
+
+#: Formats every report command writes; lint adds sarif and github.
+REPORT_FORMATS: tuple[str, ...] = ("text", "json", "markdown", "html")
+#: ``--out FILE`` picks the format from the suffix when ``--format`` is not given.
+SUFFIX_FORMATS: dict[str, str] = {
+    ".txt": "text", ".text": "text", ".json": "json", ".md": "markdown", ".markdown": "markdown",
+    ".html": "html", ".htm": "html", ".sarif": "sarif",
+}
+
+
+class ReportFormat(str, Enum):
+    """``--format`` of trace and bench (and the first four of lint's)."""
+
+    text = "text"
+    json = "json"
+    markdown = "markdown"
+    html = "html"
+
+
+def format_option(sarif: bool = False, what: str = "") -> Any:
+    """``--format/-f``: the same names on every command."""
+    names = [*REPORT_FORMATS, *(("sarif", "github") if sarif else ())]
+    return typer.Option(
+        "--format", "-f", show_default=False,
+        help=f"{', '.join(names)}{what}. Default: text, or what the --out FILE suffix says "
+        "(.txt .json .md .html" + (" .sarif" if sarif else "") + ").",
+    )
+
+
+def resolve_format(fmt: Enum | str | None, out: Path | None, choices: tuple[str, ...] = REPORT_FORMATS) -> str:
+    """The format asked for: ``--format``, else the ``--out`` file's suffix, else text."""
+    if fmt is not None:
+        return fmt.value if isinstance(fmt, Enum) else fmt
+    if out is not None and out.suffix:
+        named = SUFFIX_FORMATS.get(out.suffix.lower())
+        if named is None or named not in choices:
+            from jitscope.errors import UsageError
+
+            raise UsageError(f"cannot tell the format from the suffix of --out {out}",
+                             hint=f"name it .txt, .json, .md or .html, or pass --format {'|'.join(choices)}")
+        return named
+    return "text"
+
+
+def is_report_file(out: Path | None) -> bool:
+    """True when ``--out`` names a report file (a format's suffix) rather than a folder."""
+    return out is not None and out.suffix.lower() in SUFFIX_FORMATS
+
+
+def write_report(text: str, out: Path | None) -> None:
+    """The report on stdout, or into ``out`` (with one line on stderr saying where)."""
+    if not text.endswith("\n"):
+        text += "\n"
+    if out is None:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+        return
+    out.write_text(text, encoding="utf-8")
+    print(f"report written to {out} ({len(text.encode()):,} bytes)", file=sys.stderr)

@@ -2,14 +2,24 @@
 
 from __future__ import annotations
 
-from collections import Counter
-from enum import Enum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from jitscope.cli.options import ArgOpt, ShapesOpt, StaticOpt, TargetsArg, X64Opt, enable_x64_if
+from jitscope.cli.options import (
+    ArgOpt,
+    ReportFormat,
+    ShapesOpt,
+    StaticOpt,
+    TargetsArg,
+    X64Opt,
+    enable_x64_if,
+    format_option,
+    is_report_file,
+    resolve_format,
+    write_report,
+)
 from jitscope.errors import TraceError, UsageError
 
 if TYPE_CHECKING:
@@ -18,11 +28,6 @@ if TYPE_CHECKING:
     from jitscope.model.trace import TraceRecord
 
 ALL_STAGES = ("jaxpr", "stablehlo", "hlo", "cost", "memory")
-
-
-class TraceFormat(str, Enum):
-    text = "text"
-    json = "json"
 
 
 def parse_stages(text: str) -> tuple[str, ...]:
@@ -48,9 +53,11 @@ def trace(
                                             help="Annotate each equation with your file:line.")] = True,
     effects: Annotated[bool, typer.Option("--effects/--no-effects",
                                           help="Watch for trace-time side effects.")] = True,
-    out: Annotated[Path | None, typer.Option(help="Also write each stage to a file in this folder.")] = None,
-    fmt: Annotated[TraceFormat, typer.Option("--format", "-f", help="text, or one versioned JSON document.")]
-    = TraceFormat.text,
+    out: Annotated[Path | None, typer.Option(
+        help="A report file (.html, .md, .json, .txt: the suffix picks the format), or a folder to also write "
+        "each stage to (jaxpr.txt, stablehlo.mlir, hlo.txt, ... and report.json).", show_default=False)] = None,
+    fmt: Annotated[ReportFormat | None, format_option(what=" (json: one versioned document; html: IR side by side with "
+                                             "your source, cross-linked)")] = None,
     profile: Annotated[bool, typer.Option("--profile", help="Profile the Python side of tracing with pyinstrument.")]
     = False,
     profile_html: Annotated[Path | None, typer.Option(help="Write the --profile report as HTML here.")] = None,
@@ -58,9 +65,10 @@ def trace(
 ) -> None:
     """Trace TARGET with abstract inputs and show its jaxpr, StableHLO, HLO, cost and memory."""
     from jitscope.render.console import make_console
-    from jitscope.render.trace import render_cache_hit, render_trace
     from jitscope.tracing.pipeline import run_trace, write_outputs
 
+    report_file = out if is_report_file(out) else None
+    fmt_name = resolve_format(fmt, report_file)
     wanted = parse_stages(stages)
     _freeze_imports()
     enable_x64_if(x64)
@@ -68,29 +76,31 @@ def trace(
     from jitscope.render.progress import progress_bar
 
     with progress_bar(make_console(stderr=True), "jitscope trace") as progress, \
-            user_output_to_stderr(fmt is TraceFormat.json):  # stdout is for the JSON document only
+            user_output_to_stderr(fmt_name != "text"):  # stdout is for the document only
         report, profilers = run_trace(targets, shapes, static, arg, wanted, effects, profile or bool(profile_html),
                                       progress)
-    if out is not None:
+    if out is not None and report_file is None:
         write_outputs(report, out, locations=locations, depth=depth)
-    console = make_console()
-    if fmt is TraceFormat.json:
+    if fmt_name == "json":
         from jitscope.render.json import dumps
 
-        console.file.write(dumps(report) + "\n")
+        write_report(dumps(report), report_file)
     else:
-        calls = Counter(r.target for r in report.traces)
-        for record in report.traces:
-            if record.cache_hit_of is not None:  # JAX would reuse the earlier program: nothing new to show
-                console.print(render_cache_hit(record))
-            else:
-                console.print(render_trace(record, stages=wanted, locations=locations, depth=depth,
-                                           numbered=calls[record.target] > 1))
-            console.print()
+        from jitscope.view.trace import trace_document
+
+        document = trace_document(report, stages=wanted, locations=locations, depth=depth, linked=fmt_name != "text")
+        if fmt_name == "text" and report_file is None:
+            from jitscope.view.rich_text import render_rich
+
+            make_console().print(render_rich(document))
+        else:
+            from jitscope.view.render import render_document
+
+            write_report(render_document(document, fmt_name), report_file)
     if profilers:
         from jitscope.render.profile import show_profiles
 
-        show_profiles(profilers, html=profile_html, console=make_console(stderr=fmt is TraceFormat.json))
+        show_profiles(profilers, html=profile_html, console=make_console(stderr=fmt_name != "text"))
     failed_calls(report.traces)
 
 

@@ -17,7 +17,7 @@ from rich.text import Text
 
 from jitscope.render.console import plain_console
 from jitscope.render.ir import render_ir
-from jitscope.render.lines import Line, StyledLines, line_width
+from jitscope.render.lines import StyledLines
 from jitscope.view.model import (
     Block,
     Chart,
@@ -31,9 +31,8 @@ from jitscope.view.model import (
     Section,
     Table,
 )
+from jitscope.view.text import listing_lines
 
-#: Notes after a jaxpr equation line up at this column at most.
-MAX_NOTE_COLUMN = 80
 _LEVEL_STYLE = {"info": "", "good": "jitscope.good", "warning": "jitscope.warn", "error": "jitscope.bad",
                 "muted": "jitscope.muted"}
 
@@ -83,32 +82,6 @@ def _key_values(block: KeyValues) -> RichTable:
     for label, value in block.rows:
         table.add_row(Text(label), Text(value))
     return table
-
-
-def listing_lines(listing: CodeListing, width: int = 100) -> list[Line]:
-    """The listing's lines with line numbers in front and notes aligned on one column at the end."""
-    lines = listing.lines
-    numbered = any(line.number is not None for line in lines)
-    digits = max((len(str(line.number)) for line in lines if line.number is not None), default=0)
-    out: list[Line] = []
-    for line in lines:
-        pieces: Line = []
-        if numbered:
-            marker = ">" if line.mark else " "
-            number = "" if line.number is None else str(line.number)
-            pieces.append((f"{marker} {number:>{digits}} │ ", "jitscope.muted"))
-        pieces.extend(line.text)
-        out.append(pieces)
-    notes = [line.note for line in lines]
-    if not any(notes):
-        return out
-    widths = [line_width(p) if note else 0 for p, note in zip(out, notes, strict=True)]
-    longest = max(len(note) for note in notes if note)
-    column = max(min(max(widths), MAX_NOTE_COLUMN, width - longest - 2), 0)
-    return [
-        [*p, (" " * max(column - w, 0) + "  ", ""), (note, "jaxpr.location")] if note else p
-        for p, note, w in zip(out, notes, widths, strict=True)
-    ]
 
 
 class _ListingView:

@@ -1,0 +1,129 @@
+"""The Markdown back end: GitHub-flavoured Markdown for pull-request comments and ``$GITHUB_STEP_SUMMARY``.
+
+Tables are pipe tables, listings fenced code (long ones folded in ``<details>``, which GitHub
+renders), charts a table of their data. Styles are dropped.
+"""
+
+from __future__ import annotations
+
+import re
+
+from jitscope.view.format import fmt_bytes, fmt_count, fmt_duration, fmt_slope
+from jitscope.view.model import (
+    Block,
+    Chart,
+    CodeListing,
+    Document,
+    KeyValues,
+    Note,
+    Panels,
+    Paragraph,
+    Section,
+    Table,
+    plain,
+)
+from jitscope.view.text import listing_text
+
+#: Listings longer than this are folded in ``<details>``.
+FOLD_LINES = 40
+#: Escaped: what would start emphasis, code, HTML, a table cell or a link; ``_`` only at word edges
+#: (GitHub does not emphasise ``jit_sin``).
+_SPECIAL = re.compile(r"([\\`*<>|]|(?<![A-Za-z0-9])_|_(?![A-Za-z0-9])|\[(?=[^\]]*\]\())")
+
+
+def escape_md(text: str) -> str:
+    """Text that Markdown shows as written (no emphasis, links or HTML from the user's names)."""
+    return _SPECIAL.sub(r"\\\1", text)
+
+
+def _cell(text: str) -> str:
+    return escape_md(text).replace("\n", " ") or " "
+
+
+def _table(header: list[str], rows: list[list[str]], right: list[bool]) -> str:
+    lines = ["| " + " | ".join(_cell(h) for h in header) + " |",
+             "| " + " | ".join("---:" if r else "---" for r in right) + " |"]
+    lines += ["| " + " | ".join(_cell(c) for c in row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def _fence(text: str, language: str) -> str:
+    longest = max((len(m) for m in re.findall(r"`{3,}", text)), default=2)
+    fence = "`" * (longest + 1)
+    return f"{fence}{language}\n{text.rstrip()}\n{fence}"
+
+
+def _listing(listing: CodeListing) -> str:
+    text = listing_text(listing)
+    block = _fence(text, "python" if listing.language == "python" else "text")
+    title = listing.title or listing.language
+    if text.count("\n") > FOLD_LINES:
+        return f"<details><summary>{escape_md(title)} ({text.count(chr(10)):,} lines)</summary>\n\n{block}\n\n</details>"
+    return (f"**{escape_md(listing.title)}**\n\n" if listing.title else "") + block
+
+
+def _value(value: float, unit: str) -> str:
+    return fmt_duration(value) if unit == "seconds" else fmt_bytes(value) if unit == "bytes" else fmt_count(value)
+
+
+def _chart(chart: Chart) -> str:
+    if chart.kind == "bars":
+        header = ["", *[s.name for s in chart.series]]
+        rows = [[cat, *[_value(sum(v for c, v in s.points if int(c) == i), chart.x_unit) for s in chart.series]]
+                for i, cat in enumerate(chart.categories)]
+        return f"**{escape_md(chart.title)}**\n\n" + _table(header, rows, [False] + [True] * len(chart.series))
+    if chart.kind == "distribution":
+        ys = sorted(y for s in chart.series[:1] for _, y in s.points)
+        if not ys:
+            return ""
+        figures = [("samples", str(len(ys))), ("min", _value(ys[0], chart.y_unit)),
+                   ("median", _value(ys[len(ys) // 2], chart.y_unit)), ("max", _value(ys[-1], chart.y_unit))]
+        return f"**{escape_md(chart.title)}**: " + ", ".join(f"{k} {v}" for k, v in figures)
+    fits = {name: slope for name, slope, _ in chart.fits}
+    rows = [[s.name, _value(x, chart.x_unit), _value(y, chart.y_unit)] for s in chart.series for x, y in s.points]
+    slopes = "; ".join(f"{name}: slope {fmt_slope(slope)}" for name, slope in fits.items())
+    return (f"**{escape_md(chart.title)}**" + (f" ({escape_md(slopes)})" if slopes else "") + "\n\n"
+            + _table(["series", chart.x_label or "x", chart.y_label or "y"], rows, [False, True, True]))
+
+
+def _section(section: Section, depth: int) -> str:
+    hashes = "#" * min(depth + section.level, 6)
+    note = f" — *{escape_md(section.note)}*" if section.note else ""
+    body = "\n\n".join(p for p in (block_md(b, depth) for b in section.blocks) if p)
+    if section.collapsed:
+        return f"<details><summary>{escape_md(section.title)}</summary>\n\n{body}\n\n</details>"
+    return f"{hashes} {escape_md(section.title)}{note}\n\n{body}"
+
+
+def block_md(block: Block, depth: int = 1) -> str:
+    if isinstance(block, Section):
+        return _section(block, depth)
+    if isinstance(block, Paragraph):
+        text = plain(block.text)
+        return _fence(text, "text") if block.preformatted or text.startswith("  ") else escape_md(text)
+    if isinstance(block, Note):
+        label = f"**{escape_md(block.label)}:** " if block.label else ""
+        return f"> {label}{escape_md(block.text)}"
+    if isinstance(block, KeyValues):
+        return _table(["", ""], [[k, v] for k, v in block.rows], [False, True])
+    if isinstance(block, Table):
+        rows = [[c if isinstance(c, str) else plain(c) for c in row] for row in block.rows]
+        title = f"**{escape_md(block.title)}**\n\n" if block.title else ""
+        return title + _table([c.name for c in block.columns], rows, [c.align == "right" for c in block.columns])
+    if isinstance(block, CodeListing):
+        return _listing(block)
+    if isinstance(block, Chart):
+        return _chart(block)
+    if isinstance(block, Panels):
+        return "\n\n".join(block_md(b, depth) for b in block.blocks)
+    raise TypeError(f"not a view block: {type(block).__name__}")
+
+
+def render_markdown(document: Document) -> str:
+    parts = [f"# {escape_md(document.title)}"]
+    if document.subtitle:
+        parts.append(escape_md(document.subtitle))
+    parts += [p for p in (block_md(b) for b in document.blocks) if p]
+    if document.meta:
+        parts.append("<sub>" + escape_md(", ".join(f"{k} {v}" for k, v in document.meta)) + "</sub>")
+    return "\n\n".join(parts) + "\n"

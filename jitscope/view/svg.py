@@ -1,0 +1,138 @@
+"""Charts as inline SVG: stacked bars, a sample distribution, a log-log scatter with fitted lines.
+
+Plain SVG with classes (colours come from the report's CSS, so dark mode and print work);
+every mark has a ``<title>`` so hovering shows its value without JavaScript.
+"""
+
+from __future__ import annotations
+
+import math
+from html import escape
+
+from jitscope.view.format import fmt_bytes, fmt_count, fmt_duration, fmt_slope
+from jitscope.view.model import Chart
+
+W, ROW, PAD_L, PAD_R = 640, 26, 150, 16
+
+
+def _fmt(value: float, unit: str) -> str:
+    if unit == "seconds":
+        return fmt_duration(value)
+    if unit == "bytes":
+        return fmt_bytes(value)
+    return fmt_count(value)
+
+
+def _svg(width: int, height: int, body: list[str], title: str) -> str:
+    return (f'<svg class="chart" viewBox="0 0 {width} {height}" width="{width}" height="{height}" role="img" '
+            f'aria-label="{escape(title)}" xmlns="http://www.w3.org/2000/svg">{"".join(body)}</svg>')
+
+
+def _legend(names: list[str], y: int) -> list[str]:
+    out, x = [], PAD_L
+    for i, name in enumerate(names):
+        out.append(f'<rect class="c{i % 8}" x="{x}" y="{y - 9}" width="10" height="10"/>'
+                   f'<text class="lab" x="{x + 14}" y="{y}">{escape(name)}</text>')
+        x += 24 + 7 * len(name)
+    return out
+
+
+def bars(chart: Chart) -> str:
+    """One stacked horizontal bar per category, a segment per series (cold-call phases)."""
+    cats = chart.categories
+    totals = [sum(v for s in chart.series for c, v in s.points if int(c) == i) for i in range(len(cats))]
+    top = max(totals, default=0) or 1.0
+    scale = (W - PAD_L - PAD_R) / top
+    body: list[str] = []
+    for i, name in enumerate(cats):
+        y, x = 8 + i * ROW, float(PAD_L)
+        body.append(f'<text class="lab" x="{PAD_L - 6}" y="{y + 14}" text-anchor="end">{escape(name[:24])}</text>')
+        for k, series in enumerate(chart.series):
+            value = sum(v for c, v in series.points if int(c) == i)
+            if value <= 0:
+                continue
+            w = value * scale
+            body.append(f'<rect class="c{k % 8}" x="{x:.1f}" y="{y}" width="{max(w, 0.5):.1f}" height="18">'
+                        f'<title>{escape(series.name)}: {_fmt(value, chart.x_unit)}</title></rect>')
+            x += w
+        body.append(f'<text class="val" x="{min(x + 4, W - 60):.1f}" y="{y + 14}">{_fmt(totals[i], chart.x_unit)}</text>')
+    height = 8 + len(cats) * ROW + 22
+    body += _legend([s.name for s in chart.series], height - 6)
+    return _svg(W, height, body, chart.title)
+
+
+def distribution(chart: Chart) -> str:
+    """Each sample as a dot on a time axis, with the median and the interquartile box."""
+    samples = sorted(y for s in chart.series[:1] for _, y in s.points)
+    if not samples:
+        return ""
+    lo, hi = samples[0], samples[-1]
+    span = (hi - lo) or (abs(hi) or 1.0) * 0.1
+    lo, hi = lo - span * 0.05, hi + span * 0.05
+    x = lambda v: PAD_L + (v - lo) / (hi - lo) * (W - PAD_L - PAD_R)
+    n = len(samples)
+    q1, med, q3 = samples[n // 4], samples[n // 2], samples[(3 * n) // 4]
+    body = [f'<text class="lab" x="{PAD_L - 6}" y="34" text-anchor="end">{escape(chart.series[0].name)}</text>',
+            (f'<rect class="box" x="{x(q1):.1f}" y="14" width="{max(x(q3) - x(q1), 1):.1f}" height="32">'
+            f'<title>IQR {_fmt(q1, chart.y_unit)} .. {_fmt(q3, chart.y_unit)}</title></rect>'),
+            (f'<line class="med" x1="{x(med):.1f}" x2="{x(med):.1f}" y1="10" y2="50"><title>median '
+            f'{_fmt(med, chart.y_unit)}</title></line>')]
+    for i, v in enumerate(samples):
+        body.append(f'<circle class="dot" cx="{x(v):.1f}" cy="{22 + (i * 7) % 17}" r="2.5"/>')
+    for v in (samples[0], med, samples[-1]):
+        body.append(f'<text class="val" x="{x(v):.1f}" y="66" text-anchor="middle">{_fmt(v, chart.y_unit)}</text>')
+    return _svg(W, 74, body, chart.title)
+
+
+def _log_ticks(lo: float, hi: float) -> list[float]:
+    return [10.0**e for e in range(math.floor(lo), math.ceil(hi) + 1)]
+
+
+def loglog(chart: Chart) -> str:
+    """Points and fitted lines on log-log axes; the slope of each fit in the legend."""
+    pts = [(x, y) for s in chart.series for x, y in s.points if x > 0 and y > 0]
+    if not pts:
+        return ""
+    lx = [math.log10(x) for x, _ in pts]
+    ly = [math.log10(y) for _, y in pts]
+    x0, x1 = min(lx) - 0.1, max(lx) + 0.1
+    y0, y1 = min(ly) - 0.2, max(ly) + 0.2
+    left, right, top, bottom, height = 70, W - 16, 10, 200, 240
+    px = lambda v: left + (v - x0) / (x1 - x0) * (right - left)
+    py = lambda v: bottom - (v - y0) / (y1 - y0) * (bottom - top)
+    body = [f'<line class="axis" x1="{left}" y1="{bottom}" x2="{right}" y2="{bottom}"/>',
+            f'<line class="axis" x1="{left}" y1="{top}" x2="{left}" y2="{bottom}"/>']
+    for t in _log_ticks(x0, x1):
+        if x0 <= math.log10(t) <= x1:
+            body.append(f'<text class="val" x="{px(math.log10(t)):.1f}" y="{bottom + 14}" text-anchor="middle">'
+                        f'{_fmt(t, chart.x_unit)}</text>')
+    for t in _log_ticks(y0, y1):
+        if y0 <= math.log10(t) <= y1:
+            body.append(f'<text class="val" x="{left - 4}" y="{py(math.log10(t)) + 4:.1f}" text-anchor="end">'
+                        f'{_fmt(t, chart.y_unit)}</text>')
+    fits = {name: (slope, icpt) for name, slope, icpt in chart.fits}
+    names = []
+    for k, series in enumerate(chart.series):
+        for x, y in series.points:
+            if x > 0 and y > 0:
+                body.append(f'<circle class="c{k % 8}" cx="{px(math.log10(x)):.1f}" cy="{py(math.log10(y)):.1f}" r="4">'
+                            f'<title>{escape(series.name)}: {_fmt(y, chart.y_unit)} at {_fmt(x, chart.x_unit)}'
+                            '</title></circle>')
+        fit = fits.get(series.name)
+        label = series.name
+        if fit is not None:
+            slope, icpt = fit
+            xs = [math.log10(x) for x, y in series.points if x > 0 and y > 0]
+            a, b = min(xs), max(xs)
+            body.append(f'<line class="fit s{k % 8}" x1="{px(a):.1f}" y1="{py(icpt + slope * a):.1f}" '
+                        f'x2="{px(b):.1f}" y2="{py(icpt + slope * b):.1f}"/>')
+            label += f" (slope {fmt_slope(slope)})"
+        names.append(label)
+    body.append(f'<text class="lab" x="{(left + right) / 2:.0f}" y="{bottom + 30}" text-anchor="middle">'
+                f'{escape(chart.x_label)}</text>')
+    out = _svg(W, height + 16, [*body, *_legend(names, height + 10)], chart.title)
+    return out
+
+
+def render_svg(chart: Chart) -> str:
+    return {"bars": bars, "distribution": distribution, "loglog": loglog}[chart.kind](chart)

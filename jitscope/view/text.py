@@ -1,0 +1,48 @@
+"""Listings as plain lines of styled pieces: line numbers in front, notes aligned at the end.
+
+Shared by the terminal and Markdown back ends; imports nothing but the view model.
+"""
+
+from __future__ import annotations
+
+from jitscope.view.model import CodeListing, Piece
+
+#: Notes after a jaxpr equation line up at this column at most.
+MAX_NOTE_COLUMN = 80
+
+
+def _width(line: list[Piece]) -> int:
+    return sum(len(text) for text, _ in line)
+
+
+def listing_lines(listing: CodeListing, width: int = 100) -> list[list[Piece]]:
+    """The listing's lines with ``> 12 │ `` numbers (``>`` marks a line) and notes on one column."""
+    if not listing.lines and listing.raw is not None:
+        return [[(line, "")] if line else [] for line in listing.raw.removesuffix("\n").split("\n")]
+    lines = listing.lines
+    digits = max((len(str(line.number)) for line in lines if line.number is not None), default=0)
+    out: list[list[Piece]] = []
+    for line in lines:
+        pieces: list[Piece] = []
+        if digits:
+            number = "" if line.number is None else str(line.number)
+            pieces.append((f"{'>' if line.mark else ' '} {number:>{digits}} │ ", "jitscope.muted"))
+        pieces.extend(line.text)
+        out.append(pieces)
+    notes = [line.note for line in lines]
+    if not any(notes):
+        return out
+    widths = [_width(p) if note else 0 for p, note in zip(out, notes, strict=True)]
+    longest = max(len(note) for note in notes if note)
+    column = max(min(max(widths), MAX_NOTE_COLUMN, width - longest - 2), 0)
+    return [
+        [*p, (" " * max(column - w, 0) + "  ", ""), (note, "jaxpr.location")] if note else p
+        for p, note, w in zip(out, notes, widths, strict=True)
+    ]
+
+
+def listing_text(listing: CodeListing) -> str:
+    """The listing as plain text, one trailing newline."""
+    if not listing.lines and listing.raw is not None:
+        return listing.raw if listing.raw.endswith("\n") else listing.raw + "\n"
+    return "".join("".join(text for text, _ in line) + "\n" for line in listing_lines(listing))

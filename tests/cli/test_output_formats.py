@@ -1,0 +1,53 @@
+"""One --format option on every command; --out FILE picks the format from its suffix."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from jitscope.cli.options import resolve_format
+from jitscope.errors import UsageError
+from tests.conftest import EXAMPLES, run_cli
+from tests.view.test_backends import check_html
+
+
+def test_resolve_format(tmp_path):
+    assert resolve_format(None, None) == "text"
+    assert resolve_format(None, tmp_path / "r.HTML") == "html"
+    assert resolve_format(None, tmp_path / "r.md") == "markdown"
+    assert resolve_format("json", tmp_path / "r.md") == "json"  # --format wins
+    assert resolve_format(None, tmp_path / "r.sarif", ("text", "sarif")) == "sarif"
+    with pytest.raises(UsageError, match="cannot tell the format"):
+        resolve_format(None, tmp_path / "r.sarif")
+
+
+def test_trace_out_file_picks_the_format(tmp_path):
+    html, md = tmp_path / "report.html", tmp_path / "report.md"
+    result = run_cli("trace", "mlp.py:predict", "--out", str(html), cwd=EXAMPLES)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == "" and f"report written to {html}" in result.stderr
+    page = html.read_text()
+    check_html(page)
+    assert 'data-lang="python"' in page and 'data-lang="jaxpr"' in page and 'data-lang="hlo"' in page
+    assert '<div class="l mark" data-src="mlp.py:28"><span class="n">28 </span>' in page
+    assert 'data-src="mlp.py:30" data-ops="jit(relu)/max jit(relu)/~maximum"' in page  # the eqn inside jit(relu)
+    assert 'data-ops="jit(relu)/max"' in page  # ... and the HLO instruction it became
+    assert '<details open class="fold"><summary>' in page
+    assert len(page.encode()) < 60_000
+    result = run_cli("trace", "mlp.py:predict", "--stages", "jaxpr", "--out", str(md), cwd=EXAMPLES)
+    assert result.returncode == 0, result.stderr
+    text = md.read_text()
+    assert text.startswith("# jitscope trace: mlp.py:predict\n\n## mlp.py:predict\n")
+    assert "```python\n  26 │     for i in range(len(params)):" in text and "### jaxpr\n\n```text\ninputs " in text
+
+
+def test_trace_format_on_stdout_and_folder_out(tmp_path):
+    result = run_cli("trace", "jit_sin.py:fsin", "--stages", "jaxpr", "--format", "markdown", cwd=EXAMPLES)
+    assert result.returncode == 0 and result.stdout.startswith("# jitscope trace: jit_sin.py:fsin")
+    result = run_cli("trace", "jit_sin.py:fsin", "--stages", "jaxpr", "--out", str(tmp_path / "dir"),
+                     "--format", "json", cwd=EXAMPLES)
+    assert result.returncode == 0 and json.loads(result.stdout)["kind"] == "jitscope.trace"
+    assert (tmp_path / "dir" / "report.json").exists()  # a path without a format suffix is still a folder
+    result = run_cli("trace", "jit_sin.py:fsin", "--out", str(tmp_path / "r.pdf"), cwd=EXAMPLES)
+    assert result.returncode == 0 and (tmp_path / "r.pdf" / "report.json").exists()
