@@ -1,0 +1,116 @@
+"""The HTML reports in a real browser: headless Chromium through the DevTools protocol.
+
+Each report is made by the CLI, opened in Chromium, and checked: the rendered DOM, no
+console errors, the cross-highlighting after a scripted click, static content with
+JavaScript off, and dark mode. ``JITSCOPE_SCREENSHOTS=docs`` also saves a screenshot of
+each report kind there. Skipped, with the reason, without ``chromium`` (Debian's package;
+``.ci/run`` installs it) or ``websocket-client`` (the ``test`` extra).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import EXAMPLES, run_cli
+from tests.view.browser import Browser, find_chromium
+
+pytestmark = pytest.mark.filterwarnings("ignore::ResourceWarning")
+
+HIGHLIGHTED = """[...document.querySelectorAll('.l.hl,.l.sel')].map(l => l.closest('.code').dataset.lang + ': ' +
+  l.textContent.replace(/\\s+/g, ' ').trim())"""
+
+
+def _click(selector_js: str) -> str:
+    return f"(() => {{ const el = {selector_js}; el.click(); return {HIGHLIGHTED}; }})()"
+
+
+def _line(lang: str, text: str) -> str:
+    return (f"[...document.querySelectorAll('[data-lang={lang}] .l')]"
+            f".find(l => l.textContent.includes({text!r}))")
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Browser]:
+    executable = find_chromium()
+    if executable is None:
+        pytest.skip("chromium not found: install Debian's `chromium` package (.ci/run does) to test the HTML "
+                    "reports in a browser")
+    pytest.importorskip("websocket", reason="websocket-client (in the `test` extra) drives chromium")
+    instance = Browser.start(executable)
+    yield instance
+    instance.close()
+
+
+def _screenshot(browser: Browser, name: str) -> None:
+    folder = os.environ.get("JITSCOPE_SCREENSHOTS")
+    if folder:
+        browser.emulate()
+        browser.evaluate("window.scrollTo(0, 0)")
+        browser.screenshot(Path(folder) / f"report-{name}.png")
+
+
+@pytest.fixture(scope="module")
+def trace_report(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("trace") / "trace.html"
+    result = run_cli("trace", "mlp.py:predict", "--out", str(path), cwd=EXAMPLES)
+    assert result.returncode == 0, result.stderr
+    return path
+
+
+def test_trace_report_renders_without_console_errors(browser: Browser, trace_report: Path) -> None:
+    browser.emulate()
+    browser.open(trace_report)
+    assert browser.errors == []
+    assert browser.evaluate("document.title") == "jitscope trace: mlp.py:predict"
+    assert browser.evaluate("[...document.querySelectorAll('.code')].map(c => c.dataset.lang)") == [
+        "python", "jaxpr", "stablehlo", "hlo"]
+    # Source beside the IR: the source panel and the jaxpr start on the same row.
+    assert browser.evaluate("(() => { const [s, j] = ['[data-lang=python]', '[data-lang=jaxpr]'].map("
+                            "q => document.querySelector(q).getBoundingClientRect()); "
+                            "return s.right <= j.left && Math.abs(s.top - j.top) < 80; })()")
+    assert browser.evaluate("document.querySelector('h3').textContent").startswith("what the function saw")
+    _screenshot(browser, "trace")
+
+
+def test_clicking_an_equation_highlights_its_source_line_and_hlo(browser: Browser, trace_report: Path) -> None:
+    browser.open(trace_report)
+    shown = browser.evaluate(_click(_line("jaxpr", "= max j")))
+    assert "python: 30 h = jax.nn.relu(h)" in shown
+    assert "jaxpr: k:f32[128,512] = max j 0.0:f32[] # mlp.py:30" in shown
+    assert any(s.startswith("stablehlo: %1 = stablehlo.maximum") for s in shown)
+    assert any(s.startswith("hlo: ROOT %max.4 = f32[128,512]{1,0} maximum(") for s in shown)
+    assert not any("dot(" in s for s in shown)
+    assert browser.evaluate("document.querySelectorAll('.l.sel').length") == 1
+    assert browser.errors == []
+
+
+def test_clicking_hlo_or_source_goes_back(browser: Browser, trace_report: Path) -> None:
+    browser.open(trace_report)
+    shown = browser.evaluate(_click(_line("hlo", "ROOT %dot_general.1")))
+    assert [s for s in shown if s.startswith(("python", "jaxpr"))] == [
+        "python: 28 h = h @ layer[\"w\"] + layer[\"b\"]",
+        "jaxpr: f:f32[128,512] = dot_general[ # mlp.py:28",
+        "jaxpr: l:f32[128,10] = dot_general[ # mlp.py:28",
+    ]
+    shown = browser.evaluate(_click(_line("python", "jax.nn.relu")))
+    jaxpr = [s for s in shown if s.startswith("jaxpr")]
+    assert len(jaxpr) == 3 and all(s.endswith("# mlp.py:30") for s in jaxpr)  # custom_jvp_call, jit, max
+    assert any(s.startswith("hlo:") and "maximum(" in s for s in shown)
+    assert browser.errors == []
+
+
+def test_nested_jaxprs_fold_and_static_content_needs_no_script(browser: Browser, trace_report: Path) -> None:
+    browser.emulate(javascript=False)
+    browser.open(trace_report)
+    assert browser.evaluate("document.querySelectorAll('[data-lang=jaxpr] details.fold').length") == 2
+    assert "stablehlo.dot_general" in browser.evaluate("document.querySelector('[data-lang=stablehlo]').innerText")
+    assert browser.evaluate("(() => { const d = document.querySelector('[data-lang=jaxpr] details.fold');"
+                            "d.querySelector('summary').click(); return d.open; })()") is False
+    browser.emulate(dark=True)
+    browser.open(trace_report)
+    assert browser.evaluate("getComputedStyle(document.body).backgroundColor") == "rgb(13, 17, 23)"
+    browser.emulate()
