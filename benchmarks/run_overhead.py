@@ -6,10 +6,14 @@ fast path) and prints how long its step loop took. Two ratios per round, jitscop
 
 * loop: the cached steps alone. jitscope hooks only JAX's cache-miss path, so this should
   be 1.00 within noise (the target is <= 1.05);
-* process: the whole process, start to exit, including jitscope's own start-up (typer,
-  rich, the summary) and the one compile it observes.
+* process: the whole process, start to exit, including jitscope's own start-up, the
+  summary (rich is imported only then) and the one compile it observes.
 
-    python benchmarks/run_overhead.py [--steps 3000] [--rounds 5] [--quick]
+``--baseline DIR`` adds a third contender, the jitscope package found under DIR (for
+example an older revision: ``git archive REV jitscope | tar -x -C DIR``), so a change is
+measured before/after side by side in the same run, on the same load.
+
+    python benchmarks/run_overhead.py [--steps 3000] [--rounds 5] [--quick] [--baseline DIR]
 """
 
 from __future__ import annotations
@@ -49,9 +53,11 @@ print(f"LOOP {time.perf_counter() - start:.6f}")
 '''
 
 
-def run_once(command: list[str]) -> tuple[float, float]:
+def run_once(command: list[str], pythonpath: str | None = None) -> tuple[float, float]:
     """(whole-process wall seconds, loop seconds the program reported)."""
     env = {**os.environ, "NO_COLOR": "1"}
+    if pythonpath is not None:
+        env["PYTHONPATH"] = pythonpath
     start = time.perf_counter()
     done = subprocess.run(command, capture_output=True, text=True, check=True, env=env)
     wall = time.perf_counter() - start
@@ -64,26 +70,36 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=3000)
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--quick", action="store_true", help="500 steps, 2 rounds")
+    parser.add_argument("--baseline", metavar="DIR", help="also run the jitscope package under DIR")
     opts = parser.parse_args()
     steps, rounds = (500, 2) if opts.quick else (opts.steps, opts.rounds)
-    with tempfile.TemporaryDirectory() as tmp, watch_machine(uses_jax=True):
+    with tempfile.TemporaryDirectory() as tmp, watch_machine(uses_jax=True) as machine:
         script = Path(tmp) / "train.py"
         script.write_text(PROGRAM)
         plain = [sys.executable, str(script), str(steps)]
         observed = [sys.executable, "-m", "jitscope", "run", "--log", "none", str(script), str(steps)]
-        loop_ratios, wall_ratios = [], []
-        print(f"{steps} cached steps per run, {rounds} rounds (python and jitscope run alternate)")
+        contenders: list[tuple[str, list[str], str | None]] = [("python", plain, None), ("jitscope", observed, None)]
+        if opts.baseline:
+            contenders.append(("baseline", observed, str(Path(opts.baseline).resolve())))
+        loops: dict[str, list[float]] = {name: [] for name, _, _ in contenders}
+        walls: dict[str, list[float]] = {name: [] for name, _, _ in contenders}
+        print(f"{steps} cached steps per run, {rounds} rounds ({', '.join(loops)} take turns going first)")
         for index in range(rounds):
-            pair = [("python", plain), ("jitscope", observed)]
-            results = {name: run_once(cmd) for name, cmd in (pair if index % 2 == 0 else pair[::-1])}
-            (p_wall, p_loop), (j_wall, j_loop) = results["python"], results["jitscope"]
-            loop_ratios.append(j_loop / p_loop)
-            wall_ratios.append(j_wall / p_wall)
-            print(f"round {index + 1}: loop python {p_loop * 1e3:.0f} ms, jitscope run {j_loop * 1e3:.0f} ms "
-                  f"({j_loop / p_loop:.3f}x); process {p_wall:.2f} s vs {j_wall:.2f} s ({j_wall / p_wall:.3f}x)")
-        print(f"\ncached-step loop, jitscope run / python: {spread(loop_ratios, 'rounds')}")
-        print(f"whole process,     jitscope run / python: {spread(wall_ratios, 'rounds')}")
-
+            shift = index % len(contenders)
+            for name, command, path in contenders[shift:] + contenders[:shift]:
+                wall, loop = run_once(command, path)
+                walls[name].append(wall)
+                loops[name].append(loop)
+            machine.sample()
+            print(f"round {index + 1}: " + "; ".join(
+                f"{name} loop {loops[name][-1] * 1e3:.0f} ms, process {walls[name][-1]:.2f} s" for name in loops))
+        for name, loop_times in loops.items():
+            if name == "python":
+                continue
+            loop_ratios = [a / b for a, b in zip(loop_times, loops["python"], strict=True)]
+            wall_ratios = [a / b for a, b in zip(walls[name], walls["python"], strict=True)]
+            print(f"\n{name} run / python, cached-step loop: {spread(loop_ratios, 'rounds')}")
+            print(f"{name} run / python, whole process:   {spread(wall_ratios, 'rounds')}")
 
 if __name__ == "__main__":
     main()

@@ -1,77 +1,30 @@
-"""The ``jitscope`` command.
+"""The ``jitscope`` command: the console-script entry point.
 
-Each command lives in its own module with a ``register(app)`` function. Command
-modules import jax only inside the command body, so ``jitscope --help`` and
-``jitscope CMD --help`` never pay for importing jax.
+The typer app lives in ``cli.commands`` (``app`` here is that one, imported on first use).
+``main`` hands ``jitscope run ...`` to ``run.command`` before importing typer, click and
+rich: the user's program should start as soon as it would under ``python`` (see
+``run/command.py``); every other command line goes through typer.
 """
 
 from __future__ import annotations
 
-import importlib
 import os
 import sys
+from typing import Any
 
-import typer
-
-from jitscope import __version__
 from jitscope.errors import EXIT_USAGE, JitscopeError
 
 #: Exit code for a bug in jitscope itself (distinct from usage errors and findings).
 EXIT_INTERNAL = 3
 
-#: Command modules under ``jitscope.cli``, in the order ``--help`` lists them.
-COMMAND_MODULES: tuple[str, ...] = ("trace", "bench", "lint", "run", "rule")
 
-#: Help width when stdout is not a terminal and COLUMNS is not set.
-PIPED_HELP_WIDTH = 100
+def __getattr__(name: str) -> Any:
+    """``app``, ``COMMAND_MODULES``, ``piped_help_width``...: the typer side, imported when asked for."""
+    if name.startswith("__"):
+        raise AttributeError(name)
+    from jitscope.cli import commands
 
-
-def piped_help_width() -> int | None:
-    """The width for plain ``--help`` text when stdout is not a terminal; None on a terminal.
-
-    Typer's rich help panels truncate long cells with an ellipsis and fall back to 80
-    columns when piped, so ``jitscope trace --help > f`` lost text. Piped help is click's
-    plain layout instead: complete, wrapped at COLUMNS (or 100).
-    """
-    if sys.stdout is not None and sys.stdout.isatty():
-        return None
-    columns = os.environ.get("COLUMNS", "")
-    return int(columns) if columns.isdigit() and int(columns) >= 40 else PIPED_HELP_WIDTH
-
-
-_help_width = piped_help_width()
-app = typer.Typer(
-    name="jitscope",
-    help="See what jax.jit really does to your code: jaxpr, StableHLO, HLO, timing and lint.",
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
-    rich_markup_mode=None if _help_width else "rich",
-    context_settings={
-        "help_option_names": ["-h", "--help"],
-        **({"terminal_width": _help_width, "max_content_width": _help_width} if _help_width else {}),
-    },
-)
-
-
-def _version_callback(value: bool) -> None:
-    if value:
-        typer.echo(f"jitscope {__version__}")
-        raise typer.Exit()
-
-
-@app.callback()
-def _root(
-    version: bool = typer.Option(
-        False, "--version", callback=_version_callback, is_eager=True, help="Show the version and exit."
-    ),
-) -> None:
-    """See what jax.jit really does to your code."""
-
-
-for _name in COMMAND_MODULES:
-    _module = importlib.import_module(f"jitscope.cli.{_name}")
-    _module.register(app)
+    return getattr(commands, name)
 
 
 def report_error(err: JitscopeError) -> None:
@@ -89,7 +42,16 @@ def report_error(err: JitscopeError) -> None:
 
 def main(argv: list[str] | None = None) -> None:
     """Console-script entry point: run the app, turning JitscopeError into one line and an exit code."""
+    args = sys.argv[1:] if argv is None else argv
     try:
+        if args[:1] == ["run"]:
+            from jitscope.run.command import main_fast
+
+            code = main_fast(args[1:])
+            if code is not None:
+                sys.exit(code)
+        from jitscope.cli.commands import app
+
         app(args=argv, prog_name="jitscope")
     except JitscopeError as err:
         report_error(err)

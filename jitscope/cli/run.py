@@ -1,4 +1,9 @@
-"""``jitscope run``: run a whole program and explain every compile and recompile."""
+"""``jitscope run``: run a whole program and explain every compile and recompile.
+
+This typer command is the documented interface and ``--help``; ``cli.app.main`` usually
+reaches ``run.command`` without it (see there: typer's import is not free), and a test keeps
+the two parsers in agreement.
+"""
 
 from __future__ import annotations
 
@@ -8,7 +13,7 @@ from typing import Annotated
 
 import typer
 
-from jitscope.errors import UsageError
+from jitscope.run.command import RunOptions, run_command
 
 
 class LogMode(str, Enum):
@@ -23,7 +28,6 @@ class RunFormat(str, Enum):
 
 
 def run(
-    ctx: typer.Context,
     program: Annotated[list[str] | None, typer.Argument(
         help="The script and its arguments (with -m: the module's arguments).", show_default=False,
         metavar="SCRIPT [ARGS]...")] = None,
@@ -48,54 +52,11 @@ def run(
     """Run a Python program (like 'python SCRIPT ARGS' or 'python -m MODULE ARGS') and report every
     jit compile, with the cause of every recompile. stdout is the program's: jitscope writes to stderr
     and --out only. Options go before SCRIPT."""
-    from jitscope.render.console import make_console
-    from jitscope.run.program import Program, check_program
-    from jitscope.run.session import run_observed
-    from jitscope.run.summary import Gates
-
-    args = list(program or [])
-    if module is not None:
-        target = Program(None, module, tuple(args))
-    elif args:
-        target = Program(args[0], None, tuple(args[1:]))
-    else:
-        raise UsageError("nothing to run", hint="give a script path, or -m MODULE")
-    check_program(target)
-    stderr = make_console(stderr=True)
-    from jitscope.render.run import render_event_line, should_log
-
-    def on_event(event: object) -> None:
-        from jitscope.model.run import CompileEvent
-
-        if isinstance(event, CompileEvent) and should_log(event, log.value):
-            stderr.print(render_event_line(event))
-
-    gates = Gates(max_compiles, fail_on_recompile, max_compile_time)
-    record = run_observed(target, effects=effects, gates=gates, on_event=on_event)
-    _report(record, fmt, out)
-    if record.gate_failures:
-        stderr.print(f"[jitscope.bad]error:[/] jitscope run: {'; '.join(record.gate_failures)}", markup=True,
-                     highlight=False)
-        raise typer.Exit(1)
-    raise typer.Exit(record.exit_code)
-
-
-def _report(record: object, fmt: RunFormat, out: Path | None) -> None:
-    from jitscope.model.run import RunRecord
-    from jitscope.render.console import make_console
-    from jitscope.render.json import dumps
-    from jitscope.render.run import render_summary
-
-    assert isinstance(record, RunRecord)
-    stderr = make_console(stderr=True)
-    if out is not None:
-        out.write_text(dumps(record) + "\n", encoding="utf-8")
-    if fmt is RunFormat.json and out is None:
-        stderr.file.write(dumps(record) + "\n")
-    else:
-        stderr.print(render_summary(record))
-        if out is not None:
-            stderr.print(f"jitscope run: log written to {out}", style="jitscope.muted", markup=False)
+    options = RunOptions(program=tuple(program or ()), module=module, log=log.value, effects=effects,
+                         max_compiles=max_compiles, fail_on_recompile=fail_on_recompile,
+                         max_compile_time=max_compile_time, fmt=fmt.value,
+                         out=str(out) if out is not None else None)
+    raise typer.Exit(run_command(options))
 
 
 def register(app: typer.Typer) -> None:

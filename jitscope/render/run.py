@@ -14,7 +14,8 @@ from rich.table import Table
 from rich.text import Text
 
 from jitscope.model.run import USER, CompileEvent, FunctionSummary, RunRecord
-from jitscope.render.bench import fmt_time
+from jitscope.run.summary import should_log  # noqa: F401 - re-exported: the live-line filter
+from jitscope.view.format import fmt_duration as fmt_time
 
 #: How many recompile causes the summary lists per function before "... and N more".
 MAX_CAUSES = 4
@@ -59,12 +60,6 @@ VIA_HINTS = {
 def _hint(event: CompileEvent, component: str) -> str:
     what = component.rsplit(": ", 1)[-1]
     return VIA_HINTS.get((event.via, what)) or HINTS.get(what, "")
-
-
-def should_log(event: CompileEvent, mode: str) -> bool:
-    if mode == "none" or event.kind != USER:
-        return False
-    return mode == "compiles" or event.number > 1
 
 
 def render_event_line(event: CompileEvent) -> Text:

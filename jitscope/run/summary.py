@@ -9,6 +9,13 @@ from dataclasses import dataclass
 from jitscope.model.run import USER, CompileEvent, FunctionSummary
 
 
+def should_log(event: CompileEvent, mode: str) -> bool:
+    """Whether ``--log MODE`` prints a live line for ``event``: "compiles", "recompiles" or "none"."""
+    if mode == "none" or event.kind != USER:
+        return False
+    return mode == "compiles" or event.number > 1
+
+
 def cause_name(component: str) -> str:
     """The kind of a cause, e.g. "batch['x']: shape" (component names are "PATH: WHAT")."""
     return component

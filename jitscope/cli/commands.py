@@ -1,0 +1,71 @@
+"""The typer app behind ``jitscope``: every command, registered from its own module.
+
+Each command lives in its own module with a ``register(app)`` function. Command
+modules import jax only inside the command body, so ``jitscope --help`` and
+``jitscope CMD --help`` never pay for importing jax. ``cli.app.main`` is the entry
+point; it imports this module unless ``jitscope run`` can start without it.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import sys
+
+import typer
+
+from jitscope import __version__
+
+#: Command modules under ``jitscope.cli``, in the order ``--help`` lists them.
+COMMAND_MODULES: tuple[str, ...] = ("trace", "bench", "lint", "run", "rule")
+
+#: Help width when stdout is not a terminal and COLUMNS is not set.
+PIPED_HELP_WIDTH = 100
+
+
+def piped_help_width() -> int | None:
+    """The width for plain ``--help`` text when stdout is not a terminal; None on a terminal.
+
+    Typer's rich help panels truncate long cells with an ellipsis and fall back to 80
+    columns when piped, so ``jitscope trace --help > f`` lost text. Piped help is click's
+    plain layout instead: complete, wrapped at COLUMNS (or 100).
+    """
+    if sys.stdout is not None and sys.stdout.isatty():
+        return None
+    columns = os.environ.get("COLUMNS", "")
+    return int(columns) if columns.isdigit() and int(columns) >= 40 else PIPED_HELP_WIDTH
+
+
+_help_width = piped_help_width()
+app = typer.Typer(
+    name="jitscope",
+    help="See what jax.jit really does to your code: jaxpr, StableHLO, HLO, timing and lint.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    rich_markup_mode=None if _help_width else "rich",
+    context_settings={
+        "help_option_names": ["-h", "--help"],
+        **({"terminal_width": _help_width, "max_content_width": _help_width} if _help_width else {}),
+    },
+)
+
+
+def _version_callback(value: bool) -> None:
+    if value:
+        typer.echo(f"jitscope {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: bool = typer.Option(
+        False, "--version", callback=_version_callback, is_eager=True, help="Show the version and exit."
+    ),
+) -> None:
+    """See what jax.jit really does to your code."""
+
+
+for _name in COMMAND_MODULES:
+    _module = importlib.import_module(f"jitscope.cli.{_name}")
+    _module.register(app)

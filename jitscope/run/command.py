@@ -1,0 +1,156 @@
+"""``jitscope run`` without typer: parse its arguments, run the program, report, return the exit code.
+
+``jitscope run train.py`` should cost a training loop nothing it can measure (the target
+is <= 1.05x ``python train.py`` for a program of a few seconds). Importing typer, click and
+rich and building the whole CLI takes about 0.1 s before the program starts, so
+``cli.app.main`` sends a ``run`` command line here first: ``parse_run_args`` reads the
+options ``cli/run.py`` declares, with the standard library only, and gives up (None) on
+anything else (``--help``, a misspelt option, a bad value); typer then parses the same line
+and reports the problem as for every other command. rich is imported only when the
+summary is rendered, after the program has exited. ``tests/run/test_run_command.py`` checks
+that this parser and the typer command agree.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from jitscope.errors import UsageError
+
+LOG_MODES = ("compiles", "recompiles", "none")
+FORMATS = ("text", "json")
+
+
+@dataclass(frozen=True, slots=True)
+class RunOptions:
+    """Everything ``jitscope run`` was asked to do."""
+
+    program: tuple[str, ...] = ()  # SCRIPT ARGS..., or the module's ARGS with -m
+    module: str | None = None
+    log: str = "recompiles"
+    effects: bool = True
+    max_compiles: int | None = None
+    fail_on_recompile: bool = False
+    max_compile_time: float | None = None
+    fmt: str = "text"
+    out: str | None = None
+
+
+#: Options that take a value, by every spelling, to RunOptions' field.
+_VALUED = {"-m": "module", "--log": "log", "--max-compiles": "max_compiles",
+           "--max-compile-time": "max_compile_time", "--format": "fmt", "-f": "fmt", "--out": "out"}
+_FLAGS = {"--effects": ("effects", True), "--no-effects": ("effects", False),
+          "--fail-on-recompile": ("fail_on_recompile", True),
+          "--no-fail-on-recompile": ("fail_on_recompile", False)}
+
+
+def parse_run_args(args: Sequence[str]) -> RunOptions | None:
+    """``args`` after ``run``; None when typer should parse them (help, errors, anything unusual)."""
+    values: dict[str, object] = {}
+    index = 0
+    while index < len(args):
+        arg = args[index]
+        if arg == "--":
+            index += 1
+            break
+        if not arg.startswith("-") or arg == "-":
+            break
+        name, eq, inline = arg.partition("=")
+        if name in _FLAGS and not eq:
+            field, value = _FLAGS[name]
+            values[field] = value
+            index += 1
+            continue
+        if name not in _VALUED:
+            return None  # --help, -h, a typo: typer explains
+        if eq:
+            raw = inline
+            index += 1
+        elif index + 1 < len(args):
+            raw = args[index + 1]
+            index += 2
+        else:
+            return None
+        parsed = _value(_VALUED[name], raw)
+        if parsed is None:
+            return None
+        values[_VALUED[name]] = parsed
+        if name == "-m":
+            break  # like python -m: everything after the module is the module's
+    program = tuple(args[index:])
+    if values.get("module") is None and not program:
+        return None
+    return RunOptions(program=program, **values)  # type: ignore[arg-type]
+
+
+def _value(field: str, raw: str) -> object | None:
+    try:
+        if field == "max_compiles":
+            number = int(raw)
+            return number if number >= 1 else None
+        if field == "max_compile_time":
+            seconds = float(raw)
+            return seconds if seconds >= 0 else None
+    except ValueError:
+        return None
+    if field == "log":
+        return raw if raw in LOG_MODES else None
+    if field == "fmt":
+        return raw if raw in FORMATS else None
+    return raw
+
+
+def run_command(options: RunOptions) -> int:
+    """Run the program under the observer, print the log and summary on stderr; the exit code."""
+    from jitscope.run.program import Program, check_program
+    from jitscope.run.session import run_observed
+    from jitscope.run.summary import Gates
+
+    if options.module is not None:
+        target = Program(None, options.module, options.program)
+    elif options.program:
+        target = Program(options.program[0], None, options.program[1:])
+    else:
+        raise UsageError("nothing to run", hint="give a script path, or -m MODULE")
+    check_program(target)
+    logger = _EventLogger(options.log)
+    gates = Gates(options.max_compiles, options.fail_on_recompile, options.max_compile_time)
+    record = run_observed(target, effects=options.effects, gates=gates, on_event=logger)
+    from jitscope.run.report import report
+
+    return report(record, options.fmt, options.out)
+
+
+class _EventLogger:
+    """The live line per compile; rich is imported at the first line actually printed."""
+
+    def __init__(self, mode: str) -> None:
+        self.mode = mode
+        self.console: object | None = None
+
+    def __call__(self, event: object) -> None:
+        from jitscope.model.run import CompileEvent
+        from jitscope.run.summary import should_log
+
+        if not isinstance(event, CompileEvent) or not should_log(event, self.mode):
+            return
+        from jitscope.render.console import make_console
+        from jitscope.render.run import render_event_line
+
+        if self.console is None:
+            self.console = make_console(stderr=True)
+        self.console.print(render_event_line(event))  # type: ignore[attr-defined]
+
+
+def main_fast(args: Sequence[str]) -> int | None:
+    """``jitscope run ...`` from ``cli.app.main`` when the arguments parse here; None otherwise."""
+    if os.environ.get("JITSCOPE_NO_FAST_PATH"):
+        return None
+    options = parse_run_args(args)
+    if options is None:
+        return None
+    sys.stdout.flush()
+    return run_command(options)
