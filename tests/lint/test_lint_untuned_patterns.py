@@ -306,6 +306,67 @@ PAIRS: dict[str, tuple[str, str, str]] = {
             return g(x)
         """,
     ),
+    "static-argument-through-value-and-grad": (
+        "JS202",
+        """
+        import jax, jax.numpy as jnp
+        def loss_fn(x, n_heads):
+            return jnp.sum(x.reshape(n_heads, -1))
+        @jax.jit
+        def step(x):
+            return jax.value_and_grad(loss_fn)(x, 4)
+        """,
+        """
+        import jax, jax.numpy as jnp
+        def loss_fn(x, n_heads):
+            return jnp.sum(x.reshape(n_heads, -1))
+        @jax.jit
+        def step(x):
+            return jax.value_and_grad(loss_fn, argnums=(0, 1))(x, 4)
+        """,
+    ),
+    "numpy-on-an-argument-grad-does-not-differentiate": (
+        "JS203",
+        """
+        import jax, jax.numpy as jnp
+        import numpy as np
+        def loss_fn(x, n_heads):
+            return jnp.sum(x) / np.sqrt(n_heads)
+        @jax.jit
+        def train(x):
+            grad_fn = jax.grad(loss_fn)
+            return grad_fn(x, 4)
+        """,
+        """
+        import jax, jax.numpy as jnp
+        import numpy as np
+        def loss_fn(x, n_heads):
+            return np.sqrt(jnp.sum(x)) / n_heads
+        @jax.jit
+        def train(x, n_heads):
+            grad_fn = jax.grad(loss_fn)
+            return grad_fn(x, n_heads)
+        """,
+    ),
+    "unmapped-argument-of-vmap-called-at-once": (
+        "JS202",
+        """
+        import jax, jax.numpy as jnp
+        def head(x, n):
+            return x.reshape(n, -1).sum(0)
+        @jax.jit
+        def f(xs):
+            return jax.vmap(head, in_axes=(0, None))(xs, 2)
+        """,
+        """
+        import jax, jax.numpy as jnp
+        def head(x, n):
+            return x.reshape(n, -1).sum(0)
+        @jax.jit
+        def f(xs, n):
+            return jax.vmap(head, in_axes=(0, None))(xs, n)
+        """,
+    ),
 }
 
 
@@ -340,3 +401,20 @@ def test_traced_value_errors_only_where_certain() -> None:
     )
     by_line = {(f.code, f.line): f.severity for f in findings}
     assert by_line == {("JS201", 4): "warning", ("JS201", 9): "error"}
+
+
+def test_traced_argument_through_grad_names_the_caller() -> None:
+    """``jax.value_and_grad(loss)(x, n)``: ``n`` is traced only because the jitted caller passes a traced
+    value, and the message says so instead of blaming the differentiation."""
+    (finding,) = lint(
+        """
+        import jax, jax.numpy as jnp
+        def loss_fn(x, n_heads):
+            return jnp.sum(x.reshape(n_heads, -1))
+        @jax.jit
+        def step(x, n):
+            return jax.value_and_grad(loss_fn)(x, n)
+        """
+    )
+    assert (finding.code, finding.severity) == ("JS202", "error")
+    assert "called through jax.value_and_grad by `step`, which passes it traced values" in finding.message

@@ -270,6 +270,9 @@ class Discoverer:
                 - everything
                 - set(positional_params(target)[: len(resolved.bound_args)])
             )
+            if kind == "vmap":
+                # in_axes=None: not mapped, but whatever the caller passes (perhaps traced)
+                static = frozenset()
             entry = Entry(
                 target, reason, True, everything - defaulted, resolved.owner, defaulted, static, kind=kind
             )

@@ -179,6 +179,30 @@ def traced_params(
     return frozenset(p for p in params if p not in static and p not in skip)
 
 
+def transformed_params(positional: list[str], transform: str, options: dict[str, ast.expr]) -> frozenset[str]:
+    """The positional parameters that ``grad``-family transforms differentiate (``argnums``, 0 by
+    default) or that ``vmap`` maps (``in_axes`` entries not None): those hold tracers whatever the
+    caller passes. Unknown ``argnums``/``in_axes``: none for sure."""
+    if transform == "vmap":
+        axes = options.get("in_axes")
+        if axes is None:
+            return frozenset(positional)
+        if isinstance(axes, ast.Constant):
+            return frozenset() if axes.value is None else frozenset(positional)
+        if isinstance(axes, (ast.Tuple, ast.List)):
+            return frozenset(
+                name
+                for name, axis in zip(positional, axes.elts, strict=False)
+                if not (isinstance(axis, ast.Constant) and axis.value is None)
+            )
+        return frozenset()
+    argnums = options.get("argnums")
+    nums = (0,) if argnums is None else literal_ints(argnums)
+    if nums is None:
+        return frozenset()
+    return frozenset(positional[i] for i in nums if -len(positional) <= i < len(positional))
+
+
 def param_defaults(func: FuncNode) -> Iterator[tuple[str, ast.expr]]:
     """Each parameter that has a default, with the default's expression."""
     args = func.args

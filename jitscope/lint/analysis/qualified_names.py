@@ -199,6 +199,20 @@ def classify_transform(qualified: str | None) -> str | None:
     return kind
 
 
+#: transforms that trace only some arguments of their function: the differentiated ones
+#: (``argnums``) or the mapped ones (``in_axes`` not None)
+_MAPPING_TRANSFORMS = words("grad value_and_grad jacfwd jacrev hessian vmap")
+
+
+def mapping_transform(qualified: str | None) -> str | None:
+    """``jax.grad``, ``jax.value_and_grad``, ``jax.jacfwd``, ``jax.jacrev``, ``jax.hessian``, ``jax.vmap``:
+    the last component of the name, or None."""
+    if not qualified or not qualified.startswith("jax."):
+        return None
+    last = qualified.rpartition(".")[2]
+    return last if last in _MAPPING_TRANSFORMS else None
+
+
 def is_lax_family(qualified: str | None) -> bool:
     """True for ``jax.lax.*`` (and private lax paths, equinox.internal loops)."""
     if not qualified:

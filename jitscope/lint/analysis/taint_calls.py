@@ -37,6 +37,8 @@ from jitscope.lint.analysis.taint_flags import (
     FunctionFacts,
     Summarizer,
 )
+from jitscope.lint.analysis.taint_transforms import TransformCalls
+from jitscope.lint.analysis.taint_transforms import label_of as _label
 
 _STATIC_BUILTINS = words(
     "len isinstance issubclass type id callable hasattr repr str hash bool int float complex range "
@@ -63,7 +65,7 @@ _EXTERNAL_SKIP = frozenset(
 ) | frozenset(sys.stdlib_module_names)
 
 
-class CallEvaluator:
+class CallEvaluator(TransformCalls):
     """Mixin for ``TaintAnalyzer``: evaluation of ``ast.Call`` nodes."""
 
     index: ModuleIndex
@@ -89,9 +91,10 @@ class CallEvaluator:
     def call(self, node: ast.Call) -> int:
         func = node.func
         base = 0
+        transformed = self._transformed(func)
         if isinstance(func, ast.Attribute):
             base = self.expr(func.value)
-        elif not isinstance(func, ast.Name):
+        elif not isinstance(func, ast.Name) and transformed is None:
             self.expr(func)
         positional = [(self.expr(a), isinstance(a, ast.Starred)) for a in node.args]
         keywords = [(k.arg, self.expr(k.value)) for k in node.keywords]
@@ -103,6 +106,8 @@ class CallEvaluator:
         any_taint = any_flags & TAINT
         arg_kind = any_flags & (TAINT | ARRAY) if any_taint else 0
         qualified = self.qualify(func) if isinstance(func, (ast.Name, ast.Attribute)) else None
+        if transformed is not None:
+            return self._call_transformed(node, transformed, positional, keywords)
 
         if isinstance(func, ast.Name) and qualified is None and not self._is_bound(func.id):
             name = func.id
@@ -171,6 +176,8 @@ class CallEvaluator:
         jax_family = nm.is_jax_name(qualified)
         if nm.is_tree_map(qualified) and node.args:
             self._tree_map_callback(node, positional)
+        elif nm.mapping_transform(qualified) is not None:
+            self._differentiated(node, nm.mapping_transform(qualified) or "")
         elif nm.is_body_taker(qualified) or nm.is_tracing_caller(qualified):
             self._callbacks(node, TAINT, "body")
         if nm.is_static_result(qualified) or _is_predicate(qualified) or static_function_name(qualified):
@@ -294,9 +301,12 @@ class CallEvaluator:
                 if f & (ARRAY | ELEMS):
                     arrays.update(params)
 
+        by_keyword = {key for key, _ in keywords if key} | resolved.bound_keywords
         for i, (f, starred) in enumerate(items):
             if starred:
-                mark(names[i:] + ([args.vararg.arg] if args.vararg else []), f)
+                # `f(*args, log_space=flag)`: the unpacked values fill the parameters not passed by name
+                rest = [n for n in names[i:] if n not in by_keyword]
+                mark(rest + ([args.vararg.arg] if args.vararg else []), f)
                 break
             if i < len(names):
                 mark([names[i]], f)
@@ -395,13 +405,3 @@ def _is_axis_size(qualified: str, node: ast.Call) -> bool:
 
 def _class_methods(cls: ast.ClassDef) -> dict[str, FuncNode]:
     return {s.name: s for s in cls.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))}
-
-
-def _label(func: ast.expr) -> str:
-    parts: list[str] = []
-    while isinstance(func, ast.Attribute):
-        parts.append(func.attr)
-        func = func.value
-    if isinstance(func, ast.Name):
-        parts.append(func.id)
-    return ".".join(reversed(parts)) or "a call"
