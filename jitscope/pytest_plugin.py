@@ -173,7 +173,7 @@ def check_max_compiles(events: list[CompileEvent], limit: int, per_function: boo
             where = f" from {event.call_site}" if event.call_site is not None else ""
             why = describe_causes(event) or f"first compile: {event.signature}"
             label = f"{event.function} " if not per_function else ""
-            lines.append(f"  {label}compile #{event.number}{where}: {why}")
+            lines.append(f"  {label}compile {event.number}{where}: {why}")
     return "\n".join(lines)
 
 

@@ -57,7 +57,7 @@ def test_report_marker_and_fixture(pytester: pytest.Pytester) -> None:
     out = result.stdout.str()
     # the marker's message names the function and every recompile's cause
     assert "jitscope: test_marked_fails.<locals>.<lambda> compiled 2 times (max_compiles=1)" in out
-    assert "compile #2 from test_jax.py:19: x: shape (2,) -> (8,) (vs compile #1)" in out
+    assert "compile 2 from test_jax.py:19: x: shape (2,) -> (8,) (vs compile 1)" in out
     # the fixture's assertion too
     assert "n (static): value 1 -> 2" in out
     section = out[out.index("jitscope: JAX compiles per test"):]

@@ -32,14 +32,14 @@ def describe_causes(event: CompileEvent) -> str:
     if event.number == 1:
         return ""
     if event.same_key_as:
-        return (f"same cache key as compile #{event.same_key_as}: JAX dropped that entry "
+        return (f"same cache key as compile {event.same_key_as}: JAX dropped that entry "
                 "(cache cleared, the jitted object was garbage-collected, or a key part jitscope cannot see)")
     if not event.causes:
         return "cause unknown (jitscope did not see this call's arguments)"
     changed = "; ".join(str(c) + _hint(event, c.component) for c in event.causes)
-    vs = f"vs compile #{event.nearest[0]}" if event.nearest else ""
+    vs = f"vs compile {event.nearest[0]}" if event.nearest else ""
     if len(event.nearest) > 1:
-        vs += "; compiles " + ", ".join(f"#{n}" for n in event.nearest) + " are equally near"
+        vs += "; compiles " + ", ".join(map(str, event.nearest)) + " are equally near"
     return f"{changed} ({vs})" if vs else changed
 
 
@@ -63,14 +63,14 @@ def _hint(event: CompileEvent, component: str) -> str:
 
 
 def render_event_line(event: CompileEvent) -> Text:
-    """``jitscope: compile #3 of step (train.py:12) from train.py:40 [trace 4 ms, compile 80 ms]: x: shape ...``.
+    """``jitscope: compile 3 of step (train.py:12) from train.py:40 [trace 4 ms, compile 80 ms]: x: shape ...``.
 
-    ``#3`` counts this function's compiles, not its calls: a cached call never reaches
+    "compile 3" counts this function's compiles, not its calls: a cached call never reaches
     Python, so counting calls would need a wrapper on the fast path (see ``CompileEvent.number``).
     """
     what = "compile" if event.compiled else "trace"
     text = Text("jitscope: ", style="jitscope.muted")
-    text.append(f"{what} #{event.number}", style="jitscope.warn" if event.number > 1 else "jitscope.title")
+    text.append(f"{what} {event.number}", style="jitscope.warn" if event.number > 1 else "jitscope.title")
     text.append(f" of {event.function}")
     where = [str(event.defined_at)] if event.defined_at is not None else []
     if event.via:
@@ -153,7 +153,7 @@ def _cause_lines(functions: Sequence[FunctionSummary], events: Sequence[CompileE
         lines.append(Text(f"{f.function}: {len(again)} recompile{'s' if len(again) > 1 else ''}, because:",
                           style="jitscope.title"))
         for event in again[:MAX_CAUSES]:
-            line = Text(f"  #{event.number}: ")
+            line = Text(f"  {event.number}: ")
             if event.call_site is not None:
                 line.append(str(event.call_site), style="jitscope.path")
                 line.append(" ")

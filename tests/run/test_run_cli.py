@@ -43,9 +43,9 @@ def test_program_runs_as_main_with_its_argv_and_stdout_and_recompile_is_explaine
     code, out, err = _run(tmp_path, capsys, args=("--lr", "0.1"))
     assert code == 0
     assert out == "program stdout ['--lr', '0.1'] __main__\n"  # stdout is the program's alone
-    line = next(x for x in err.splitlines() if x.startswith("jitscope: compile #2 of f ("))
+    line = next(x for x in err.splitlines() if x.startswith("jitscope: compile 2 of f ("))
     assert "prog.py:5) from " in line and "prog.py:10 [trace " in line
-    assert ": x: shape (3,) -> (4,) (vs compile #1)" in err
+    assert ": x: shape (3,) -> (4,) (vs compile 1)" in err
     assert "2 compiles of 1 jitted function (1 recompiles)" in err
 
 

@@ -85,7 +85,7 @@ def test_settings_made_before_import_jax_hold_and_stdin_is_the_programs(tmp_path
     done = _run(tmp_path, "--log", "compiles", str(script), stdin="hello from stdin\n")
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines() == ["before: []", "devices: 3 cpu float64", "stdin: hello from stdin"]
-    assert "jitscope: compile #1 of <lambda>" in done.stderr and "x: f64[2]" in done.stderr
+    assert "jitscope: compile 1 of <lambda>" in done.stderr and "x: f64[2]" in done.stderr
 
 
 def test_module_run_and_the_summary_after_an_uncaught_exception(tmp_path):
@@ -112,7 +112,7 @@ def test_module_run_and_the_summary_after_an_uncaught_exception(tmp_path):
     assert 'pkg/train.py", line 12, in <module>' in err and "runpy" not in err
     assert err.index("RuntimeError: after two compiles") < err.index("jitscope run: -m pkg.train raised RuntimeError")
     assert "2 compiles of 1 jitted function (1 recompiles)" in err
-    assert "x: shape (2,) -> (3,) (vs compile #1)" in err
+    assert "x: shape (2,) -> (3,) (vs compile 1)" in err
 
 
 def test_a_bad_option_is_one_line_from_typer_with_exit_2(tmp_path):
