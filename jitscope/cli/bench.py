@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from enum import Enum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -13,14 +12,17 @@ if TYPE_CHECKING:
 
     from jitscope.model.bench import BenchReport
 
-from jitscope.cli.options import ArgOpt, TargetsArg, X64Opt, enable_x64_if
+from jitscope.cli.options import (
+    ArgOpt,
+    ReportFormat,
+    TargetsArg,
+    X64Opt,
+    enable_x64_if,
+    format_option,
+    resolve_format,
+    write_report,
+)
 from jitscope.errors import EXIT_FINDINGS, UsageError
-
-
-class BenchFormat(str, Enum):
-    text = "text"
-    json = "json"
-
 
 ShapesListOpt = Annotated[
     list[str] | None,
@@ -58,8 +60,10 @@ def bench(
         "unless JAX's config (JAX_COMPILATION_CACHE_DIR) turns it on.", show_default=False)] = None,
     profile: Annotated[bool, typer.Option("--profile", help="Profile the Python side of a cold call with pyinstrument.")] = False,
     profile_html: Annotated[Path | None, typer.Option(help="Write the --profile report as HTML here.")] = None,
-    fmt: Annotated[BenchFormat, typer.Option("--format", "-f", help="text, or one versioned JSON document.")]
-    = BenchFormat.text,
+    fmt: Annotated[ReportFormat | None, format_option(what=" (json: one versioned document; html: phase bars, "
+                                             "distributions and scaling charts)")] = None,
+    out: Annotated[Path | None, typer.Option(help="Write the report to this file (.html, .md, .json, .txt: the "
+                                             "suffix picks the format).", show_default=False)] = None,
     save: Annotated[Path | None, typer.Option(help="Also write the JSON report to this file.")] = None,
     compare: Annotated[Path | None, typer.Option(help="A saved report (--save) to compare with.")] = None,
     fail_if_slower: Annotated[str | None, typer.Option(
@@ -75,6 +79,7 @@ def bench(
     from jitscope.render.console import make_console
     from jitscope.render.profile import show_profiles
 
+    fmt_name = resolve_format(fmt, out)
     if fail_if_slower is not None and compare is None:
         raise UsageError("--fail-if-slower needs --compare BASELINE.json")
     if not budget > 0 or min_rounds < 1 or cold_runs < 1 or (max_warmup or 0) < 0:
@@ -85,19 +90,29 @@ def bench(
                            eager=eager, dispatch=dispatch, profile=profile or profile_html is not None, seed=seed,
                            persistent_cache=persistent_cache, max_warmup=max_warmup)
     stderr = make_console(stderr=True)
-    machine_readable = fmt is not BenchFormat.text
+    machine_readable = fmt_name != "text"
     with bench_progress(stderr) as progress, user_output_to_stderr(machine_readable):
         result, failed = run_bench(targets, shapes, static, arg, options=options, save=save, compare=compare,
                                    fail_if_slower=fail_if_slower, progress=progress)
     console = make_console()
-    if fmt is BenchFormat.json:
+    if fmt_name == "json":
         from jitscope.render.json import dumps
 
-        console.file.write(dumps(result.report) + "\n")
-    else:
+        write_report(dumps(result.report), out)
+    elif fmt_name == "text" and out is None:
         console.print(render_bench(result.report))
+    elif fmt_name == "text" and out is not None:
+        from jitscope.render.console import plain_console
+
+        with out.open("w", encoding="utf-8") as fh:
+            plain_console(fh).print(render_bench(result.report))
+    else:
+        from jitscope.view.bench import bench_document
+        from jitscope.view.render import render_document
+
+        write_report(render_document(bench_document(result.report), fmt_name), out)
     if result.profilers:
-        show_profiles(result.profilers, html=profile_html, console=stderr if fmt is BenchFormat.json else console,
+        show_profiles(result.profilers, html=profile_html, console=stderr if machine_readable or out else console,
                       subject="the cold call of", note="an extra cold call, not one of those timed")
     if failed:
         from rich.markup import escape

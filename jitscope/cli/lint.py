@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from jitscope.cli.options import ArgOpt, StaticOpt
+from jitscope.cli.options import ArgOpt, StaticOpt, format_option, resolve_format, write_report
 from jitscope.errors import EXIT_FINDINGS, UsageError
 
 if TYPE_CHECKING:
@@ -16,8 +16,12 @@ if TYPE_CHECKING:
 
 
 class LintFormat(str, Enum):
+    """The shared names (text, json, markdown, html), plus sarif and github."""
+
     text = "text"
     json = "json"
+    markdown = "markdown"
+    html = "html"
     sarif = "sarif"
     github = "github"
 
@@ -46,9 +50,15 @@ def lint(
         list[Path] | None, typer.Argument(help="Files or directories (default: .).", show_default=False)
     ] = None,
     fmt: Annotated[
-        LintFormat,
-        typer.Option("--format", "-f", help="text, json, sarif (2.1.0) or github (Actions annotations)."),
-    ] = LintFormat.text,
+        LintFormat | None,
+        format_option(sarif=True, what=" (sarif: 2.1.0; github: Actions annotations; markdown: for "
+                      "$GITHUB_STEP_SUMMARY; html: findings by file with code frames and rule docs)"),
+    ] = None,
+    out: Annotated[
+        Path | None,
+        typer.Option(help="Write the report to this file (.html, .md, .json, .sarif, .txt: the suffix picks the "
+                     "format).", show_default=False),
+    ] = None,
     select: CodesOpt = None,
     ignore: CodesOpt = None,
     fail_on: Annotated[
@@ -119,6 +129,7 @@ def lint(
     from jitscope.lint.engine import lint_paths
     from jitscope.render.console import make_console
 
+    fmt_name = resolve_format(fmt, out, tuple(f.value for f in LintFormat))
     targets = paths or [Path(".")]
     cfg = load_config(targets[0], config)
     lint_config = cfg.lint.with_overrides(
@@ -130,24 +141,33 @@ def lint(
     if static_only and trace:
         raise UsageError("--static-only and --trace contradict each other: drop one")
     trace_targets = [] if static_only else list(trace or lint_config.trace)
-    with user_output_to_stderr(fmt is not LintFormat.text):  # --trace runs user code; stdout is the report's
+    with user_output_to_stderr(fmt_name != "text"):  # --trace runs user code; stdout is the report's
         extra = _dynamic_findings(trace_targets, shapes, static, arg) if trace_targets else []
         report = lint_paths(targets, lint_config, root=cfg.root, jobs=jobs, extra_findings=extra)
-    console = make_console()
-    if fmt is LintFormat.text:
+    if fmt_name == "text":
         from jitscope.render.lint_text import render_lint_text
 
-        console.print(render_lint_text(report, show_source=show_source, statistics=statistics))
+        view = render_lint_text(report, show_source=show_source, statistics=statistics)
+        if out is None:
+            make_console().print(view)
+        else:
+            from jitscope.render.console import plain_console
+
+            with out.open("w", encoding="utf-8") as fh:
+                plain_console(fh).print(view)
+    elif fmt_name in ("markdown", "html"):
+        from jitscope.view.lint import lint_document
+        from jitscope.view.render import render_document
+
+        write_report(render_document(lint_document(report), fmt_name), out)
     else:
         from jitscope.render import lint_formats
 
-        render = {
-            LintFormat.json: lint_formats.render_json,
-            LintFormat.sarif: lint_formats.render_sarif,
-            LintFormat.github: lint_formats.render_github,
-        }[fmt]
+        render = {"json": lint_formats.render_json, "sarif": lint_formats.render_sarif,
+                  "github": lint_formats.render_github}[fmt_name]
         text = render(report)
-        console.file.write(text if text.endswith("\n") or not text else text + "\n")
+        if text or out is not None:
+            write_report(text, out)
     if report.failed:
         raise typer.Exit(EXIT_FINDINGS)
 

@@ -15,7 +15,7 @@ STYLE_CLASSES: dict[str, str] = {
     "hlo.comment": "cm", "hlo.string": "s",
     "jitscope.title": "ti", "jitscope.heading": "hd", "jitscope.muted": "mu", "jitscope.good": "good",
     "jitscope.warn": "warn", "jitscope.bad": "bad", "jitscope.path": "path", "jitscope.number": "num",
-    "lint.error": "bad", "lint.warning": "warn", "lint.info": "info", "lint.code": "code",
+    "lint.error": "bad", "lint.warning": "warn", "lint.info": "info", "lint.code": "rc",
     "bench.run": "c0", "bench.compile": "c1",
 }
 
@@ -53,7 +53,7 @@ details.fold{margin:0}details.sec>summary{cursor:pointer}details.sec>summary h3{
 .p{color:var(--p);font-weight:600}.v{color:var(--v)}.t{color:var(--t)}.li{color:var(--li)}.pa,.cm,.lo,.mu{color:var(--mu)}
 .cm{font-style:italic}.s{color:var(--t)}.k,.lb,.ti,.hd{font-weight:600}.good{color:var(--good)}
 .warn{color:var(--warn)}.bad,.error{color:var(--bad);font-weight:600}.path{color:var(--c0)}.num{color:var(--c6)}
-.info{color:var(--c0)}.code{font-weight:normal}span.code{color:var(--li);font-weight:600}
+.info{color:var(--c0)}.rc{color:var(--li);font-weight:600}
 .note-box{border-left:4px solid var(--c0);padding:.2rem .6rem;margin:.4rem 0;background:var(--box)}
 .note-box.warning{border-color:var(--warn)}.note-box.error{border-color:var(--bad)}.note-box.good{border-color:var(--good)}
 pre.out{background:var(--box);padding:.4rem .6rem;border-radius:6px;white-space:pre-wrap}

@@ -26,9 +26,9 @@ from jitscope.view.text import listing_text
 
 #: Listings longer than this are folded in ``<details>``.
 FOLD_LINES = 40
-#: Escaped: what would start emphasis, code, HTML, a table cell or a link; ``_`` only at word edges
+#: Escaped: what would start emphasis, HTML, a table cell or a link (backticks stay: messages quote code); ``_`` only at word edges
 #: (GitHub does not emphasise ``jit_sin``).
-_SPECIAL = re.compile(r"([\\`*<>|]|(?<![A-Za-z0-9])_|_(?![A-Za-z0-9])|\[(?=[^\]]*\]\())")
+_SPECIAL = re.compile(r"([\\*<>|]|(?<![A-Za-z0-9])_|_(?![A-Za-z0-9])|\[(?=[^\]]*\]\())")
 
 
 def escape_md(text: str) -> str:

@@ -79,7 +79,8 @@ def distribution(chart: Chart) -> str:
             f'{_fmt(med, chart.y_unit)}</title></line>')]
     for i, v in enumerate(samples):
         body.append(f'<circle class="dot" cx="{x(v):.1f}" cy="{22 + (i * 7) % 17}" r="2.5"/>')
-    for v in (samples[0], med, samples[-1]):
+    labels = [samples[0], samples[-1]] + ([med] if min(x(med) - x(samples[0]), x(samples[-1]) - x(med)) > 60 else [])
+    for v in labels:
         body.append(f'<text class="val" x="{x(v):.1f}" y="66" text-anchor="middle">{_fmt(v, chart.y_unit)}</text>')
     return _svg(W, 74, body, chart.title)
 

@@ -114,3 +114,42 @@ def test_nested_jaxprs_fold_and_static_content_needs_no_script(browser: Browser,
     browser.open(trace_report)
     assert browser.evaluate("getComputedStyle(document.body).backgroundColor") == "rgb(13, 17, 23)"
     browser.emulate()
+
+
+def test_bench_report_draws_its_charts(browser: Browser, tmp_path: Path) -> None:
+    path = tmp_path / "bench.html"
+    result = run_cli("bench", "bench_workloads.py:small", "-s", "f32[8]", "-s", "f32[4096]", "-s", "f32[65536]",
+                     "--budget", "0.02", "--min-rounds", "8", "--no-dispatch", "--out", str(path), cwd=EXAMPLES)
+    assert result.returncode == 0, result.stderr
+    browser.emulate()
+    browser.open(path)
+    assert browser.errors == []
+    assert browser.evaluate("[...document.querySelectorAll('h3')].map(h => h.firstChild.textContent.trim())") == [
+        "first call (cold)", "cached calls", "what it means", "scaling"]
+    charts = browser.evaluate("[...document.querySelectorAll('svg.chart')].map(s => [s.getAttribute('aria-label'), "
+                              "s.getBoundingClientRect().width > 300, s.querySelectorAll('rect,circle').length])")
+    assert [c[0] for c in charts] == [
+        "where the first call's time goes", "small(f32[8]): per-call time of each round",
+        "small(f32[4096]): per-call time of each round", "small(f32[65536]): per-call time of each round",
+        "small: time against input size (log-log)"]
+    assert all(visible and marks >= 3 for _, visible, marks in charts)
+    assert "slope" in browser.evaluate("document.querySelector('svg[aria-label*=log-log]').textContent")
+    _screenshot(browser, "bench")
+
+
+def test_lint_report_groups_findings_by_file(browser: Browser, tmp_path: Path) -> None:
+    path = tmp_path / "lint.html"
+    result = run_cli("lint", "examples/impure.py", "examples/static_args.py", "--out", str(path))
+    assert result.returncode == 1, result.stderr  # findings
+    browser.emulate()
+    browser.open(path)
+    assert browser.errors == []
+    assert browser.evaluate("[...document.querySelectorAll('section.page > h2')].map(h => h.firstChild.textContent.trim())"
+                            ) == ["examples/impure.py", "examples/static_args.py"]
+    marked = browser.evaluate("[...document.querySelectorAll('section.page .l.mark')].length")
+    assert marked == browser.evaluate("document.querySelectorAll('section.page .code').length") > 0
+    rules = browser.evaluate("[...document.querySelectorAll('#rules details.sec')].map(d => [d.id, d.open])")
+    assert ["rule-JS101", False] in rules
+    assert browser.evaluate("(() => { const d = document.querySelector('#rule-JS101'); d.querySelector('summary')"
+                            ".click(); return d.open && d.innerText.includes('What it does'); })()")
+    _screenshot(browser, "lint")
