@@ -7,8 +7,12 @@ in the one way that makes it a hazard, which must still be found.
 
 from __future__ import annotations
 
+import textwrap
+from pathlib import Path
+
 import pytest
 
+from jitscope.lint import lint_paths
 from tests.lint.helpers import codes, lint
 
 #: name -> (rule, correct code, hazardous sibling)
@@ -418,3 +422,40 @@ def test_traced_argument_through_grad_names_the_caller() -> None:
     )
     assert (finding.code, finding.severity) == ("JS202", "error")
     assert "called through jax.value_and_grad by `step`, which passes it traced values" in finding.message
+
+
+def _lint_project(tmp_path: Path, files: dict[str, str]) -> list[tuple[str, str]]:
+    """(file name, code) of the findings on a small package written under ``tmp_path``."""
+    for name, text in files.items():
+        path = tmp_path / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text))
+    report = lint_paths([tmp_path], root=tmp_path, jobs=1)
+    return [(Path(f.file).name, f.code) for f in report.findings]
+
+
+_OPS = """
+def attend(x, n, scale=1.0):
+    return x.reshape(n, -1).sum(0) * scale
+"""
+
+
+@pytest.mark.parametrize("transform", ["jax.vmap", "jax.jit"])
+def test_partial_of_another_modules_function_keeps_its_binding(tmp_path: Path, transform: str) -> None:
+    """``partial(fn, n=n)`` handed to vmap/jit binds ``n`` to the caller's Python value, whether ``fn``
+    lives in this module or another one; binding another parameter leaves ``n`` traced."""
+    quiet = f"""
+    import functools, jax
+    from pkg.ops import attend
+    def run(xs, n):
+        return {transform}(functools.partial(attend, n=n))(xs)
+    """
+    hazard = f"""
+    import functools, jax
+    from pkg.ops import attend
+    def run(xs, n):
+        return {transform}(functools.partial(attend, scale=2.0))(xs, n)
+    """
+    files = {"pkg/__init__.py": "", "pkg/ops.py": _OPS}
+    assert ("ops.py", "JS202") not in _lint_project(tmp_path / "quiet", {**files, "pkg/model.py": quiet})
+    assert ("ops.py", "JS202") in _lint_project(tmp_path / "hazard", {**files, "pkg/model.py": hazard})

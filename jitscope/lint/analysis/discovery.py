@@ -283,13 +283,19 @@ class Discoverer:
             nums = literal_ints(keywords.get(nums_kw)) if nums_kw else ()
             names = literal_strs(keywords.get(names_kw)) if names_kw else ()
             if nums is not None and names is not None:
+                bound_args, bound_names = _partial_binds(target_expr, self.index, self.local_aliases(chain))
                 self.out.external.append(
                     ExternalRef(
                         resolved,
                         reason,
                         all_tainted=True,
-                        static_positions=nums,
-                        static_names=frozenset(names),
+                        # partial(fn, a, n=n): the bound values are the caller's Python values, and
+                        # jit's argument i is fn's argument i + len(bound positional arguments)
+                        static_positions=(
+                            *range(bound_args),
+                            *(i + bound_args if i >= 0 else i for i in nums),
+                        ),
+                        static_names=frozenset(names) | bound_names,
                         defaults_static=defaults,
                     )
                 )
@@ -407,6 +413,23 @@ class Discoverer:
 
 
 # -- small helpers -------------------------------------------------------------------------------
+
+
+def _partial_binds(
+    expr: ast.expr, index: ModuleIndex, local: dict[str, str] | None
+) -> tuple[int, frozenset[str]]:
+    """How many positional arguments and which keywords ``functools.partial(fn, ...)`` binds."""
+    if not (
+        isinstance(expr, ast.Call)
+        and expr.args
+        and index.names.qualify(expr.func, local) == "functools.partial"
+    ):
+        return 0, frozenset()
+    inner_args, inner_names = _partial_binds(expr.args[0], index, local)
+    if any(isinstance(a, ast.Starred) for a in expr.args[1:]):
+        return inner_args, inner_names
+    names = frozenset(k.arg for k in expr.keywords if k.arg)
+    return inner_args + len(expr.args) - 1, inner_names | names
 
 
 def _defaulted(func: FuncNode, kind: str, traced: frozenset[str]) -> frozenset[str]:
