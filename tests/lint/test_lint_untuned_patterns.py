@@ -371,6 +371,26 @@ PAIRS: dict[str, tuple[str, str, str]] = {
             return jax.vmap(head, in_axes=(0, None))(xs, n)
         """,
     ),
+    "tree-map-over-a-tree-of-python-bools": (
+        "JS201",
+        """
+        import jax
+        def weight_mask(params):
+            return jax.tree_util.tree_map(lambda p: p.ndim > 1, params)
+        @jax.jit
+        def f(params, r):
+            flags = jax.tree_util.tree_map(lambda p: isinstance(p, float), params)
+            params = jax.tree_util.tree_map(lambda v, f: r if f else v, params, flags)
+            return jax.tree.map(lambda v, f: r if f else v, params, weight_mask(params))
+        """,
+        """
+        import jax
+        @jax.jit
+        def f(params, r):
+            flags = jax.tree_util.tree_map(lambda p: p.sum() > 1, params)
+            return jax.tree_util.tree_map(lambda v, f: r if f else v, params, flags)
+        """,
+    ),
 }
 
 

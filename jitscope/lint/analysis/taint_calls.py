@@ -175,7 +175,9 @@ class CallEvaluator(TransformCalls):
             return 0
         jax_family = nm.is_jax_name(qualified)
         if nm.is_tree_map(qualified) and node.args:
-            self._tree_map_callback(node, positional)
+            leaf = self._tree_map_callback(node, positional)
+            if leaf is not None and not leaf & TAINT:
+                return CONTAINER | FRESH  # `tree_map(lambda p: p.ndim > 1, params)`: a tree of Python bools
         elif nm.mapping_transform(qualified) is not None:
             self._differentiated(node, nm.mapping_transform(qualified) or "")
         elif nm.is_body_taker(qualified) or nm.is_tracing_caller(qualified):
@@ -335,16 +337,21 @@ class CallEvaluator(TransformCalls):
             CallEdge(resolved.func, resolved.owner, tainted, arrays, boundary, reason, kind)
         )
 
-    def _tree_map_callback(self, node: ast.Call, positional: list[tuple[int, bool]]) -> None:
-        """``tree_map(f, a, b)`` calls ``f`` on leaves of ``a`` and ``b``: parameter i gets argument i+1."""
+    def _tree_map_callback(self, node: ast.Call, positional: list[tuple[int, bool]]) -> int | None:
+        """``tree_map(f, a, b)`` calls ``f`` on leaves of ``a`` and ``b``: parameter i gets argument i+1.
+        Returns the flags of what ``f`` returns for a leaf (None when unknown)."""
         resolved = self.resolve(node.args[0])
         if not isinstance(resolved, ResolvedFunction):
-            return
+            return None
         leaves = [(f | ARRAY if f & TAINT else f, star) for f, star in positional[1:]]
         tainted, arrays = self.map_arguments(resolved, None, leaves, [])
         self._edge(
             resolved, tainted, arrays, True, f"passed to {_label(node.func)} in `{self.facts.qualname}`"
         )
+        if self.summarize is None or any(k.arg == "is_leaf" for k in node.keywords):
+            return None
+        closure = self.env if resolved.owner is self.facts.func else {}
+        return self.summarize(resolved.func, tainted, arrays, closure)[0]
 
     def _callbacks(self, node: ast.Call, taint: int, kind: str | None) -> None:
         """Functions passed as arguments: traced with the call (a transform traces them anew)."""
