@@ -26,6 +26,7 @@ import ast
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, Literal
 
+from jitscope.lint.analysis import qualified_names as nm
 from jitscope.lint.analysis.ast_walk import child_nodes
 from jitscope.lint.analysis.discovered import JitSite
 from jitscope.lint.analysis.function_refs import header_roots, walk_with_parents
@@ -233,6 +234,36 @@ class ModuleContext:
         if root.id in facts.local_names or root.id in facts.closure or root.id in facts.comp_names:
             return None
         return self._index.names.qualify(node)
+
+    def setattr_call(self, facts: TracedFunction, node: ast.AST, parent: ast.AST | None) -> ast.Call | None:
+        """``setattr(obj, "h", x)`` / ``delattr(obj, "h")`` as a statement (the builtins, not shadowed)."""
+        if not (
+            isinstance(node, ast.Call) and isinstance(parent, ast.Expr) and isinstance(node.func, ast.Name)
+        ):
+            return None
+        name = node.func.id
+        if name not in ("setattr", "delattr") or len(node.args) < 2 or not self.is_builtin(facts, name):
+            return None
+        return node
+
+    def runs_on_host(self, func: ast.expr, facts: TracedFunction | None = None) -> bool:
+        """``jax.debug.callback``, ``jax.pure_callback``, ``io_callback``...: their function arguments run
+        on the host at run time, not while tracing."""
+        return nm.is_host_callback(self.qualified_name(func, facts))
+
+    def partial_of(self, facts: TracedFunction, name: str) -> ast.expr | None:
+        """The function a module-level ``name = functools.partial(fn, ...)`` wraps (``fn``'s expression),
+        when ``name`` is not shadowed inside ``facts``; None otherwise."""
+        if name in facts.local_names or name in facts.closure or name in facts.comp_names:
+            return None
+        value = self._index.module_values.get(name)
+        if (
+            isinstance(value, ast.Call)
+            and value.args
+            and self.qualified_name(value.func) == "functools.partial"
+        ):
+            return value.args[0]
+        return None
 
     def is_builtin(self, facts: TracedFunction, name: str) -> bool:
         """True when ``name`` refers to the builtin of that name (not shadowed anywhere visible)."""

@@ -479,3 +479,97 @@ def test_partial_of_another_modules_function_keeps_its_binding(tmp_path: Path, t
     files = {"pkg/__init__.py": "", "pkg/ops.py": _OPS}
     assert ("ops.py", "JS202") not in _lint_project(tmp_path / "quiet", {**files, "pkg/model.py": quiet})
     assert ("ops.py", "JS202") in _lint_project(tmp_path / "hazard", {**files, "pkg/model.py": hazard})
+
+
+#: name -> (rule, quiet, hazardous): trace-time effects reached through builtins used indirectly
+EFFECT_PAIRS: dict[str, tuple[str, str, str]] = {
+    "partial-of-print": (
+        "JS101",
+        """
+        import functools, jax
+        log = functools.partial(jax.debug.print, "step {}")
+        @jax.jit
+        def f(x):
+            log(x)
+            jax.debug.callback(print, x)
+            return x
+        """,
+        """
+        import functools, jax
+        log = functools.partial(print, "step:")
+        @jax.jit
+        def f(x):
+            log(x)
+            return x
+        """,
+    ),
+    "print-handed-to-tree-map": (
+        "JS101",
+        """
+        import jax
+        @jax.jit
+        def f(grads):
+            jax.tree_util.tree_map(lambda g: jax.debug.print("{}", g), grads)
+            return grads
+        """,
+        """
+        import jax
+        @jax.jit
+        def f(grads):
+            jax.tree_util.tree_map(print, grads)
+            return grads
+        """,
+    ),
+    "setattr-on-a-closed-over-object": (
+        "JS107",
+        """
+        import jax
+        def make(model):
+            @jax.jit
+            def g(x):
+                out = type("Out", (), {})()
+                setattr(out, "h", x)
+                return out.h
+            return g
+        """,
+        """
+        import jax
+        def make(model):
+            @jax.jit
+            def g(x):
+                setattr(model, "h", x)
+                return x
+            return g
+        """,
+    ),
+    "setattr-of-a-python-value-on-a-global": (
+        "JS104",
+        """
+        import jax
+        class Box:
+            pass
+        @jax.jit
+        def f(x):
+            box = Box()
+            setattr(box, "calls", 1)
+            return x
+        """,
+        """
+        import jax
+        class Box:
+            pass
+        BOX = Box()
+        @jax.jit
+        def f(x):
+            setattr(BOX, "calls", 1)
+            return x
+        """,
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(EFFECT_PAIRS))
+def test_effect_pairs(name: str) -> None:
+    rule, quiet, found = EFFECT_PAIRS[name]
+    assert rule not in codes(quiet)
+    assert rule in codes(found)

@@ -77,6 +77,20 @@ class PrintInTracedCode(Rule):
 
     def _what(self, ctx: ModuleContext, facts: TracedFunction, call: ast.Call) -> str | None:
         func = call.func
+        if isinstance(func, ast.Name) and (wrapped := ctx.partial_of(facts, func.id)) is not None:
+            inner = self._called(ctx, facts, wrapped)
+            if inner:
+                return f"{func.id}() (functools.partial of {inner})"
+        if not ctx.runs_on_host(func, facts):
+            # `jax.tree_util.tree_map(print, grads)`, `list(map(print, xs))`: called while tracing
+            for arg in call.args:
+                handed = self._called(ctx, facts, arg)
+                if handed:
+                    return f"{handed} handed to {ast.unparse(func)}()"
+        return self._called(ctx, facts, func)
+
+    def _called(self, ctx: ModuleContext, facts: TracedFunction, func: ast.expr) -> str | None:
+        """What calling ``func`` prints (``print()``, ``logging.info()``...), or None."""
         builtin = isinstance(func, ast.Name) and builtin_effect(func.id) in self.effect_kinds
         if isinstance(func, ast.Name) and builtin and ctx.is_builtin(facts, func.id):
             return f"{func.id}()"

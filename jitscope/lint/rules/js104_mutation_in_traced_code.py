@@ -146,6 +146,9 @@ class MutationInTracedCode(Rule):
                         args = [*node.args, *(k.value for k in node.keywords)]
                         if any(facts.is_traced(a) for a in args):
                             value = args[0]
+                elif (setter := ctx.setattr_call(facts, node, parent)) is not None:
+                    target, verb = setter.args[0], f"{ast.unparse(setter.func)}()"
+                    value = setter.args[2] if len(setter.args) > 2 else None
                 elif isinstance(node, (ast.Assign, ast.AugAssign, ast.Delete)):
                     targets = node.targets if isinstance(node, (ast.Assign, ast.Delete)) else [node.target]
                     for t in targets:

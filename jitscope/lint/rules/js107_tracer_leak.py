@@ -81,6 +81,10 @@ class TracerLeak(Rule):
                             and ctx.origin(facts, t.value) in escapes
                         ):
                             target = t
+                elif (setter := ctx.setattr_call(facts, node, parent)) is not None:
+                    args = setter.args
+                    if len(args) > 2 and facts.is_traced(args[2]) and ctx.origin(facts, args[0]) in escapes:
+                        target = args[0]
                 elif (
                     isinstance(node, ast.Call)
                     and isinstance(parent, ast.Expr)
