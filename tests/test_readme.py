@@ -38,6 +38,7 @@ EXIT_CODES: dict[str, tuple[int, ...]] = {
     "static_args.py:conditional_double": (1,),  # the explained tracing failure
     "lint tests/targets/lint_recall/train.py": (1,),  # findings
     "lint examples/static_args.py --trace": (1,),  # findings
+    "lint examples/impure.py examples/static_args.py --out": (1,),  # findings, written as a report
     # Comparing two runs on one machine: a regression verdict depends on the machine's noise.
     "--compare baseline.json --fail-if-slower": (0, 1),
 }
