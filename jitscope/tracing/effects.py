@@ -64,6 +64,10 @@ def _make_profile_hook(watch: EffectWatch, previous: ProfileHook | None) -> Prof
     classify = watch.classify
     on_call = watch.on_call
     on_watched_frame_event = watch.on_watched_frame_event
+    on_library_builtin_call = watch.on_library_builtin_call
+    # Only print is looked for in library frames (`tree_map(print, grads)`): one identity test
+    # per event, where a dict lookup would cost every event of JAX's own frames.
+    print_builtin = print
 
     def profile_hook(frame: types.FrameType, event: str, arg: Any) -> None:
         if event == "call":
@@ -74,6 +78,8 @@ def _make_profile_hook(watch: EffectWatch, previous: ProfileHook | None) -> Prof
                 on_call(frame, role)
         elif frame in watched_frames:
             on_watched_frame_event(frame, event, arg)
+        elif arg is print_builtin and event == "c_call":
+            on_library_builtin_call(frame, arg)
 
     if previous is None:
         return profile_hook

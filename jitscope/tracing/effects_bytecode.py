@@ -268,12 +268,29 @@ class _StackWalk:
         elif name.startswith(("STORE_", "DELETE_")):
             self.store(name, argval)
         elif name in ("CALL", "CALL_KW"):
+            if name == "CALL":
+                self.builtin_attribute_store(int(arg or 0))
             # 3.11 counts the callable and NULL under PRECALL; CALL_KW (3.13) also pops the names tuple.
             self.pop(int(arg or 0) + (3 if name == "CALL_KW" else 2))
             self.push(None)
         else:
             self.apply_generic(ins)
         return False
+
+    def builtin_attribute_store(self, n_args: int) -> None:
+        """``setattr(obj, "h", x)`` and ``delattr(obj, "h")``: attribute stores no opcode shows."""
+        if n_args not in (2, 3) or len(self.stack) < n_args + 1:
+            return
+        args = self.stack[-n_args:]
+        callables = self.stack[-n_args - 2 : -n_args]
+        deleting = n_args == 2
+        builtin = ObjectPath("global", "delattr" if deleting else "setattr")
+        owner, attribute = args[0], args[1]
+        if builtin in callables and isinstance(attribute, _Const) and isinstance(attribute.value, str):
+            target = owner if isinstance(owner, ObjectPath) else None
+            self.stores.append(
+                StoreSite("attr", target, self.line, attribute=attribute.value, deleting=deleting)
+            )
 
     def load_global(self, name: str, arg: int | None, argval: str) -> None:
         path = ObjectPath("global" if name == "LOAD_GLOBAL" else "name", argval)

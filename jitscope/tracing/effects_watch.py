@@ -9,6 +9,7 @@ overall design and ``effects_frames`` for the store and NumPy checks.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import os
 import sys
 import types
@@ -63,6 +64,12 @@ class EffectWatch:
         self.watched_frames: set[types.FrameType] = set()
         self._pending_c_calls: list[tuple[object, WatchedObject | None, str, types.FrameType, int]] = []
         self._print_depth = 0
+        #: builtins that library code calls only for the user (``jax.tree_util.tree_map(print, grads)``,
+        #: ``functools.partial(print, ...)``), by id. Not clocks, os or file calls: libraries make
+        #: those for themselves (logging reads the clock, uuid reads os.urandom).
+        self.handed_builtins: dict[int, Any] = {
+            id(fn): fn for fn in (print, input) if fn in self._catalog.by_callable
+        }
         self._counts: dict[tuple[EffectKind, str, str, int, str], int] = {}
         self._notes: list[str] = []
         self._internal_errors = 0
@@ -214,6 +221,23 @@ class EffectWatch:
         except Exception:  # noqa: BLE001
             self._internal_errors += 1
 
+    def on_library_builtin_call(self, frame: types.FrameType, function: Any) -> None:
+        """A catalogued builtin called by library code (``tree_map(print, grads)``): reported at the
+        line of the nearest user frame below, which handed it over."""
+        try:
+            caller: types.FrameType | None = frame.f_back
+            while caller is not None and caller not in self.user_frames:
+                caller = caller.f_back
+            if caller is None:
+                return
+            spec = self._catalog.by_callable.get(function)
+            if spec is not None:
+                self._report(
+                    spec.kind, f"{spec.detail} (called by library code)", caller.f_code, caller.f_lineno
+                )
+        except Exception:  # noqa: BLE001
+            self._internal_errors += 1
+
     def on_user_call_event(self, frame: types.FrameType, function: Any, first_arg: Any) -> None:
         """``sys.monitoring`` CALL from a user frame: any callable, with its first argument.
 
@@ -228,10 +252,27 @@ class EffectWatch:
             elif kind is types.MethodDescriptorType or kind is types.ClassMethodDescriptorType:
                 if not self._report_catalogued_callable(frame, function):
                     self._check_c_method(frame, function, first_arg, function.__name__)
+            elif kind is functools.partial:
+                self._check_partial_call(frame, function)
+            elif function is map and id(first_arg) in self.handed_builtins:
+                self.on_user_c_call(frame, first_arg)  # map(print, xs): print runs from C, unseen
             elif not isinstance(function, types.FunctionType):
                 self._check_numpy_random_call(frame, function, first_arg)
         except Exception:  # noqa: BLE001
             self._internal_errors += 1
+
+    def _check_partial_call(self, frame: types.FrameType, function: Any) -> None:
+        """``log = functools.partial(print, ...)``; ``log(x)``: print runs from C, unseen."""
+        inner = function.func
+        while type(inner) is functools.partial:
+            inner = inner.func
+        if id(inner) not in self.handed_builtins:
+            return
+        spec = self._catalog.by_callable[inner]
+        self._report(spec.kind, spec.detail, frame.f_code, frame.f_lineno)
+        if spec.kind is EffectKind.PRINT:
+            self._print_depth += 1
+            self._pending_c_calls.append((function, None, "print", frame, frame.f_lineno))
 
     def _report_catalogued_callable(self, frame: types.FrameType, function: Any) -> bool:
         # Only builtins reach here: their hash is by identity and runs no user code.

@@ -1,0 +1,90 @@
+"""Trace-time effects the monitor sees although no user line calls the effect directly:
+``setattr`` on pre-existing objects, ``functools.partial(print, ...)``, builtins handed to library
+code (``jax.tree_util.tree_map(print, grads)``, ``map(print, xs)``). Both back ends where they can."""
+
+from __future__ import annotations
+
+import importlib
+import sys
+import types
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import pytest
+
+from jitscope.model.effects import EffectKind, EffectsRecord
+from jitscope.tracing.effects import watch_effects
+from jitscope.tracing.effects_monitoring import monitoring_available
+
+TARGETS = Path(__file__).resolve().parents[1] / "targets"
+FILE = TARGETS / "effects_project" / "indirect.py"
+F32 = jax.ShapeDtypeStruct((4,), jnp.float32)
+BACKENDS = ["profile", *(["monitoring"] if monitoring_available() else [])]
+
+
+@pytest.fixture
+def indirect(monkeypatch: pytest.MonkeyPatch) -> Iterator[types.ModuleType]:
+    monkeypatch.syspath_prepend(str(TARGETS))
+    for name in [m for m in sys.modules if m == "effects_project" or m.startswith("effects_project.")]:
+        monkeypatch.delitem(sys.modules, name)
+    yield importlib.import_module("effects_project.indirect")
+
+
+def line_of(marker: str) -> int:
+    lines = FILE.read_text().splitlines()
+    (line,) = [n for n, text in enumerate(lines, 1) if text.rstrip().endswith(f"# effect: {marker}")]
+    return line
+
+
+def watch(fn: Any, *args: Any, backend: Any) -> EffectsRecord:
+    with watch_effects(fn.__code__, backend=backend) as watcher:
+        jax.make_jaxpr(fn)(*args)
+    return watcher.record()
+
+
+def effects_at(record: EffectsRecord) -> set[tuple[EffectKind, int]]:
+    return {(e.kind, e.location.line) for e in record.effects if Path(e.location.file).name == "indirect.py"}
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_setattr_on_pre_existing_objects(indirect: types.ModuleType, backend: str) -> None:
+    record = watch(indirect.setattr_on_global, F32, backend=backend)
+    assert effects_at(record) == {(EffectKind.GLOBAL_WRITE, line_of("setattr-global"))}
+    assert record.effects[0].detail == "attribute assignment .h on global 'MODEL'"
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_setattr_on_an_object_made_while_tracing_is_not_an_effect(
+    indirect: types.ModuleType, backend: str
+) -> None:
+    assert watch(indirect.setattr_on_a_fresh_object, F32, backend=backend).effects == ()
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_print_called_by_library_code_is_reported_at_the_user_line(
+    indirect: types.ModuleType, backend: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    record = watch(indirect.print_through_tree_map, F32, backend=backend)
+    found = effects_at(record)
+    assert (EffectKind.PRINT, line_of("tree-map-print")) in found
+    assert "Tracer" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_host_callbacks_and_debug_print_are_not_effects(indirect: types.ModuleType, backend: str) -> None:
+    assert watch(indirect.debug_print_is_not_an_effect, F32, backend=backend).effects == ()
+
+
+@pytest.mark.skipif(not monitoring_available(), reason="needs sys.monitoring (Python 3.12+)")
+def test_partial_of_print_and_map_of_print(
+    indirect: types.ModuleType, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """C code calls print here (partial's and map's own call): only sys.monitoring's CALL event in the
+    user's frame shows the partial object or map's first argument."""
+    record = watch(indirect.partial_print, F32, backend="monitoring")
+    assert effects_at(record) == {(EffectKind.PRINT, line_of("partial-print"))}
+    record = watch(indirect.print_through_map, F32, backend="monitoring")
+    assert effects_at(record) == {(EffectKind.PRINT, line_of("map-print"))}
