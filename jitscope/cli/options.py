@@ -9,6 +9,8 @@ from typing import Annotated, Any
 
 import typer
 
+from jitscope.cli.formats import REPORT_FORMATS, SUFFIX_FORMATS
+
 TargetsArg = Annotated[
     list[str],
     typer.Argument(
@@ -52,14 +54,6 @@ def enable_x64_if(requested: bool) -> None:
 
 
 # -- output: one --format option with the same names on every command, and --out FILE -------------
-
-#: Formats every report command writes; lint adds sarif and github.
-REPORT_FORMATS: tuple[str, ...] = ("text", "json", "markdown", "html")
-#: ``--out FILE`` picks the format from the suffix when ``--format`` is not given.
-SUFFIX_FORMATS: dict[str, str] = {
-    ".txt": "text", ".text": "text", ".json": "json", ".md": "markdown", ".markdown": "markdown",
-    ".html": "html", ".htm": "html", ".sarif": "sarif",
-}
 
 
 class ReportFormat(str, Enum):

@@ -13,6 +13,7 @@ from typing import Annotated
 
 import typer
 
+from jitscope.cli.options import ReportFormat, format_option
 from jitscope.run.command import RunOptions, run_command
 
 
@@ -20,11 +21,6 @@ class LogMode(str, Enum):
     compiles = "compiles"
     recompiles = "recompiles"
     none = "none"
-
-
-class RunFormat(str, Enum):
-    text = "text"
-    json = "json"
 
 
 def run(
@@ -44,17 +40,19 @@ def run(
     max_compile_time: Annotated[float | None, typer.Option(min=0.0, help="Fail (exit 1) if tracing and compiling "
                                                            "take more than SECONDS in all.",
                                                            show_default=False)] = None,
-    fmt: Annotated[RunFormat, typer.Option("--format", "-f", help="The exit summary on stderr as text, or the "
-                                           "whole log as one JSON document.")] = RunFormat.text,
-    out: Annotated[Path | None, typer.Option(help="Write the whole log as JSON to this file.",
-                                             show_default=False)] = None,
+    fmt: Annotated[ReportFormat | None, format_option(
+        what=" (text: the exit summary; json: the whole log, one versioned document; markdown; html: a page with "
+        "a compile timeline, needs --out). Without --out the report goes to stderr: stdout is the program's. "
+        "An --out FILE with another suffix gets JSON")] = None,
+    out: Annotated[Path | None, typer.Option(help="Write the report to this file (the suffix picks the format); "
+                                             "the text summary still goes to stderr.", show_default=False)] = None,
 ) -> None:
     """Run a Python program (like 'python SCRIPT ARGS' or 'python -m MODULE ARGS') and report every
     jit compile, with the cause of every recompile. stdout is the program's: jitscope writes to stderr
     and --out only. Options go before SCRIPT."""
     options = RunOptions(program=tuple(program or ()), module=module, log=log.value, effects=effects,
                          max_compiles=max_compiles, fail_on_recompile=fail_on_recompile,
-                         max_compile_time=max_compile_time, fmt=fmt.value,
+                         max_compile_time=max_compile_time, fmt=fmt.value if fmt is not None else None,
                          out=str(out) if out is not None else None)
     raise typer.Exit(run_command(options))
 

@@ -18,10 +18,10 @@ import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from jitscope.cli.formats import REPORT_FORMATS, format_of_suffix
 from jitscope.errors import UsageError
 
 LOG_MODES = ("compiles", "recompiles", "none")
-FORMATS = ("text", "json")
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,8 +35,20 @@ class RunOptions:
     max_compiles: int | None = None
     fail_on_recompile: bool = False
     max_compile_time: float | None = None
-    fmt: str = "text"
+    fmt: str | None = None  # None: what the --out suffix says (see report_format)
     out: str | None = None
+
+    def report_format(self) -> str:
+        """``--format``, else the ``--out`` suffix's format, else JSON for any other ``--out`` (what
+        ``--out`` always wrote before there were other formats), else text."""
+        fmt = self.fmt
+        if fmt is None and self.out is not None:
+            named = format_of_suffix(self.out)
+            fmt = named if named in REPORT_FORMATS else "json"
+        fmt = fmt or "text"
+        if fmt == "html" and self.out is None:
+            raise UsageError("--format html writes a file", hint="add --out FILE.html: stderr is the program's too")
+        return fmt
 
 
 #: Options that take a value, by every spelling, to RunOptions' field.
@@ -99,7 +111,7 @@ def _value(field: str, raw: str) -> object | None:
     if field == "log":
         return raw if raw in LOG_MODES else None
     if field == "fmt":
-        return raw if raw in FORMATS else None
+        return raw if raw in REPORT_FORMATS else None
     return raw
 
 
@@ -115,13 +127,14 @@ def run_command(options: RunOptions) -> int:
         target = Program(options.program[0], None, options.program[1:])
     else:
         raise UsageError("nothing to run", hint="give a script path, or -m MODULE")
+    fmt = options.report_format()
     check_program(target)
     logger = _EventLogger(options.log)
     gates = Gates(options.max_compiles, options.fail_on_recompile, options.max_compile_time)
     record = run_observed(target, effects=options.effects, gates=gates, on_event=logger)
     from jitscope.run.report import report
 
-    return report(record, options.fmt, options.out)
+    return report(record, fmt, options.out)
 
 
 class _EventLogger:

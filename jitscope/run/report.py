@@ -1,6 +1,7 @@
-"""The end of ``jitscope run``: the summary (or the JSON log) on stderr, ``--out``, the gates' verdict.
+"""The end of ``jitscope run``: the summary (or the report) on stderr, ``--out``, the gates' verdict.
 
-Imported only once the program has exited, so rich's import is not paid before it starts.
+Imported only once the program has exited, so rich's import is not paid before it starts. The
+view layer (Markdown, HTML) is imported only when one of those formats was asked for.
 """
 
 from __future__ import annotations
@@ -13,23 +14,47 @@ from jitscope.model.run import RunRecord
 EXIT_GATE = 1
 
 
+def render_report(record: RunRecord, fmt: str) -> str:
+    """The record as one document in ``fmt`` (text, json, markdown or html), ending in a newline."""
+    if fmt == "json":
+        from jitscope.render.json import dumps
+
+        return dumps(record) + "\n"
+    if fmt == "text":
+        import io
+
+        from jitscope.render.console import plain_console
+        from jitscope.render.run import render_summary
+
+        buffer = io.StringIO()
+        plain_console(buffer, 100).print(render_summary(record))
+        return buffer.getvalue()
+    from jitscope.view.render import render_document
+    from jitscope.view.run import run_document
+
+    text = render_document(run_document(record), fmt)
+    return text if text.endswith("\n") else text + "\n"
+
+
 def report(record: RunRecord, fmt: str, out: str | None) -> int:
     """Write the record where asked; the exit code of ``jitscope run`` (the program's, or EXIT_GATE)."""
     from rich.markup import escape
 
     from jitscope.render.console import make_console
-    from jitscope.render.json import dumps
     from jitscope.render.run import render_summary
 
     stderr = make_console(stderr=True)
+    text = ""
     if out is not None:
-        Path(out).write_text(dumps(record) + "\n", encoding="utf-8")
-    if fmt == "json" and out is None:
-        stderr.file.write(dumps(record) + "\n")
+        text = render_report(record, fmt)
+        Path(out).write_text(text, encoding="utf-8")
+    if fmt in ("json", "markdown") and out is None:
+        stderr.file.write(render_report(record, fmt))
     else:
         stderr.print(render_summary(record))
         if out is not None:
-            stderr.print(f"jitscope run: log written to {out}", style="jitscope.muted", markup=False)
+            stderr.print(f"jitscope run: {fmt} report written to {out} ({len(text.encode()):,} bytes)",
+                         style="jitscope.muted", markup=False)
     if record.gate_failures:
         stderr.print(f"[jitscope.bad]error:[/] jitscope run: {escape('; '.join(record.gate_failures))}",
                      markup=True, highlight=False)

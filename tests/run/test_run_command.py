@@ -13,6 +13,7 @@ import pytest
 import typer
 
 from jitscope.cli import run as cli_run
+from jitscope.errors import UsageError
 from jitscope.run import command
 from jitscope.run.command import RunOptions, parse_run_args
 from tests.conftest import STYLE_ENV
@@ -28,6 +29,9 @@ AGREE = [
     ["-m", "pkg.mod", "--flag", "value"],
     ["--log", "none", "-m", "pkg.mod"],
     ["--", "train.py", "--log", "x"],
+    ["--out", "report.html", "train.py"],
+    ["-f", "markdown", "--log=none", "train.py"],
+    ["--format=html", "--out=r.html", "-m", "pkg.mod"],
 ]
 
 
@@ -59,6 +63,23 @@ def test_the_fast_parser_and_the_typer_command_agree(args, monkeypatch):
 ])
 def test_anything_unusual_is_left_to_typer(args):
     assert parse_run_args(args) is None
+
+
+@pytest.mark.parametrize(("args", "fmt"), [
+    (["t.py"], "text"), (["--out", "r.html", "t.py"], "html"), (["--out", "R.MD", "t.py"], "markdown"),
+    (["--out", "log.json", "t.py"], "json"), (["--out", "run.log", "t.py"], "json"), (["--out", "runlog", "t.py"], "json"),
+    (["-f", "text", "--out", "r.json", "t.py"], "text"), (["-f", "markdown", "t.py"], "markdown"),
+])
+def test_the_report_format_is_the_option_else_the_out_suffix_else_json_for_a_file(args, fmt):
+    options = parse_run_args(args)
+    assert options is not None and options.report_format() == fmt
+
+
+def test_html_needs_a_file():
+    options = parse_run_args(["-f", "html", "t.py"])
+    assert options is not None
+    with pytest.raises(UsageError, match="--format html writes a file"):
+        options.report_format()
 
 
 def _run(tmp_path: Path, *args: str, stdin: str = "", env: dict[str, str] | None = None,
