@@ -15,51 +15,11 @@ from rich.text import Text
 
 from jitscope.model.run import USER, CompileEvent, FunctionSummary, RunRecord
 from jitscope.run.summary import should_log  # noqa: F401 - re-exported: the live-line filter
+from jitscope.view.causes import HINTS, VIA_HINTS, describe_causes, phases_text  # noqa: F401 - re-exported
 from jitscope.view.format import fmt_duration as fmt_time
 
 #: How many recompile causes the summary lists per function before "... and N more".
 MAX_CAUSES = 4
-
-
-def phases_text(trace_s: float, lower_s: float, compile_s: float) -> str:
-    parts = [f"{name} {fmt_time(s)}" for name, s in (("trace", trace_s), ("lower", lower_s), ("compile", compile_s))
-             if s > 0]
-    return ", ".join(parts) if parts else "no phase reported"
-
-
-def describe_causes(event: CompileEvent) -> str:
-    """Why this event happened, in one line."""
-    if event.number == 1:
-        return ""
-    if event.same_key_as:
-        return (f"same cache key as compile {event.same_key_as}: JAX dropped that entry "
-                "(cache cleared, the jitted object was garbage-collected, or a key part jitscope cannot see)")
-    if not event.causes:
-        return "cause unknown (jitscope did not see this call's arguments)"
-    changed = "; ".join(str(c) + _hint(event, c.component) for c in event.causes)
-    vs = f"vs compile {event.nearest[0]}" if event.nearest else ""
-    if len(event.nearest) > 1:
-        vs += "; compiles " + ", ".join(map(str, event.nearest)) + " are equally near"
-    return f"{changed} ({vs})" if vs else changed
-
-
-#: A few words on the commonest causes, after the component (keyed by what changed).
-HINTS = {
-    "object": " (jax.jit of a new function object: jit built in a loop or around a fresh lambda; build it once)",
-    "weak_type": " (a Python scalar one time, an array the other)",
-}
-
-
-#: Hints for a wrapper's own rules, keyed by (``CompileEvent.via``, what changed).
-VIA_HINTS = {
-    ("equinox.filter_jit", "value"): " (filter_jit holds every non-array argument static: each new Python value "
-                                     "compiles again; pass it as jnp.asarray(...) to make it traced)",
-}
-
-
-def _hint(event: CompileEvent, component: str) -> str:
-    what = component.rsplit(": ", 1)[-1]
-    return VIA_HINTS.get((event.via, what)) or HINTS.get(what, "")
 
 
 def render_event_line(event: CompileEvent) -> Text:

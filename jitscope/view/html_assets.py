@@ -64,6 +64,8 @@ svg .c5{fill:var(--c5)}svg .c6{fill:var(--c6)}svg .c7{fill:var(--c7)}
 svg .fit{stroke-width:1.5;stroke-dasharray:5 3}svg .s0{stroke:var(--c0)}svg .s1{stroke:var(--c1)}
 svg .box{fill:color-mix(in srgb,var(--c0) 20%,transparent);stroke:var(--c0)}svg .med{stroke:var(--bad);stroke-width:2}
 svg .dot{fill:var(--c0);opacity:.7}
+svg .re{fill:none;stroke:var(--warn);stroke-width:1.5}svg .relab{fill:var(--warn);font-size:11px}
+svg .grid{stroke:var(--bd)}svg .span:hover rect{opacity:.75}
 footer{margin-top:2rem;color:var(--mu);font-size:12px;border-top:1px solid var(--bd);padding-top:.4rem}
 footer dl{display:flex;flex-wrap:wrap;gap:.2rem 1.2rem;margin:0}footer dt{font-weight:600}footer dd{margin:0 0 0 .3rem}
 footer div{display:flex}

@@ -22,7 +22,7 @@ from jitscope.view.model import (
     Table,
     plain,
 )
-from jitscope.view.text import listing_text
+from jitscope.view.text import listing_text, timeline_table
 
 #: Listings longer than this are folded in ``<details>``.
 FOLD_LINES = 40
@@ -67,6 +67,8 @@ def _value(value: float, unit: str) -> str:
 
 
 def _chart(chart: Chart) -> str:
+    if chart.kind == "timeline":
+        return block_md(timeline_table(chart))
     if chart.kind == "bars":
         header = ["", *[s.name for s in chart.series]]
         rows = [[cat, *[_value(sum(v for c, v in s.points if int(c) == i), chart.x_unit) for s in chart.series]]

@@ -112,6 +112,19 @@ class Series:
 
 
 @dataclass(frozen=True, slots=True)
+class Span:
+    """One bar of a ``timeline`` chart: in lane ``lane``, from ``start``, the chart's series end to end."""
+
+    lane: int  # index into the chart's categories
+    start: float  # x, e.g. seconds since the program started
+    lengths: tuple[float, ...]  # one segment per series of the chart (its phases), drawn one after another
+    label: str = ""  # a few words shown beside the bar (a recompile's cause)
+    title: str = ""  # the whole story: tooltip in HTML, one row in text
+    mark: bool = False  # emphasised (a recompile)
+    quiet: bool = False  # drawn, but not listed in text (JAX's internal compiles)
+
+
+@dataclass(frozen=True, slots=True)
 class Chart:
     """A chart as data. ``kind``:
 
@@ -119,9 +132,12 @@ class Chart:
       category (``points[i] = (category index, value)``), e.g. cold-call phases.
     - ``distribution``: the first series' y values are samples (a strip plot with median and IQR).
     - ``loglog``: scatter + fitted line per series on log-log axes; ``fits`` gives (slope, intercept in log10).
+    - ``timeline``: one lane per category, ``spans`` placed on an x axis (seconds since a start), each
+      a stack of the series' segments (compile phases); the series carry names only. Text back ends
+      list the spans (``view/text.py``: ``timeline_table``).
     """
 
-    kind: Literal["bars", "distribution", "loglog"]
+    kind: Literal["bars", "distribution", "loglog", "timeline"]
     title: str
     series: tuple[Series, ...]
     categories: tuple[str, ...] = ()
@@ -131,6 +147,8 @@ class Chart:
     y_unit: Literal["seconds", "bytes", "count", ""] = ""
     fits: tuple[tuple[str, float, float], ...] = ()  # (series name, slope, log10 intercept)
     caption: str = ""
+    spans: tuple[Span, ...] = ()  # timeline bars
+    x_range: tuple[float, float] | None = None  # a timeline's axis (the program's run), else the spans' extent
 
 
 @dataclass(frozen=True, slots=True)

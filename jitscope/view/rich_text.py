@@ -2,7 +2,7 @@
 
 Plain text (pipes, NO_COLOR, ``--format text --out FILE``, tests) is the same renderables on a
 colourless console, so the two never disagree. Charts are left to the HTML report (the bench
-command keeps its own ASCII scaling chart in its text view).
+command keeps its own ASCII scaling chart in its text view), except timelines, listed as a table.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from jitscope.view.model import (
     Section,
     Table,
 )
-from jitscope.view.text import listing_lines
+from jitscope.view.text import listing_lines, timeline_table
 
 _LEVEL_STYLE = {"info": "", "good": "jitscope.good", "warning": "jitscope.warn", "error": "jitscope.bad",
                 "muted": "jitscope.muted"}
@@ -126,7 +126,7 @@ def render_block(block: Block) -> RenderableType:
     if isinstance(block, Panels):
         return Group(*_spaced([render_block(b) for b in block.blocks]))
     if isinstance(block, Chart):
-        return Group()
+        return render_block(timeline_table(block)) if block.kind == "timeline" else Group()
     raise TypeError(f"not a view block: {type(block).__name__}")
 
 

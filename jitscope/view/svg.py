@@ -1,4 +1,4 @@
-"""Charts as inline SVG: stacked bars, a sample distribution, a log-log scatter with fitted lines.
+"""Charts as inline SVG: stacked bars, a sample distribution, a log-log scatter with fitted lines, a timeline.
 
 Plain SVG with classes (colours come from the report's CSS, so dark mode and print work);
 every mark has a ``<title>`` so hovering shows its value without JavaScript.
@@ -135,5 +135,108 @@ def loglog(chart: Chart) -> str:
     return out
 
 
+TIMELINE_W, LANE_PAD_L, BAR_H, LABEL_H, MAX_LABEL_ROWS = 880, 170, 14, 13, 4
+#: Rough width of one character of an 11px label, to keep labels from overlapping.
+CHAR_W = 6.2
+
+
+def nice_step(span: float, ticks: int = 8) -> float:
+    """A 1-2-5 step giving at most ``ticks`` intervals over ``span``."""
+    if span <= 0:
+        return 1.0
+    step = 10.0 ** math.floor(math.log10(span / ticks))
+    for factor in (1, 2, 5, 10):
+        if span / (step * factor) <= ticks:
+            return step * factor
+    return step * 10
+
+
+def _label_rows(items: list[tuple[float, str]], right: float) -> list[tuple[int, float]]:
+    """Where each label at x goes: (row 0, 1, ...; -1 for none, x), so that labels in a row do not overlap
+    and none runs past ``right``."""
+    ends: list[float] = []
+    out = []
+    for x, text in items:
+        if not text:
+            out.append((-1, x))
+            continue
+        width = CHAR_W * len(text) + 6
+        x = max(min(x, right - width), LANE_PAD_L)
+        row = next((i for i, end in enumerate(ends) if end <= x), None)
+        if row is None and len(ends) < MAX_LABEL_ROWS:
+            ends.append(0.0)
+            row = len(ends) - 1
+        if row is not None:
+            ends[row] = x + width
+        out.append((-1 if row is None else row, x))
+    return out
+
+
+def timeline(chart: Chart) -> str:
+    """A lane per category, each span a stack of phase segments at its start; labels under the bars."""
+    if not chart.spans:
+        return ""
+    end = max(s.start + sum(s.lengths) for s in chart.spans)
+    x0, x1 = chart.x_range or (min(0.0, min(s.start for s in chart.spans)), end)
+    x1 = max(x1, end, x0 + 1e-9)
+    right = TIMELINE_W - 16
+    scale = (right - LANE_PAD_L) / (x1 - x0)
+    px = lambda v: LANE_PAD_L + (v - x0) * scale
+    body: list[str] = []
+    y = 6
+    for lane, name in enumerate(chart.categories):
+        spans = sorted((s for s in chart.spans if s.lane == lane), key=lambda s: s.start)
+        rows = _label_rows([(px(s.start), s.label) for s in spans], TIMELINE_W - 4)
+        used = max((r + 1 for r, _ in rows), default=0)
+        height = BAR_H + 6 + used * LABEL_H
+        short = name if len(name) <= 26 else name[:25] + "…"
+        body.append(f'<text class="lab" x="{LANE_PAD_L - 8}" y="{y + 11}" text-anchor="end">{escape(short)}'
+                    f"<title>{escape(name)}</title></text>")
+        for span, (row, label_x) in zip(spans, rows, strict=True):
+            widths = [max(v, 0.0) * scale for v in span.lengths]
+            if sum(widths) < 2:  # too short to see: widen its longest phase to 2 px
+                longest = max(range(len(widths)), key=lambda k: span.lengths[k]) if widths else 0
+                if widths:
+                    widths[longest] += 2 - sum(widths)
+            x = px(span.start)
+            phases = ", ".join(f"{series.name} {_fmt(v, chart.x_unit)}"
+                               for series, v in zip(chart.series, span.lengths, strict=False) if v > 0)
+            title = escape("\n".join(t for t in (span.title or span.label, phases) if t))
+            parts = [f'<g class="span{" mark" if span.mark else ""}"><title>{title}</title>']
+            for k, w in enumerate(widths):
+                if w > 0:
+                    parts.append(f'<rect class="c{k % 8}" x="{x:.1f}" y="{y}" width="{w:.1f}" height="{BAR_H}"/>')
+                    x += w
+            if span.mark:
+                start = px(span.start)
+                parts.append(f'<rect class="re" x="{start - 1:.1f}" y="{y - 1}" width="{x - start + 2:.1f}" '
+                             f'height="{BAR_H + 2}"/>')
+            if span.label and row >= 0:
+                ly = y + BAR_H + LABEL_H * (row + 1) - 2
+                parts.append(f'<text class="{"relab" if span.mark else "val"}" x="{label_x:.1f}" '
+                             f'y="{ly}">{escape(span.label)}</text>')
+            body.append("".join(parts) + "</g>")
+        body.append(f'<line class="grid" x1="{LANE_PAD_L}" x2="{right}" y1="{y + height - 2}" '
+                    f'y2="{y + height - 2}"/>')
+        y += height + 4
+    body.append(f'<line class="axis" x1="{LANE_PAD_L}" y1="{y}" x2="{right}" y2="{y}"/>')
+    step = nice_step(x1 - x0)
+    tick = math.ceil(x0 / step) * step
+    while tick <= x1 + step * 1e-6:
+        body.append(f'<line class="axis" x1="{px(tick):.1f}" x2="{px(tick):.1f}" y1="{y}" y2="{y + 4}"/>'
+                    f'<text class="val" x="{px(tick):.1f}" y="{y + 16}" text-anchor="middle">'
+                    f'{_fmt(tick, chart.x_unit) if tick else "0"}</text>')
+        tick += step
+    if chart.x_label:
+        body.append(f'<text class="val" x="{LANE_PAD_L - 8}" y="{y + 16}" text-anchor="end">'
+                    f"{escape(chart.x_label)}</text>")
+    legend = _legend([s.name for s in chart.series], y + 40)
+    if any(s.mark for s in chart.spans):
+        lx = PAD_L + sum(24 + 7 * len(s.name) for s in chart.series)
+        legend.append(f'<rect class="re" x="{lx}" y="{y + 31}" width="10" height="10"/>'
+                      f'<text class="lab" x="{lx + 14}" y="{y + 40}">recompile</text>')
+    return _svg(TIMELINE_W, y + 48, [*body, *legend], chart.title)
+
+
 def render_svg(chart: Chart) -> str:
-    return {"bars": bars, "distribution": distribution, "loglog": loglog}[chart.kind](chart)
+    return {"bars": bars, "distribution": distribution, "loglog": loglog, "timeline": timeline}[chart.kind](chart)

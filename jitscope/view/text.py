@@ -5,7 +5,8 @@ Shared by the terminal and Markdown back ends; imports nothing but the view mode
 
 from __future__ import annotations
 
-from jitscope.view.model import CodeListing, Piece
+from jitscope.view.format import fmt_duration
+from jitscope.view.model import Chart, CodeListing, Column, Piece, Table
 
 #: Notes after a jaxpr equation line up at this column at most.
 MAX_NOTE_COLUMN = 80
@@ -46,3 +47,15 @@ def listing_text(listing: CodeListing) -> str:
     if not listing.lines and listing.raw is not None:
         return listing.raw if listing.raw.endswith("\n") else listing.raw + "\n"
     return "".join("".join(text for text, _ in line) + "\n" for line in listing_lines(listing))
+
+
+def timeline_table(chart: Chart) -> Table:
+    """A ``timeline`` chart as a table, one row per span in order of start (quiet spans left out), named
+    by its label (its title when it has none)."""
+    spans = sorted((s for s in chart.spans if not s.quiet), key=lambda s: s.start)
+    columns = (Column("at", "right"), Column(chart.y_label or "lane"),
+               *(Column(series.name, "right") for series in chart.series), Column(""))
+    rows = tuple((fmt_duration(span.start), chart.categories[span.lane],
+                  *(fmt_duration(length) if length > 0 else "" for length in span.lengths),
+                  span.label or span.title) for span in spans)
+    return Table(columns, rows, title=chart.title)
