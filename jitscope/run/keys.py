@@ -57,8 +57,12 @@ def leaf_text(info: LeafInfo) -> str:
     return ("~" if info.weak_type else "") + f"{short_dtype(info.dtype)}[{','.join(map(str, info.shape))}]"
 
 
-def live_key(call: UserCall, *, x64: bool) -> tuple[Key, str]:
-    """The cache key of one call (arguments only) and a one-line signature of it."""
+def live_key(call: UserCall, *, x64: bool, statics: cachekeys.StaticValues | None = None) -> tuple[Key, str]:
+    """The cache key of one call (arguments only) and a one-line signature of it.
+
+    Keys compared with each other must share one ``statics`` (equal static values, one text).
+    """
+    statics = cachekeys.StaticValues() if statics is None else statics
     nums, names = call.static_argnums, call.static_argnames
     params = positional_names(call.fun)
     key: Key = {}
@@ -66,16 +70,18 @@ def live_key(call: UserCall, *, x64: bool) -> tuple[Key, str]:
     for index, value in enumerate(call.args):
         name = params[index] if index < len(params) else f"args[{index}]"
         cachekeys.add_passed(key, name, keyword=False)
-        parts.append(_add_argument(key, name, value, index in nums or name in names, x64, call.non_arrays_static))
+        parts.append(_add_argument(key, name, value, index in nums or name in names, x64, call.non_arrays_static,
+                                   statics))
     for name, value in call.kwargs.items():
         cachekeys.add_passed(key, name, keyword=True)
-        parts.append(_add_argument(key, name, value, name in names, x64, call.non_arrays_static))
+        parts.append(_add_argument(key, name, value, name in names, x64, call.non_arrays_static, statics))
     return key, ", ".join(parts)
 
 
-def _add_argument(key: Key, name: str, value: Any, static: bool, x64: bool, non_arrays_static: bool) -> str:
+def _add_argument(key: Key, name: str, value: Any, static: bool, x64: bool, non_arrays_static: bool,
+                  statics: cachekeys.StaticValues) -> str:
     if static:
-        cachekeys.add_static(key, name, value)
+        cachekeys.add_static(key, name, value, statics)
         return f"{name}={shorten(repr(value), 40)}"
     import jax
 
@@ -87,12 +93,12 @@ def _add_argument(key: Key, name: str, value: Any, static: bool, x64: bool, non_
         info = None if non_arrays_static and _is_python_value(leaf) else describe_leaf(leaf, x64)
         if info is None:
             if non_arrays_static:
-                cachekeys.add_static(key, where, leaf)
+                cachekeys.add_static(key, where, leaf, statics)
                 texts.append(f"{where}={shorten(repr(leaf), 40)}")
             else:
                 cachekeys.add_other(key, where, leaf)
             continue
-        cachekeys.add_array(key, where, info.shape, short_dtype(info.dtype), info.weak_type, info.sharding)
+        cachekeys.add_array(key, where, info.shape, short_dtype(info.dtype), info.weak_type, info.sharding, x64=x64)
         texts.append(f"{where}: {leaf_text(info)}")
     if len(texts) == len(flat) and 0 < len(texts) <= 3:
         return ", ".join(texts)

@@ -23,7 +23,7 @@ from typing import Any
 from jitscope.model.common import Location
 from jitscope.model.effects import EffectRecord
 from jitscope.model.run import JAX_INTERNAL, LIBRARY, UNATTRIBUTED, USER, CompileEvent
-from jitscope.tracing.cachekeys import Key, KeyDiff, nearest
+from jitscope.tracing.cachekeys import Key, KeyDiff, StaticValues, nearest
 from jitscope.userframes import IsUserFile, default_is_user_file, display_path
 
 _JITSCOPE_DIR = __file__.rsplit("/", 2)[0]
@@ -89,6 +89,7 @@ class RunObserver:
         self._state = _ThreadState()
         self._lock = threading.RLock()
         self._keys: dict[str, list[tuple[int, Key]]] = {}
+        self._statics = StaticValues()  # one for the run: equal static values read the same in every key
         self._objects: dict[str, list[Any]] = {}
         self._internal_errors = 0
 
@@ -231,7 +232,7 @@ class RunObserver:
             miss.function = getattr(miss.fun, "__name__", miss.function)
             miss.group = f"jax:{miss.function}"
         x64 = x64_enabled()
-        key, miss.signature = live_key(call, x64=x64)
+        key, miss.signature = live_key(call, x64=x64, statics=self._statics)
         if miss.kind != JAX_INTERNAL:  # JAX builds a new function per eager op; its closure says enough
             # pmap builds a new internal function per argument structure: the user's function is the object
             key["function: object"] = self._object_label(miss.group, call.fun if call.via else miss.fun)

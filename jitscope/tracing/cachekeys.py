@@ -16,6 +16,9 @@ Python: no JAX here.
 
 from __future__ import annotations
 
+import re
+import threading
+import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -36,7 +39,17 @@ class KeyDiff:
     after: str
 
     def __str__(self) -> str:
-        return f"{self.component} {self.before} -> {self.after}"
+        note = self.note
+        return f"{self.component}: {note}" if note else f"{self.component} {self.before} -> {self.after}"
+
+    @property
+    def note(self) -> str:
+        """The cause in words, where the two values alone would mislead: two objects compared by identity."""
+        before, after = _IDENTITY.match(self.before), _IDENTITY.match(self.after)
+        if before and after and before.group(1) == after.group(1):
+            return (f"a new object of class {after.group(1)} with identity equality on every call: "
+                    "give it __eq__/__hash__ or reuse one instance")
+        return ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,6 +71,91 @@ def shorten(text: str, limit: int = MAX_VALUE_CHARS) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
+# ---------------------------------------------------------------- static values
+
+#: How a static value compared by identity reads in a key: ``<Config object #2, compared by identity>``.
+_IDENTITY = re.compile(r"^<(.+) object #\d+, compared by identity>$")
+#: How many distinct static values one ``StaticValues`` remembers (JAX's own cache is bounded too).
+MAX_REMEMBERED = 4096
+
+
+class StaticValues:
+    """Static argument values as text that is equal exactly when JAX's cache treats them as equal.
+
+    JAX keys a static argument by its exact type, ``__hash__`` and ``__eq__``
+    (``api_util._HashableWithStrictTypeEquality``), never by its repr: two equal objects
+    whose reprs differ (a counter, an address) share one cache entry, and two objects
+    with identity equality (``object.__eq__``: plain classes, functions, ``partial``)
+    are the same key only when they are the same object. One instance serves a whole
+    call sequence (``lint --trace``) or run (``jitscope run``): an equal value gets the
+    text of the first equal one seen, a distinct value with the same repr gets ``#n``
+    added, and an identity-compared object is numbered per instance, so a new one on
+    every call shows as ``<C object #2, compared by identity>``. Objects are held only
+    while they live (weakly where possible) and at most ``MAX_REMEMBERED`` of them.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._by_hash: dict[tuple[type, int], list[tuple[Any, str]]] = {}
+        self._texts: set[str] = set()
+        self._instances: dict[int, tuple[Any, str]] = {}
+        self._counts: dict[str, int] = {}
+        self._remembered = 0
+
+    def text(self, value: Any) -> str:
+        with self._lock:
+            if type(value).__eq__ is object.__eq__:
+                return self._identity_text(value)
+            try:
+                hashed = hash(value)
+            except TypeError:
+                return f"<unhashable {type(value).__name__}>"
+            return self._value_text(value, hashed)
+
+    def _number(self, cls: str) -> int:
+        self._counts[cls] = self._counts.get(cls, 0) + 1
+        return self._counts[cls]
+
+    def _identity_text(self, value: Any) -> str:
+        known = self._instances.get(id(value))
+        if known is not None:
+            ref, text = known
+            if (ref() if isinstance(ref, weakref.ref) else ref) is value:
+                return text
+        cls = type(value).__qualname__
+        text = f"<{cls} object #{self._number(cls)}, compared by identity>"
+        if len(self._instances) < MAX_REMEMBERED:
+            ident = id(value)
+            try:  # forget it when it dies, so a new object at the same address is not taken for it
+                held: Any = weakref.ref(value, lambda _: self._instances.pop(ident, None))
+            except TypeError:
+                held = value
+            self._instances[ident] = (held, text)
+        return text
+
+    def _value_text(self, value: Any, hashed: int) -> str:
+        bucket = self._by_hash.setdefault((type(value), hashed), [])
+        for earlier, text in bucket:
+            try:
+                if bool(earlier == value):
+                    return text
+            except Exception:  # noqa: BLE001, S112 - an __eq__ that raises is JAX's error to report, not ours
+                continue
+        cls = type(value).__qualname__
+        text = repr(value)
+        if " at 0x" in text:  # the default repr names an address, not the value
+            text = f"<{cls} #{self._number(cls)}>"
+        text = shorten(text)
+        if text in self._texts:  # a different value that reads the same (a shortened or partial repr)
+            self._counts[text] = self._counts.get(text, 1) + 1
+            text = f"{text} #{self._counts[text]}"
+        if self._remembered < MAX_REMEMBERED:
+            self._remembered += 1
+            bucket.append((value, text))
+            self._texts.add(text)
+        return text
+
+
 # ---------------------------------------------------------------- building keys
 
 
@@ -65,19 +163,8 @@ def add_passed(key: Key, name: str, keyword: bool) -> None:
     key[f"{name}: passed"] = "by keyword" if keyword else "positionally"
 
 
-def static_text(value: Any) -> str:
-    """A static value as JAX tells them apart: by repr, or by hash where the repr is only an address."""
-    text = repr(value)
-    if " object at 0x" in text:
-        try:
-            return f"<{type(value).__name__} with hash {hash(value)}>"
-        except TypeError:
-            return f"<unhashable {type(value).__name__}>"
-    return shorten(text)
-
-
-def add_static(key: Key, name: str, value: Any) -> None:
-    key[f"{name} (static): value"] = static_text(value)
+def add_static(key: Key, name: str, value: Any, statics: StaticValues) -> None:
+    key[f"{name} (static): value"] = statics.text(value)
     key[f"{name} (static): type"] = type(value).__name__
 
 
@@ -85,10 +172,20 @@ def add_structure(key: Key, name: str, structure: str) -> None:
     key[f"{name}: pytree structure"] = structure
 
 
+#: The dtypes JAX narrows when ``jax_enable_x64`` is off (short names).
+NARROWED = {"f64": "f32", "i64": "i32", "u64": "u32", "c128": "c64"}
+
+
+def canonical_dtype(dtype: str, x64: bool) -> str:
+    """The dtype JAX traces an argument of ``dtype`` (short name) as: 64-bit ones narrowed when x64 is off."""
+    return dtype if x64 else NARROWED.get(dtype, dtype)
+
+
 def add_array(key: Key, path: str, shape: tuple[int, ...], dtype: str, weak_type: bool,
-              sharding: str | None = None) -> None:
+              sharding: str | None = None, *, x64: bool) -> None:
+    """An array leaf as JAX sees it: a float64 NumPy array with x64 off is traced as f32, so it keys as f32."""
     key[f"{path}: shape"] = str(tuple(shape))
-    key[f"{path}: dtype"] = dtype
+    key[f"{path}: dtype"] = canonical_dtype(dtype, x64)
     key[f"{path}: weak_type"] = str(bool(weak_type))
     if sharding is not None:
         key[f"{path}: sharding"] = sharding
@@ -114,8 +211,10 @@ def structure(value: Any, other: Callable[[Any], str] | None = None) -> str:
     """Pytree structure with leaves shown as ``*``: dicts, lists and tuples spelled out.
 
     ``other`` names any other container (a dataclass or NamedTuple pytree); by default
-    everything else is a leaf.
+    everything else is a leaf. ``None`` is a node with no children for JAX, not a leaf.
     """
+    if value is None:
+        return "None"
     if isinstance(value, dict):
         items = sorted(value.items(), key=lambda kv: str(kv[0]))
         return "{" + ", ".join(f"{k!r}: {structure(v, other)}" for k, v in items) + "}"

@@ -90,7 +90,9 @@ def _recompilations(target: TargetHandle, calls: tuple[ArgSet, ...]) -> tuple[Re
     seen_runs = observe_sequence(target, calls)
     out: list[Recompilation] = []
     for call, seen in zip(seq.calls, seen_runs, strict=True):
-        if call.compiles and call.index > 1:
+        # What tracing saw wins over the prediction: a body that did not run again was a cache hit,
+        # whatever the keys say (a component jitscope models more strictly than JAX does).
+        if call.compiles and call.index > 1 and seen is not False:
             causes = tuple(str(d) for d in call.diffs)
             out.append(Recompilation(call.index, call.call, call.nearest, causes, seen))
         elif seen and not call.compiles:

@@ -52,6 +52,8 @@ class SequenceRecord:
 
 
 def _leaves(path: str, value: Any) -> list[tuple[str, Any]]:
+    if value is None:  # a pytree node with no children for JAX
+        return []
     if isinstance(value, dict):
         return [leaf for k, v in sorted(value.items(), key=str) for leaf in _leaves(f"{path}[{k!r}]", v)]
     if isinstance(value, (list, tuple)):
@@ -59,48 +61,67 @@ def _leaves(path: str, value: Any) -> list[tuple[str, Any]]:
     return [(path, value)]
 
 
-def _add_leaf(key: Key, path: str, leaf: Any) -> None:
+def _add_leaf(key: Key, path: str, leaf: Any, x64: bool) -> None:
     if isinstance(leaf, ArraySpec):
-        cachekeys.add_array(key, path, leaf.shape, SHORT_NAMES.get(leaf.dtype, leaf.dtype), leaf.weak_type)
+        dtype = SHORT_NAMES.get(leaf.dtype, leaf.dtype)
+        cachekeys.add_array(key, path, leaf.shape, dtype, leaf.weak_type, x64=x64)
     elif isinstance(leaf, (bool, int, float, complex)):
         # A Python scalar is traced as a weak-typed 0-d array of its kind's default dtype, so
         # it shares a cache entry with an f32[] weak-typed array (JAX keys on avals only).
-        cachekeys.add_array(key, path, (), cachekeys.python_scalar_dtype(leaf), True)
+        cachekeys.add_array(key, path, (), cachekeys.python_scalar_dtype(leaf, x64), True, x64=x64)
     else:
         cachekeys.add_other(key, path, leaf)
 
 
+def x64_enabled() -> bool:
+    """Whether JAX keeps 64-bit dtypes (``jax_enable_x64``), read only when a key is built."""
+    import jax
+
+    return bool(jax.config.read("jax_enable_x64"))
+
+
 def cache_key(argset: ArgSet, param_names: list[str], static_names: tuple[str, ...],
-              static_nums: tuple[int, ...] = ()) -> Key:
-    """The components of JAX's compile-cache key for one call, as readable strings."""
+              static_nums: tuple[int, ...] = (), *, statics: cachekeys.StaticValues | None = None,
+              x64: bool | None = None) -> Key:
+    """The components of JAX's compile-cache key for one call, as readable strings.
+
+    Keys compared with each other must share one ``statics`` (it tells equal static
+    values from distinct ones); ``x64`` defaults to JAX's current setting.
+    """
+    statics = cachekeys.StaticValues() if statics is None else statics
+    wide = x64_enabled() if x64 is None else x64
     key: Key = {}
     named = [(param_names[i] if i < len(param_names) else f"args[{i}]", v, i) for i, v in enumerate(argset.args)]
     for name, value, index in named:
         cachekeys.add_passed(key, name, keyword=False)
-        _add_argument(key, name, value, name in static_names or index in static_nums)
+        _add_argument(key, name, value, name in static_names or index in static_nums, statics, wide)
     for name, value in argset.kwargs.items():
         cachekeys.add_passed(key, name, keyword=True)
-        _add_argument(key, name, value, name in static_names)
+        _add_argument(key, name, value, name in static_names, statics, wide)
     return key
 
 
-def _add_argument(key: Key, name: str, value: Any, static: bool) -> None:
+def _add_argument(key: Key, name: str, value: Any, static: bool, statics: cachekeys.StaticValues,
+                  x64: bool) -> None:
     if static:
-        cachekeys.add_static(key, name, value)
+        cachekeys.add_static(key, name, value, statics)
         return
     cachekeys.add_structure(key, name, cachekeys.structure(value))
     for path, leaf in _leaves(name, value):
-        _add_leaf(key, path, leaf)
+        _add_leaf(key, path, leaf, x64)
 
 
 def analyse_sequence(target: str, argsets: tuple[ArgSet, ...], param_names: list[str],
-                     static_names: tuple[str, ...], static_nums: tuple[int, ...] = ()) -> SequenceRecord:
+                     static_names: tuple[str, ...], static_nums: tuple[int, ...] = (), *,
+                     x64: bool | None = None) -> SequenceRecord:
     """Predict which calls compile, and why, from their cache keys."""
+    wide = x64_enabled() if x64 is None else x64
+    values = cachekeys.StaticValues()
     compiled: list[tuple[int, Key]] = []
     calls = []
     for index, argset in enumerate(argsets, start=1):
         statics = tuple(dict.fromkeys(static_names + argset.static_names))
-        key = cache_key(argset, param_names, statics, static_nums)
+        key = cache_key(argset, param_names, statics, static_nums, statics=values, x64=wide)
         same = next((i for i, k in compiled if k == key), 0)
         if same:
             calls.append(CallRecord(index, argset.describe(), compiles=False, nearest=same))

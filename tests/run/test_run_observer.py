@@ -166,3 +166,72 @@ def test_summary_orders_worst_first_and_gates():
     (line,) = check_gates(Gates(max_compiles=2), functions)
     assert "often compiled 3 times (--max-compiles 2)" in line
     assert check_gates(Gates(fail_on_recompile=True), functions)[0].startswith("recompiles:")
+
+
+class _Equal:
+    """Equal by value, with a repr that differs every time it is shown."""
+
+    shown = 0
+
+    def __init__(self, n):
+        self.n = n
+
+    def __eq__(self, other):
+        return type(other) is _Equal and other.n == self.n
+
+    def __hash__(self):
+        return hash(self.n)
+
+    def __repr__(self):
+        _Equal.shown += 1
+        return f"_Equal(n={self.n}, shown={_Equal.shown})"
+
+
+class _Plain:
+    """Compared by identity, with a repr that does not tell instances apart."""
+
+    def __repr__(self):
+        return "_Plain()"
+
+
+def test_static_objects_are_keyed_by_equality_not_repr():
+    @functools.partial(jax.jit, static_argnums=1)
+    def f(x, cfg):
+        return x * 2
+
+    def body():
+        f(jnp.ones(2), _Equal(1))
+        f(jnp.ones(2), _Equal(1))  # equal: a cache hit, no event
+        f(jnp.ones(3), _Equal(1))  # only the shape changed: the static value is not a cause
+        one = _Plain()
+        f(jnp.ones(2), one)
+        f(jnp.ones(2), one)
+        f(jnp.ones(2), _Plain())  # a new identity-compared object: a new key
+
+    events = _observe(body)
+    assert [e.number for e in events] == [1, 2, 3, 4]
+    assert _causes(events[1]) == ["x: shape (2,) -> (3,)"]
+    assert _causes(events[3]) == [
+        "cfg (static): value: a new object of class _Plain with identity equality on every call: "
+        "give it __eq__/__hash__ or reuse one instance"
+    ]
+
+
+def test_none_then_array_is_a_structure_change_and_float64_numpy_is_float32_without_x64():
+    import numpy as np
+
+    @jax.jit
+    def f(x, y=None):
+        return x
+
+    def body():
+        f(jnp.ones(2), None)
+        f(jnp.ones(2), jnp.ones(2))
+        f(np.ones(2, np.float64))
+        f(np.ones(2, np.float32))  # JAX sees f32 both times: no compile
+        f(np.ones(3, np.float32))  # a new shape, and only that: f64 was keyed as the f32 JAX traced
+
+    events = _observe(body)
+    assert [e.number for e in events] == [1, 2, 3, 4]
+    assert _causes(events[1]) == ["y: pytree structure None -> *"]
+    assert _causes(events[3]) == ["x: shape (2,) -> (3,)"]

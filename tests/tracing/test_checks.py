@@ -108,3 +108,39 @@ def test_call_sequence_from_repeated_shapes_and_examples_from_config(tmp_path, c
     assert "call 3 of 3" in messages[1] and "x: dtype f32 -> f16" in messages[1]
     trace = cli("trace", "m.py:f", "--stages", "jaxpr", "--format", "json", cwd=tmp_path)
     assert [t["call"] for t in json.loads(trace.stdout)["traces"]] == ["f32[3], 2.0", "f32[3], 3.0"]
+
+
+def _sequence_target(tmp_path, examples: str):
+    (tmp_path / "seq.py").write_text(
+        "import jax\nimport numpy as np\n\n\n@jax.jit\ndef f(x):\n    return x * 2\n\n\n"
+        f"JITSCOPE_EXAMPLES = {{'f': {examples}}}\n"
+    )
+    return load_targets("seq.py:f", cwd=tmp_path)
+
+
+def test_float64_then_float32_numpy_is_one_compile_without_x64(tmp_path):
+    import jax
+
+    assert not jax.config.read("jax_enable_x64")
+    targets = _sequence_target(tmp_path, "[{'args': (np.ones(2),)}, {'args': (np.ones(2, np.float32),)}]")
+    assert [f for f in lint_targets(targets) if f.code == "JS306"] == []
+
+
+def test_a_predicted_recompile_the_body_did_not_run_for_is_not_reported(tmp_path, monkeypatch):
+    import jitscope.tracing.checks as checks
+
+    targets = _sequence_target(tmp_path, "['f32[2]', 'f16[2]']")
+    assert [f.code for f in lint_targets(targets)] == ["JS306"]  # the body ran again: reported
+    monkeypatch.setattr(checks, "observe_sequence", lambda target, calls: [True, False])
+    assert lint_targets(targets) == []  # tracing says cache hit: the prediction yields
+
+
+def test_a_recompile_with_an_identical_key_says_so(tmp_path, monkeypatch):
+    import jitscope.tracing.checks as checks
+
+    targets = _sequence_target(tmp_path, "['f32[2]', 'f32[2]']")
+    assert lint_targets(targets) == []
+    monkeypatch.setattr(checks, "observe_sequence", lambda target, calls: [True, True])
+    (js306,) = lint_targets(targets)
+    assert "recompiled f with a key identical to call 1's: JAX evicted the entry, or the key has a component " \
+           "jitscope does not model" in js306.message

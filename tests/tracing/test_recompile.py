@@ -2,9 +2,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from jitscope.load.specs import ArgSet, build_argset
+from jitscope.load.specs import ArgSet, ArraySpec, build_argset
 from jitscope.load.target import load_targets
-from jitscope.tracing.recompile import analyse_sequence, observe_sequence
+from jitscope.tracing.cachekeys import StaticValues
+from jitscope.tracing.recompile import analyse_sequence, cache_hits, observe_sequence
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
@@ -55,3 +56,85 @@ def test_pytree_structure_change_hides_leaf_noise():
     calls = _calls(build_argset("{'a': f32[2]}"), build_argset("{'a': f32[2], 'b': f32[2]}"),
                    params=("x",), statics=())
     assert [d.component for d in calls[1].diffs] == ["x: pytree structure"]
+
+
+class _Equal:
+    """Equal by value, with a repr that differs on every call (JAX keys statics by type, hash and ==)."""
+
+    shown = 0
+
+    def __init__(self, n):
+        self.n = n
+
+    def __eq__(self, other):
+        return type(other) is _Equal and other.n == self.n
+
+    def __hash__(self):
+        return hash(self.n)
+
+    def __repr__(self):
+        _Equal.shown += 1
+        return f"_Equal(n={self.n}, shown={_Equal.shown})"
+
+
+class _Plain:
+    """Compared by identity (object.__eq__), with a repr that does not tell instances apart."""
+
+    def __repr__(self):
+        return "_Plain()"
+
+
+def _static_calls(*values):
+    return _calls(*(ArgSet(args=(ArraySpec((2,), "float32"),), kwargs={"threshold": v}, static_names=("threshold",))
+                    for v in values))
+
+
+def test_equal_static_objects_share_a_key_whatever_their_repr():
+    assert [c.compiles for c in _static_calls(_Equal(1), _Equal(1), _Equal(2))] == [True, False, True]
+
+
+def test_a_new_identity_compared_static_object_recompiles_and_is_named():
+    one = _Plain()
+    calls = _static_calls(one, _Plain(), one)
+    assert [c.compiles for c in calls] == [True, True, False]
+    assert [str(d) for d in calls[1].diffs] == [
+        "threshold (static): value: a new object of class _Plain with identity equality on every call: "
+        "give it __eq__/__hash__ or reuse one instance"
+    ]
+
+
+def test_static_values_follow_jax_strict_type_and_equality():
+    values = StaticValues()
+    assert values.text((1, 2)) == values.text((1.0, 2))  # equal tuples: one key, whatever the repr
+    assert values.text(1) != values.text(1.0) != values.text(True)  # types must match exactly
+    assert values.text(float("nan")) != values.text(float("nan"))  # nan != nan: every call recompiles
+    assert values.text([1]) == "<unhashable list>"
+    long_a, long_b = "a" * 200 + "x", "a" * 200 + "y"
+    assert values.text(long_a) != values.text(long_b)  # shortened alike, still told apart
+
+
+def test_float64_numpy_input_is_float32_for_jax_without_x64():
+    f64, f32 = ArgSet(args=(ArraySpec((2,), "float64"),)), ArgSet(args=(ArraySpec((2,), "float32"),))
+    narrow = analyse_sequence("t", (f64, f32), ["x"], (), x64=False).calls
+    assert [c.compiles for c in narrow] == [True, False]
+    wide = analyse_sequence("t", (f64, f32), ["x"], (), x64=True).calls
+    assert [str(d) for d in wide[1].diffs] == ["x: dtype f64 -> f32"]
+
+
+def test_none_then_array_is_a_pytree_structure_change():
+    calls = _calls(ArgSet(args=(ArraySpec((2,), "float32"), None)),
+                   ArgSet(args=(ArraySpec((2,), "float32"), ArraySpec((2,), "float32"))), params=("x", "y"), statics=())
+    assert [str(d) for d in calls[1].diffs] == ["y: pytree structure None -> *"]
+
+
+def test_observed_runs_agree_with_the_static_value_model(tmp_path):
+    (tmp_path / "statics.py").write_text(
+        "import functools, jax\n\n\n@functools.partial(jax.jit, static_argnames='threshold')\n"
+        "def f(x, threshold):\n    return x * 2\n"
+    )
+    (target,) = load_targets("statics.py:f", cwd=tmp_path)
+    one = _Plain()
+    argsets = tuple(ArgSet(args=(ArraySpec((2,), "float32"),), kwargs={"threshold": v}, static_names=("threshold",))
+                    for v in (_Equal(1), _Equal(1), one, _Plain(), one))
+    assert observe_sequence(target, argsets) == [True, False, True, True, False]
+    assert [not hit for hit in cache_hits(target, argsets)] == [True, False, True, True, False]

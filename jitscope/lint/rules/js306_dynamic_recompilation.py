@@ -57,9 +57,9 @@ class DynamicRecompilation(Rule):
         for call in trace.recompilations:
             if call.unexplained:
                 message = (
-                    f"call {call.index} of {trace.calls} ({call.call}) retraced {trace.target} although its "
-                    "arguments match an earlier call: something else in the cache key changed (global config, "
-                    "a non-hashable or identity-hashed static value)"
+                    f"call {call.index} of {trace.calls} ({call.call}) recompiled {trace.target} with a key "
+                    f"identical to call {call.nearest}'s: JAX evicted the entry, or the key has a component "
+                    "jitscope does not model"
                 )
                 yield trace.finding(self, message, trace.definition)
                 continue
