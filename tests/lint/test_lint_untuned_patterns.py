@@ -391,6 +391,116 @@ PAIRS: dict[str, tuple[str, str, str]] = {
             return jax.tree_util.tree_map(lambda v, f: r if f else v, params, flags)
         """,
     ),
+    "list-padded-to-a-fixed-size": (
+        "JS304",
+        """
+        import jax
+        @jax.jit
+        def f(x):
+            return x.sum()
+        def run(stream, size, pad):
+            buf = []
+            for x in stream:
+                buf.append(x)
+                padded = buf + [pad] * (size - len(buf))
+                f(padded)
+        """,
+        """
+        import jax
+        @jax.jit
+        def f(x):
+            return x.sum()
+        def run(stream, size, pad):
+            buf = []
+            for x in stream:
+                buf.append(x)
+                padded = buf + [pad] * 2
+                f(padded)
+        """,
+    ),
+    "list-padded-by-a-while-loop": (
+        "JS304",
+        """
+        import jax, numpy as np
+        @jax.jit
+        def f(x):
+            return x.sum()
+        def run(data, bs):
+            batch = []
+            for item in data:
+                batch.append(item)
+                while len(batch) < bs:
+                    batch.append(item)
+                f(np.stack(batch))
+        """,
+        """
+        import jax, numpy as np
+        @jax.jit
+        def f(x):
+            return x.sum()
+        def run(data, bs):
+            batch = []
+            for item in data:
+                batch.append(item)
+                while len(batch) < bs:
+                    pass
+                f(np.stack(batch))
+        """,
+    ),
+    "list-passed-only-when-full": (
+        "JS304",
+        """
+        import jax, jax.numpy as jnp
+        @jax.jit
+        def f(x):
+            return x.sum()
+        def run(data, bs):
+            batch = []
+            for item in data:
+                batch.append(item)
+                if len(batch) >= bs:
+                    f(jnp.stack(batch))
+                    batch = []
+        """,
+        """
+        import jax, jax.numpy as jnp
+        @jax.jit
+        def f(x):
+            return x.sum()
+        def run(data, bs):
+            batch = []
+            for item in data:
+                batch.append(item)
+                if len(batch) >= bs:
+                    f(jnp.stack(batch))
+        """,
+    ),
+    "element-of-a-growing-list": (
+        "JS304",
+        """
+        import jax, jax.numpy as jnp
+        @jax.jit
+        def f(x):
+            return x.sum()
+        def run(x0, steps):
+            xs = [x0]
+            for _ in range(steps):
+                xs.append(x0)
+                f(jnp.stack(xs)[-1])
+                f(xs[-4:])
+        """,
+        """
+        import jax, jax.numpy as jnp
+        @jax.jit
+        def f(x):
+            return x.sum()
+        def run(x0, steps):
+            xs = [x0]
+            for _ in range(steps):
+                xs.append(x0)
+                f(jnp.stack(xs)[:, -1])
+        """,
+    ),
 }
 
 
@@ -425,6 +535,23 @@ def test_traced_value_errors_only_where_certain() -> None:
     )
     by_line = {(f.code, f.line): f.severity for f in findings}
     assert by_line == {("JS201", 4): "warning", ("JS201", 9): "error"}
+
+
+def test_one_ragged_batch_is_one_finding_per_call() -> None:
+    """``g(x[s:s + b], y[s:s + b])``: both arguments are the same short last batch, one recompile."""
+    (finding,) = lint(
+        """
+        import jax
+        @jax.jit
+        def g(x, y):
+            return x.sum() + y.sum()
+        def run(x, y, n, b):
+            for s in range(0, n, b):
+                g(x[s:s + b], y[s:s + b])
+        """
+    )
+    assert finding.code == "JS304"
+    assert "with `x[s:s + b]` and `y[s:s + b]`, whose last batch is shorter" in finding.message
 
 
 def test_traced_argument_through_grad_names_the_caller() -> None:

@@ -85,7 +85,8 @@ def _shape_args(ctx: ModuleContext, call: ast.Call) -> list[ast.expr]:
 
 def _varying(ctx: ModuleContext, arg: ast.expr, loops: _Loops, growing: set[str]) -> str | None:
     loop_vars = loops.names
-    for sub, parent in _walk(arg):
+    parents = {child: node for node in ast.walk(arg) for child in ast.iter_child_nodes(node)}
+    for sub in ast.walk(arg):
         if isinstance(sub, ast.Subscript):
             slices = sub.slice.elts if isinstance(sub.slice, ast.Tuple) else [sub.slice]
             for part in slices:
@@ -104,26 +105,90 @@ def _varying(ctx: ModuleContext, arg: ast.expr, loops: _Loops, growing: set[str]
             first = sub.args[0]
             if isinstance(first, (ast.ListComp, ast.GeneratorExp)) and uses(first, loop_vars):
                 return "an array built from a list whose length depends on the item"
-        elif isinstance(sub, ast.Name) and sub.id in growing and not _element(sub, parent):
+        elif (isinstance(sub, ast.Name) and sub.id in growing and not _element(sub, parents)
+              and not _pads(arg, sub.id) and not loops.fixed_length(sub.id)):
             return f"which grows on every iteration (`{sub.id}`)"
         elif isinstance(sub, ast.Name) and sub.id in loops.shards:
             return "a shard of np.array_split, whose shards differ in length"
     return None
 
 
-def _walk(node: ast.expr) -> Iterator[tuple[ast.AST, ast.AST | None]]:
-    stack: list[tuple[ast.AST, ast.AST | None]] = [(node, None)]
-    while stack:
-        sub, parent = stack.pop()
-        yield sub, parent
-        stack.extend((child, sub) for child in ast.iter_child_nodes(sub))
+def _element(name: ast.Name, parents: dict[ast.AST, ast.AST]) -> bool:
+    """``history[-1]``, ``jnp.stack(history)[-1]``, ``history[-4:]`` or ``len(history)``: one element, a
+    window of fixed width or the count of a growing list, not the list."""
+    node: ast.AST = name
+    while (parent := parents.get(node)) is not None:
+        if isinstance(parent, ast.Call) and last_name(parent.func) == "len":
+            return True
+        if isinstance(parent, ast.Subscript) and parent.value is node:
+            index = parent.slice
+            if isinstance(index, ast.Slice):
+                return _fixed_window(index)
+            if not isinstance(index, ast.Tuple) and not (isinstance(index, ast.Constant) and index.value in (None, ...)):
+                return True
+        node = parent
+    return False
 
 
-def _element(name: ast.Name, parent: ast.AST | None) -> bool:
-    """``history[-1]`` or ``len(history)``: one element (or the count) of a growing list, not the list."""
-    if isinstance(parent, ast.Subscript) and parent.value is name:
-        return not isinstance(parent.slice, ast.Slice)
-    return isinstance(parent, ast.Call) and last_name(parent.func) == "len"
+def _fixed_window(part: ast.Slice) -> bool:
+    """``[-k:]``, ``[:k]``, ``[-k:-j]``: at most k items whatever the length."""
+    def const(node: ast.expr | None) -> int | None:
+        try:
+            value = ast.literal_eval(node) if node is not None else None
+        except ValueError:
+            return None
+        return value if type(value) is int else None
+
+    lower, upper = const(part.lower), const(part.upper)
+    if part.step is not None:
+        return False
+    if lower is not None and lower < 0:
+        return part.upper is None or (upper is not None and upper < 0)
+    return upper is not None and upper >= 0 and (part.lower is None or (lower is not None and lower >= 0))
+
+
+def _is_len_of(node: ast.AST, name: str) -> bool:
+    return (isinstance(node, ast.Call) and last_name(node.func) == "len" and len(node.args) == 1
+            and isinstance(node.args[0], ast.Name) and node.args[0].id == name)
+
+
+def _pads(expr: ast.AST, name: str) -> bool:
+    """``xs + [pad] * (n - len(xs))``, ``np.pad(xs, (0, n - len(xs)))``: ``xs`` brought to a length ``n``."""
+    return any(
+        isinstance(node, ast.BinOp) and isinstance(node.op, ast.Sub)
+        and any(_is_len_of(inner, name) for inner in ast.walk(node.right))
+        for node in ast.walk(expr)
+    )
+
+
+def _full_test(test: ast.expr, name: str, emptied: bool) -> bool:
+    """``len(name) == n`` (possibly among ``and`` terms): the list is full; ``len(name) >= n`` too when the
+    branch empties it again (else every later iteration passes a longer list)."""
+    terms = test.values if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) else [test]
+    full = (ast.Eq, ast.GtE) if emptied else (ast.Eq,)
+    return any(
+        isinstance(t, ast.Compare) and len(t.ops) == 1 and isinstance(t.ops[0], full)
+        and _is_len_of(t.left, name)
+        for t in terms
+    )
+
+
+def _empties(body: list[ast.stmt], name: str) -> bool:
+    """``name = []`` or ``name.clear()`` in ``body``."""
+    for node in (n for stmt in body for n in ast.walk(stmt)):
+        if (isinstance(node, ast.Assign) and isinstance(node.value, ast.List) and not node.value.elts
+                and any(isinstance(t, ast.Name) and t.id == name for t in node.targets)):
+            return True
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "clear"
+                and isinstance(node.func.value, ast.Name) and node.func.value.id == name):
+            return True
+    return False
+
+
+def _short_test(test: ast.expr, name: str) -> bool:
+    """``while len(name) < n``: the loop pads ``name`` up to ``n``."""
+    return (isinstance(test, ast.Compare) and len(test.ops) == 1
+            and isinstance(test.ops[0], (ast.Lt, ast.LtE, ast.NotEq)) and _is_len_of(test.left, name))
 
 
 class _Loops:
@@ -132,6 +197,7 @@ class _Loops:
 
     def __init__(self, cs: CallSite) -> None:
         self.names = cs.loop_vars
+        self.loops = cs.loops
         self.ranges: dict[str, ast.Call] = {}
         self.shards: set[str] = set()
         self.assigned: dict[str, ast.expr] = {}
@@ -155,6 +221,38 @@ class _Loops:
                 ):
                     self.assigned[stmt.targets[0].id] = stmt.value
         self.function = cs.function
+        self.call = cs.call
+
+    def fixed_length(self, name: str) -> bool:
+        """``name`` has a fixed length where the call sees it: the call runs only when ``len(name) == n``, or
+        a statement before it pads ``name`` to a size (``while len(name) < n: name.append(pad)``,
+        ``name += [pad] * (n - len(name))``)."""
+        call = self.call
+        for loop in self.loops:
+            for node in ast.walk(loop):
+                if isinstance(node, ast.If) and _full_test(node.test, name, _empties(node.body, name)) and any(
+                    call is inner for stmt in node.body for inner in ast.walk(stmt)
+                ):
+                    return True
+                if getattr(node, "end_lineno", call.lineno) >= call.lineno:
+                    continue
+                if isinstance(node, ast.While) and _short_test(node.test, name) and any(
+                    isinstance(inner, ast.Call) and isinstance(inner.func, ast.Attribute)
+                    and inner.func.attr in ("append", "extend") and isinstance(inner.func.value, ast.Name)
+                    and inner.func.value.id == name
+                    for stmt in node.body for inner in ast.walk(stmt)
+                ):
+                    return True
+                if isinstance(node, (ast.Assign, ast.AugAssign)) and _pads(node.value, name) and any(
+                    isinstance(t, ast.Name) and t.id == name
+                    for t in (node.targets if isinstance(node, ast.Assign) else [node.target])
+                ):
+                    return True
+                if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                        and node.func.attr == "extend" and isinstance(node.func.value, ast.Name)
+                        and node.func.value.id == name and _pads(node, name)):
+                    return True
+        return False
 
     def ragged_window(self, part: ast.Slice) -> bool:
         """``x[s : s + b]`` with ``for s in range(0, n, b)``: the last window is short unless ``n`` is
@@ -231,18 +329,28 @@ class VaryingShapeInLoop(Rule):
                 continue
             growing = _growing(cs)
             loops = _Loops(cs)
+            varying: list[tuple[ast.expr, str]] = []
             for arg in (*cs.call.args, *(k.value for k in cs.call.keywords)):
                 why = _varying(ctx, arg, loops, growing)
                 if why is None and isinstance(arg, ast.Name) and arg.id in loops.assigned:
                     why = _varying(ctx, loops.assigned[arg.id], loops, growing)
                 if why:
-                    where = ctx.name_of(cs.function) if cs.function is not None else "<module>"
-                    name = ctx.name_of(cs.site.target) if cs.site.target is not None else "function"
-                    yield ctx.finding(
-                        self,
-                        arg,
-                        f"jitted `{name}` called in a loop with `{label(arg)}`, {why}: one "
-                        "compilation per shape",
-                        where,
-                        "pad to a fixed shape (or bucket sizes) and pass the length or a mask",
-                    )
+                    varying.append((arg, why))
+            if varying:  # one finding per call: a ragged batch of (x, y) is one recompile, not two
+                where = ctx.name_of(cs.function) if cs.function is not None else "<module>"
+                name = ctx.name_of(cs.site.target) if cs.site.target is not None else "function"
+                yield ctx.finding(
+                    self,
+                    varying[0][0],
+                    f"jitted `{name}` called in a loop with {_describe(varying)}: one compilation per shape",
+                    where,
+                    "pad to a fixed shape (or bucket sizes) and pass the length or a mask",
+                )
+
+
+def _describe(varying: list[tuple[ast.expr, str]]) -> str:
+    """```x[s:s + b]` and `y[s:s + b]`, whose last batch is shorter``: arguments that vary for one reason, together."""
+    by_reason: dict[str, list[str]] = {}
+    for arg, why in varying:
+        by_reason.setdefault(why, []).append(f"`{label(arg)}`")
+    return "; ".join(" and ".join(labels) + f", {why}" for why, labels in by_reason.items())
