@@ -166,7 +166,7 @@ def recompiles_section(function: FunctionSummary, events: Sequence[CompileEvent]
     blocks += [Note(f"{component}: {hint}", "info", "hint") for component, hint in hints]
     if any(e.same_key_as for e in again):
         blocks.append(Note(f"same cache key as an earlier compile: {SAME_KEY}", "info", "hint"))
-    blocks += [Note(f"{'compile' if e.compiled else 'trace'} {e.number}: tracing raised {e.error}", "error")
+    blocks += [Note(f"{'compile' if e.compiled else 'trace'} {e.number}: tracing raised {e.error}", "error", "error")
                for e in events if e.error]
     via = f", via {first.via}" if first.via else ""
     return Section(f"{function.function}: {plural(len(again), 'recompile')}", tuple(blocks),

@@ -204,7 +204,7 @@ def timeline(chart: Chart) -> str:
             title = escape("\n".join(t for t in (span.title or span.label, phases) if t))
             parts = [f'<g class="span{" mark" if span.mark else ""}"><title>{title}</title>']
             for k, w in enumerate(widths):
-                if w > 0:
+                if w >= 0.05:  # thinner would print as width="0.0"
                     parts.append(f'<rect class="c{k % 8}" x="{x:.1f}" y="{y}" width="{w:.1f}" height="{BAR_H}"/>')
                     x += w
             if span.mark:

@@ -153,3 +153,47 @@ def test_lint_report_groups_findings_by_file(browser: Browser, tmp_path: Path) -
     assert browser.evaluate("(() => { const d = document.querySelector('#rule-JS101'); d.querySelector('summary')"
                             ".click(); return d.open && d.innerText.includes('What it does'); })()")
     _screenshot(browser, "lint")
+
+
+def test_run_report_draws_the_compile_timeline(browser: Browser, tmp_path: Path) -> None:
+    path = tmp_path / "run.html"
+    result = run_cli("run", "--no-effects", "--log", "none", "--out", str(path), "examples/train_loop.py")
+    assert result.returncode == 0, result.stderr
+    browser.emulate()
+    browser.open(path)
+    assert browser.errors == []
+    assert browser.evaluate("document.title") == "jitscope run: examples/train_loop.py"
+    assert browser.evaluate("[...document.querySelectorAll('h3')].map(h => h.firstChild.textContent.trim())") == [
+        "functions", "step: 5 recompiles", "main.<locals>.<lambda>: 2 recompiles", "internal compiles"]
+    timeline = "document.querySelector('svg[aria-label^=\"compile timeline\"]')"
+    assert browser.evaluate(f"{timeline}.getBoundingClientRect().width") > 600
+    lanes = browser.evaluate(f"[...{timeline}.querySelectorAll('text[text-anchor=end]')].map(t => t.firstChild.textContent)")
+    assert lanes[:3] == ["step", "main.<locals>.<lambda>", "internal compiles"]
+    # 9 compiles of the user's functions, 7 of them recompiles (outlined, labelled with what changed)
+    assert browser.evaluate(f"{timeline}.querySelectorAll('g.span').length") > 9
+    assert browser.evaluate(f"{timeline}.querySelectorAll('g.span.mark').length") == 7
+    labels = browser.evaluate(f"[...{timeline}.querySelectorAll('text.relab')].map(t => t.textContent)")
+    assert "compile 2: x: shape, y: shape" in labels and "compile 2: function: object" in labels
+    # every bar is on the chart, inside its lane's row
+    assert browser.evaluate(f"""(() => {{ const box = {timeline}.getBoundingClientRect();
+        return [...{timeline}.querySelectorAll('g.span rect')].every(r => {{ const b = r.getBoundingClientRect();
+        return b.left >= box.left && b.right <= box.right + 1 && b.width > 0; }}); }})()""")
+    tooltips = browser.evaluate(f"[...{timeline}.querySelectorAll('g.span.mark > title')].map(t => t.textContent)")
+    assert any(t.startswith("compile 4 from examples/train_loop.py:67: lr: weak_type True -> False (vs compile 1)\n"
+                            "trace ") for t in tooltips), tooltips
+    _screenshot(browser, "run")
+
+
+def test_run_report_needs_no_script_and_follows_dark_mode(browser: Browser, tmp_path: Path) -> None:
+    path = tmp_path / "run.html"
+    result = run_cli("run", "--no-effects", "--log", "none", "--out", str(path), "examples/train_loop_fixed.py")
+    assert result.returncode == 0, result.stderr
+    browser.emulate(javascript=False, dark=True)
+    browser.open(path)
+    assert browser.errors == []
+    assert browser.evaluate("getComputedStyle(document.body).backgroundColor") == "rgb(13, 17, 23)"
+    assert browser.evaluate("document.querySelectorAll('svg g.span.mark').length") == 0
+    assert browser.evaluate("document.querySelector('#internal').open") is False
+    assert browser.evaluate("[...document.querySelectorAll('h3')].map(h => h.firstChild.textContent.trim())") == [
+        "functions", "internal compiles"]
+    browser.emulate()
