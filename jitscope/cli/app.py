@@ -50,9 +50,9 @@ def main(argv: list[str] | None = None) -> None:
             code = main_fast(args[1:])
             if code is not None:
                 sys.exit(code)
-        from jitscope.cli.commands import app
+        from jitscope.cli.commands import app_for
 
-        app(args=argv, prog_name="jitscope")
+        app_for(args)(args=argv, prog_name="jitscope")
     except JitscopeError as err:
         report_error(err)
         sys.exit(err.exit_code)

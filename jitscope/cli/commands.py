@@ -3,7 +3,10 @@
 Each command lives in its own module with a ``register(app)`` function. Command
 modules import jax only inside the command body, so ``jitscope --help`` and
 ``jitscope CMD --help`` never pay for importing jax. ``cli.app.main`` is the entry
-point; it imports this module unless ``jitscope run`` can start without it.
+point; it imports this module unless ``jitscope run`` can start without it, and builds
+an app with just the command named on the line (``app_for``): ``jitscope trace`` does
+not import the bench, lint, run and rule modules. ``app`` (every command) is built on
+first use.
 """
 
 from __future__ import annotations
@@ -11,6 +14,8 @@ from __future__ import annotations
 import importlib
 import os
 import sys
+from collections.abc import Sequence
+from typing import Any
 
 import typer
 
@@ -36,19 +41,32 @@ def piped_help_width() -> int | None:
     return int(columns) if columns.isdigit() and int(columns) >= 40 else PIPED_HELP_WIDTH
 
 
-_help_width = piped_help_width()
-app = typer.Typer(
-    name="jitscope",
-    help="See what jax.jit really does to your code: jaxpr, StableHLO, HLO, timing and lint.",
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
-    rich_markup_mode=None if _help_width else "rich",
-    context_settings={
-        "help_option_names": ["-h", "--help"],
-        **({"terminal_width": _help_width, "max_content_width": _help_width} if _help_width else {}),
-    },
-)
+def build_app(commands: Sequence[str] = COMMAND_MODULES) -> typer.Typer:
+    """The typer app with ``commands`` (names from COMMAND_MODULES) registered, in that order."""
+    help_width = piped_help_width()
+    app = typer.Typer(
+        name="jitscope",
+        help="See what jax.jit really does to your code: jaxpr, StableHLO, HLO, timing and lint.",
+        no_args_is_help=True,
+        add_completion=False,
+        pretty_exceptions_enable=False,
+        rich_markup_mode=None if help_width else "rich",
+        context_settings={
+            "help_option_names": ["-h", "--help"],
+            **({"terminal_width": help_width, "max_content_width": help_width} if help_width else {}),
+        },
+    )
+    # With a callback the app stays a group even when it holds one command: `jitscope trace ...` parses alike.
+    app.callback()(_root)
+    for name in commands:
+        importlib.import_module(f"jitscope.cli.{name}").register(app)
+    return app
+
+
+def app_for(args: Sequence[str]) -> typer.Typer:
+    """The app for one command line: only its command when the line starts with one, else every command."""
+    first = args[0] if args else None
+    return build_app((first,) if first in COMMAND_MODULES else COMMAND_MODULES)
 
 
 def _version_callback(value: bool) -> None:
@@ -57,7 +75,6 @@ def _version_callback(value: bool) -> None:
         raise typer.Exit()
 
 
-@app.callback()
 def _root(
     version: bool = typer.Option(
         False, "--version", callback=_version_callback, is_eager=True, help="Show the version and exit."
@@ -66,6 +83,10 @@ def _root(
     """See what jax.jit really does to your code."""
 
 
-for _name in COMMAND_MODULES:
-    _module = importlib.import_module(f"jitscope.cli.{_name}")
-    _module.register(app)
+def __getattr__(name: str) -> Any:
+    """``app``: every command, built when first asked for (tests, ``typer.testing.CliRunner``)."""
+    if name == "app":
+        app = build_app()
+        globals()["app"] = app
+        return app
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

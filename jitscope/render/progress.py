@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING
 
-from rich.console import Console
-from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+if TYPE_CHECKING:
+    from rich.console import Console
 
 #: ``update(completed, total, text)``: analysis code reports progress without importing rich.
 ProgressCallback = Callable[[float, int, str], None]
@@ -22,6 +23,9 @@ def progress_bar(console: Console, title: str = "jitscope") -> Iterator[Progress
     if not console.is_terminal:
         yield no_progress
         return
+    # rich.progress (~8 ms of imports) only when a bar is shown: piped runs never pay for it.
+    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
     # markup=False: descriptions quote the user's calls, e.g. "f(f32[8], mode='[x]')".
     progress = Progress(TextColumn("{task.description}", markup=False), BarColumn(), TimeElapsedColumn(),
                         console=console, transient=True)
