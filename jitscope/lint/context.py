@@ -105,6 +105,8 @@ class ModuleContext:
         self.jit_sites: list[JitSite] = analysis.jit_sites
         #: module-level names and their assigned values (None for imports, functions, classes)
         self.module_values: dict[str, ast.expr | None] = analysis.index.module_values
+        #: dataclass fields annotated ``int``/``bool`` and not declared static (traced only if a leaf)
+        self.python_fields: set[str] = analysis.index.python_fields
         #: per-module results that several rules share (computed by the first rule that needs them)
         self.memo: dict[str, Any] = {}
 
@@ -153,6 +155,35 @@ class ModuleContext:
     @cached_property
     def _bodies(self) -> dict[int, list[tuple[ast.AST, ast.AST | None]]]:
         return {}
+
+    def node_at(self, facts: TracedFunction, finding: Finding) -> ast.expr | None:
+        """The expression of ``facts``'s body that ``finding`` spans (made by :meth:`finding`), if any."""
+        for node, _ in self.body(facts):
+            if (isinstance(node, ast.expr) and getattr(node, "lineno", 0) == finding.line
+                    and getattr(node, "end_lineno", 0) == finding.end_line
+                    and self._char(node.lineno, node.col_offset) + 1 == finding.column
+                    and self._char(finding.end_line, node.end_col_offset or 0) + 1 == finding.end_column):
+                return node
+        return None
+
+    def traced_only_through(self, facts: TracedFunction, node: ast.expr, attrs: set[str]) -> str | None:
+        """The ``obj.attr`` (``attr`` in ``attrs``) that alone makes ``node`` traced, or None when some other
+        part of it is traced too (``x.sum() > s.n``: ``x`` is traced whatever ``n`` is)."""
+        fields = [sub for sub in ast.walk(node) if isinstance(sub, ast.Attribute) and sub.attr in attrs
+                  and facts.flags_of(sub)]
+        if not fields:
+            return None
+        parents = {child: parent for parent in ast.walk(node) for child in ast.iter_child_nodes(parent)}
+        related: set[int] = set()
+        for field_node in fields:
+            related.update(id(sub) for sub in ast.walk(field_node))
+            up: ast.AST | None = field_node
+            while up is not None:
+                related.add(id(up))
+                up = parents.get(up)
+        if any(facts.flags_of(sub) and id(sub) not in related for sub in ast.walk(node)):
+            return None
+        return label(fields[0])
 
     def calls_in_traced_code(self) -> list[tuple[TracedFunction, ast.Call]]:
         """Every call inside traced code (computed once per module; several rules look at calls)."""

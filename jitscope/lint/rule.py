@@ -22,7 +22,7 @@ import inspect
 from collections.abc import Iterator
 from typing import ClassVar
 
-from jitscope.lint.context import ModuleContext
+from jitscope.lint.context import ModuleContext, TracedFunction
 from jitscope.lint.trace_context import TraceContext
 from jitscope.model.effects import EffectKind
 from jitscope.model.lint import Finding, RuleInfo, Severity
@@ -76,11 +76,27 @@ class TracedValueRule(Rule):
     those findings are warnings. Subclasses write ``_check``."""
 
     def check(self, ctx: ModuleContext) -> Iterator[Finding]:
-        direct = {facts.qualname: facts.boundary for facts in ctx.functions}
+        functions = {facts.qualname: facts for facts in ctx.functions}
         for finding in self._check(ctx):
-            if finding.severity == "error" and not direct.get(finding.function, True):
+            facts = functions.get(finding.function)
+            if finding.severity == "error" and facts is not None and not facts.boundary:
                 finding = dataclasses.replace(finding, severity="warning")
+            elif finding.severity == "error" and facts is not None and ctx.python_fields:
+                finding = _maybe_static_field(ctx, facts, finding)
             yield finding
 
     def _check(self, ctx: ModuleContext) -> Iterator[Finding]:
         return iter(())
+
+
+def _maybe_static_field(ctx: ModuleContext, facts: TracedFunction, finding: Finding) -> Finding:
+    """A warning, not an error, when the value is traced only through a field annotated ``int``/``bool``:
+    whether it is a leaf (traced) or static depends on its class (flax/chex ``pytree_node=False``,
+    ``eqx.field(static=True)``, equinox's ``filter_jit``), which an annotation does not say."""
+    node = ctx.node_at(facts, finding)
+    field = None if node is None else ctx.traced_only_through(facts, node, ctx.python_fields)
+    if field is None:
+        return finding
+    note = (f" (`{field}` is annotated int/bool: traced only if its class keeps it as a pytree leaf; "
+            "declare it static to be sure)")
+    return dataclasses.replace(finding, severity="warning", message=finding.message + note)

@@ -501,6 +501,35 @@ PAIRS: dict[str, tuple[str, str, str]] = {
                 f(jnp.stack(xs)[:, -1])
         """,
     ),
+    "str-field-of-a-pytree-dataclass": (
+        "JS201",
+        """
+        import jax
+        from flax import struct
+        @struct.dataclass
+        class State:
+            x: jax.Array
+            mode: str
+        @jax.jit
+        def f(s: State, kind):
+            if s.mode:
+                return s.x
+            return -s.x
+        """,
+        """
+        import jax
+        from flax import struct
+        @struct.dataclass
+        class State:
+            x: jax.Array
+            mode: jax.Array
+        @jax.jit
+        def f(s: State, kind):
+            if s.mode:
+                return s.x
+            return -s.x
+        """,
+    ),
 }
 
 
@@ -535,6 +564,41 @@ def test_traced_value_errors_only_where_certain() -> None:
     )
     by_line = {(f.code, f.line): f.severity for f in findings}
     assert by_line == {("JS201", 4): "warning", ("JS201", 9): "error"}
+
+
+@pytest.mark.parametrize("header", [
+    "from flax import struct\n@struct.dataclass",
+    "import chex\n@chex.dataclass",
+    "import equinox as eqx\n@eqx.filter_jit\ndef _unused(m):\n    return m",
+])
+def test_an_int_field_alone_is_a_warning_an_array_field_an_error(header: str) -> None:
+    """flax/chex fields are leaves unless ``pytree_node=False``; equinox fields are static under filter_jit
+    but traced under jax.jit: an ``int``/``bool`` annotation alone does not make the branch certain."""
+    base = "eqx.Module" if "equinox" in header else ""
+    decorator = "" if "equinox" in header else header.splitlines()[1]
+    source = f"""
+import jax
+{header.splitlines()[0]}
+{decorator}
+class State({base}):
+    x: jax.Array
+    n: int
+    on: bool
+@jax.jit
+def f(s: State, y):
+    if s.n > 2:
+        return s.x
+    for _ in range(s.n):
+        y = y + 1
+    if s.on:
+        return y
+    if y.sum() > s.n:
+        return -y
+    return y
+"""
+    found = {(f.code, f.line): f.severity for f in lint(source)}
+    assert found == {("JS201", 11): "warning", ("JS202", 13): "warning", ("JS201", 15): "warning",
+                     ("JS201", 17): "error"}
 
 
 def test_one_ragged_batch_is_one_finding_per_call() -> None:

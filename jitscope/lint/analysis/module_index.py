@@ -81,6 +81,11 @@ class ModuleIndex:
         #: names of dataclass fields declared static in this module's classes
         #: (``struct.field(pytree_node=False)``, ``eqx.field(static=True)``, ``metadata={"static": True}``)
         self.static_fields: set[str] = set()
+        #: names of fields annotated ``int``/``bool`` (and not declared static) in every class here that
+        #: declares them: a Python value if its class keeps it out of the leaves, traced if it is a leaf
+        #: (flax/chex dataclass fields are leaves, and so are equinox fields under jax.jit)
+        self.python_fields: set[str] = set()
+        self._field_kinds: dict[str, set[str]] = {}
         #: module-level names bound to loggers
         self.loggers: set[str] = set()
         self._local_defs: dict[int, dict[str, FuncNode]] = {}
@@ -90,6 +95,14 @@ class ModuleIndex:
     # -- top level -------------------------------------------------------------------------------
 
     def _build(self) -> None:
+        self._build_top_level()
+        for name, kinds in self._field_kinds.items():
+            if kinds == {"str"}:
+                self.static_fields.add(name)  # a str is never a JAX leaf: no str field is ever traced
+            elif kinds <= {"python", "static"} and "python" in kinds:
+                self.python_fields.add(name)
+
+    def _build_top_level(self) -> None:
         for stmt in block_statements(self.parsed.tree.body):
             if isinstance(stmt, (ast.Import, ast.ImportFrom)):
                 self.names.add_import(stmt, self.module, self.is_package)
@@ -110,12 +123,11 @@ class ModuleIndex:
         self.module_values[cls.name] = None
         methods: dict[str, DefNode] = {}
         for stmt in block_statements(cls.body):
-            if (
-                isinstance(stmt, ast.AnnAssign)
-                and isinstance(stmt.target, ast.Name)
-                and _static_field(stmt.value)
-            ):
-                self.static_fields.add(stmt.target.id)
+            if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
+                kind = "static" if _static_field(stmt.value) else _annotation_kind(stmt.annotation)
+                self._field_kinds.setdefault(stmt.target.id, set()).add(kind)
+                if kind == "static":
+                    self.static_fields.add(stmt.target.id)
             if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 methods[stmt.name] = stmt
                 self.method_class[id(stmt)] = cls
@@ -217,6 +229,35 @@ def _target_names(target: ast.expr) -> Iterator[str]:
 def target_names(target: ast.expr) -> Iterator[str]:
     """Names bound by an assignment target."""
     return _target_names(target)
+
+
+def _annotation_kind(annotation: ast.expr) -> str:
+    """``str`` (``str | None``, ``Optional[str]``): "str"; ``int``/``bool`` likewise: "python"; else "other"."""
+    names: list[str] = []
+    node = annotation
+    if isinstance(node, ast.Subscript) and isinstance(node.value, (ast.Name, ast.Attribute)):
+        outer = node.value.id if isinstance(node.value, ast.Name) else node.value.attr
+        if outer != "Optional":
+            return "other"
+        node = node.slice
+    parts = [node]
+    while parts:
+        part = parts.pop()
+        if isinstance(part, ast.BinOp) and isinstance(part.op, ast.BitOr):
+            parts += [part.left, part.right]
+        elif isinstance(part, ast.Constant) and part.value is None:
+            continue
+        elif isinstance(part, ast.Constant) and isinstance(part.value, str):
+            names.append(part.value)  # a string annotation: "int"
+        elif isinstance(part, ast.Name):
+            names.append(part.id)
+        else:
+            return "other"
+    if names and all(n == "str" for n in names):
+        return "str"
+    if names and all(n in ("int", "bool") for n in names):
+        return "python"
+    return "other"
 
 
 def _static_field(value: ast.expr | None) -> bool:
