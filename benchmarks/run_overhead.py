@@ -7,19 +7,30 @@ fast path) and prints how long its step loop took. Two ratios per round, jitscop
 * loop: the cached steps alone. jitscope hooks only JAX's cache-miss path, so this should
   be 1.00 within noise (the target is <= 1.05);
 * process: the whole process, start to exit, including jitscope's own start-up, the
-  summary (rich is imported only then) and the one compile it observes.
+  summary (rich is imported only then) and the one compile it observes;
+* process CPU: the CPU time (user + system, all threads) of that process. It measures the
+  same work as the wall time but is far less inflated when other work shares the machine,
+  so it is the steadier figure on a busy one (both are printed).
 
 ``--baseline DIR`` adds a third contender, the jitscope package found under DIR (for
 example an older revision: ``git archive REV jitscope | tar -x -C DIR``), so a change is
 measured before/after side by side in the same run, on the same load.
 
-    python benchmarks/run_overhead.py [--steps 3000] [--rounds 5] [--quick] [--baseline DIR]
+``--bytecode-cache`` runs every process with ``PYTHONPYCACHEPREFIX`` set to a fresh folder
+(and ``PYTHONDONTWRITEBYTECODE`` unset) after one warm-up run of each contender, so every
+module, jitscope's included, is loaded from cached bytecode, as in an installed package.
+Without it, a checkout in an environment with ``PYTHONDONTWRITEBYTECODE=1`` compiles
+jitscope's modules from source in every process (JAX and rich have theirs from pip), which
+the script says in its header.
+
+    python benchmarks/run_overhead.py [--steps 3000] [--rounds 5] [--quick] [--baseline DIR] [--bytecode-cache]
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import resource
 import subprocess
 import sys
 import tempfile
@@ -53,16 +64,38 @@ print(f"LOOP {time.perf_counter() - start:.6f}")
 '''
 
 
-def run_once(command: list[str], pythonpath: str | None = None) -> tuple[float, float]:
-    """(whole-process wall seconds, loop seconds the program reported)."""
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def bytecode_note(package: Path) -> str | None:
+    """A warning when ``package`` is compiled from source in every process (no cached bytecode)."""
+    if not os.environ.get("PYTHONDONTWRITEBYTECODE") or os.environ.get("PYTHONPYCACHEPREFIX"):
+        return None
+    if (package / "__pycache__").is_dir():
+        return None
+    return (f"# bytecode  PYTHONDONTWRITEBYTECODE is set and {package} has no __pycache__: jitscope's modules "
+            "are compiled from source in every process (an installed jitscope loads cached bytecode; "
+            "--bytecode-cache measures that)")
+
+
+def run_once(command: list[str], pythonpath: str | None = None,
+             pycache: str | None = None) -> tuple[float, float, float]:
+    """(whole-process wall seconds, its CPU seconds, loop seconds the program reported)."""
     env = {**os.environ, "NO_COLOR": "1"}
+    if pycache is not None:
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
+        env["PYTHONPYCACHEPREFIX"] = pycache
     if pythonpath is not None:
         env["PYTHONPATH"] = pythonpath
+    cpu = _children_cpu()
     start = time.perf_counter()
     done = subprocess.run(command, capture_output=True, text=True, check=True, env=env)
     wall = time.perf_counter() - start
+    cpu = _children_cpu() - cpu
     loop = next(float(line.split()[1]) for line in done.stdout.splitlines() if line.startswith("LOOP "))
-    return wall, loop
+    return wall, cpu, loop
 
 
 def main() -> None:
@@ -71,6 +104,8 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--quick", action="store_true", help="500 steps, 2 rounds")
     parser.add_argument("--baseline", metavar="DIR", help="also run the jitscope package under DIR")
+    parser.add_argument("--bytecode-cache", action="store_true",
+                        help="load every module from cached bytecode (PYTHONPYCACHEPREFIX), as installed")
     opts = parser.parse_args()
     steps, rounds = (500, 2) if opts.quick else (opts.steps, opts.rounds)
     with tempfile.TemporaryDirectory() as tmp, watch_machine(uses_jax=True) as machine:
@@ -81,25 +116,37 @@ def main() -> None:
         contenders: list[tuple[str, list[str], str | None]] = [("python", plain, None), ("jitscope", observed, None)]
         if opts.baseline:
             contenders.append(("baseline", observed, str(Path(opts.baseline).resolve())))
+        pycache = str(Path(tmp) / "pycache") if opts.bytecode_cache else None
+        note = None if pycache else bytecode_note(Path(__file__).resolve().parents[1] / "jitscope")
+        if note:
+            print(note)
+        if pycache:  # one warm-up run each fills the bytecode cache
+            for _, command, path in contenders:
+                run_once([*command[:-1], "10"], path, pycache)
         loops: dict[str, list[float]] = {name: [] for name, _, _ in contenders}
         walls: dict[str, list[float]] = {name: [] for name, _, _ in contenders}
+        cpus: dict[str, list[float]] = {name: [] for name, _, _ in contenders}
         print(f"{steps} cached steps per run, {rounds} rounds ({', '.join(loops)} take turns going first)")
         for index in range(rounds):
             shift = index % len(contenders)
             for name, command, path in contenders[shift:] + contenders[:shift]:
-                wall, loop = run_once(command, path)
+                wall, cpu, loop = run_once(command, path, pycache)
                 walls[name].append(wall)
+                cpus[name].append(cpu)
                 loops[name].append(loop)
             machine.sample()
             print(f"round {index + 1}: " + "; ".join(
-                f"{name} loop {loops[name][-1] * 1e3:.0f} ms, process {walls[name][-1]:.2f} s" for name in loops))
+                f"{name} loop {loops[name][-1] * 1e3:.0f} ms, process {walls[name][-1]:.2f} s "
+                f"({cpus[name][-1]:.2f} s CPU)" for name in loops))
         for name, loop_times in loops.items():
             if name == "python":
                 continue
             loop_ratios = [a / b for a, b in zip(loop_times, loops["python"], strict=True)]
             wall_ratios = [a / b for a, b in zip(walls[name], walls["python"], strict=True)]
+            cpu_ratios = [a / b for a, b in zip(cpus[name], cpus["python"], strict=True)]
             print(f"\n{name} run / python, cached-step loop: {spread(loop_ratios, 'rounds')}")
             print(f"{name} run / python, whole process:   {spread(wall_ratios, 'rounds')}")
+            print(f"{name} run / python, process CPU:     {spread(cpu_ratios, 'rounds')}")
 
 if __name__ == "__main__":
     main()
