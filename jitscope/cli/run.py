@@ -42,8 +42,8 @@ def run(
                                                            show_default=False)] = None,
     fmt: Annotated[ReportFormat | None, format_option(
         what=" (text: the exit summary; json: the whole log, one versioned document; markdown; html: a page with "
-        "a compile timeline, needs --out). Without --out the report goes to stderr: stdout is the program's. "
-        "An --out FILE with another suffix gets JSON")] = None,
+        "a compile timeline, needs --out). Without --out the report goes to stderr (stdout is the program's); "
+        "an --out FILE with no known suffix gets JSON, as it always did")] = None,
     out: Annotated[Path | None, typer.Option(help="Write the report to this file (the suffix picks the format); "
                                              "the text summary still goes to stderr.", show_default=False)] = None,
 ) -> None:
