@@ -69,24 +69,35 @@ class Rule:
         return RuleInfo(cls.code, cls.name, cls.severity, cls.summary, cls.docs(), cls.dynamic_only)
 
 
-class TracedValueRule(Rule):
-    """JS201-JS204 report ``error`` only where the analysis is sure the value is traced: in functions a
-    transform traces directly (jitted, vmapped, lax bodies). In helpers reached through calls, taint is
-    inferred across call sites (a helper may also run eagerly, or get static values from another caller):
-    those findings are warnings. Subclasses write ``_check``."""
+class TracedCodeRule(Rule):
+    """Rules about code JAX traces report ``error`` only where the analysis is sure the code is traced: in
+    functions a transform traces directly (jitted, vmapped, lax bodies). A helper is traced code only by
+    inference from its call sites (it may also run eagerly, or get static values from another caller):
+    there a finding is a warning. Subclasses write ``_check``."""
 
     def check(self, ctx: ModuleContext) -> Iterator[Finding]:
         functions = {facts.qualname: facts for facts in ctx.functions}
         for finding in self._check(ctx):
             facts = functions.get(finding.function)
-            if finding.severity == "error" and facts is not None and not facts.boundary:
-                finding = dataclasses.replace(finding, severity="warning")
-            elif finding.severity == "error" and facts is not None and ctx.python_fields:
-                finding = _maybe_static_field(ctx, facts, finding)
+            if finding.severity == "error" and facts is not None:
+                finding = (dataclasses.replace(finding, severity="warning") if not facts.boundary
+                           else self._refine(ctx, facts, finding))
             yield finding
 
     def _check(self, ctx: ModuleContext) -> Iterator[Finding]:
         return iter(())
+
+    def _refine(self, ctx: ModuleContext, facts: TracedFunction, finding: Finding) -> Finding:
+        """An error in a directly traced function, or a warning where something else leaves it uncertain."""
+        return finding
+
+
+class TracedValueRule(TracedCodeRule):
+    """JS201-JS204: as :class:`TracedCodeRule`, and a warning where the value is traced only through a
+    dataclass field annotated ``int``/``bool`` (see :func:`_maybe_static_field`)."""
+
+    def _refine(self, ctx: ModuleContext, facts: TracedFunction, finding: Finding) -> Finding:
+        return _maybe_static_field(ctx, facts, finding) if ctx.python_fields else finding
 
 
 def _maybe_static_field(ctx: ModuleContext, facts: TracedFunction, finding: Finding) -> Finding:

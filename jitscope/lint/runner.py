@@ -74,7 +74,7 @@ def lint_one(task: FileTask) -> FileResult:
             data = fh.read()
     except OSError as err:
         reason = f"file cannot be read: {err.strerror or err}"
-        return FileResult(task.ref.display, [file_finding(task.ref.display, reason)])
+        return FileResult(task.ref.display, [file_finding(task.ref.display, reason, certain=False)])
     return lint_data(task, data)
 
 
@@ -93,10 +93,10 @@ def lint_data(task: FileTask, data: bytes) -> FileResult:
     try:
         findings, external = _analyse(parsed, ref, task)
     except RecursionError:
-        findings, external = [file_finding(ref.display, "file is too deeply nested to analyse")], []
+        findings, external = [file_finding(ref.display, "file is too deeply nested to analyse", certain=False)], []
     except Exception as err:  # noqa: BLE001 - one bad file must not stop the run
         message = f"internal error while analysing this file ({type(err).__name__}: {err}); please report it"
-        findings, external = [file_finding(ref.display, message)], []
+        findings, external = [file_finding(ref.display, message, certain=False)], []
     kept, result.suppressed = split_suppressed(findings, parsed.lines)
     result.findings = sorted(kept, key=Finding.sort_key)
     result.external = external

@@ -18,7 +18,7 @@ def _lint_dir(path: Path) -> list[tuple[str, str]]:
 
 def test_syntax_error_points_at_the_error() -> None:
     (finding,) = lint_source("x = 1\ndef f(:\n    pass\n", "bad.py")
-    assert (finding.code, finding.line, finding.column) == ("JS000", 2, 7)
+    assert (finding.code, finding.line, finding.column, finding.severity) == ("JS000", 2, 7, "error")
     assert "syntax error" in finding.message
 
 
@@ -42,6 +42,7 @@ def test_huge_file_is_skipped_with_a_finding(tmp_path: Path, monkeypatch: pytest
     report = lint_paths([tmp_path], LintConfig(), root=tmp_path, jobs=1)
     (finding,) = report.findings
     assert finding.code == "JS000" and "too large" in finding.message
+    assert finding.severity == "warning"  # only jitscope skipped it: the file itself may be fine
 
 
 def test_one_bad_file_does_not_hide_the_others(tmp_path: Path) -> None:

@@ -45,13 +45,16 @@ class ParsedSource:
         return text.count("\n") + (1 if text and not text.endswith("\n") else 0)
 
 
-def file_finding(path: str, message: str, line: int = 1, column: int = 1, end_column: int = 0) -> Finding:
-    """A JS000 finding for a file that could not be linted."""
+def file_finding(path: str, message: str, line: int = 1, column: int = 1, end_column: int = 0, *,
+                 certain: bool = True) -> Finding:
+    """A JS000 finding for a file that could not be linted: an error when the file itself is broken (Python
+    could not import it either), a warning when only jitscope could not check it (too large, too deeply
+    nested, unreadable here, an internal error)."""
     return Finding(
         code=JS000_CODE,
         name=JS000_NAME,
         message=message,
-        severity="error",
+        severity="error" if certain else "warning",
         file=path,
         line=max(line, 1),
         column=max(column, 1),
@@ -83,7 +86,8 @@ def parse_source(path: str, data: bytes) -> ParsedSource | Finding:
     """Decode and parse one file, or return the JS000 finding that explains why not."""
     if len(data) > MAX_FILE_BYTES:
         return file_finding(
-            path, f"file is too large to lint ({len(data):,} bytes > {MAX_FILE_BYTES:,}); it was skipped"
+            path, f"file is too large to lint ({len(data):,} bytes > {MAX_FILE_BYTES:,}); it was skipped",
+            certain=False,
         )
     try:
         text = decode(data)
@@ -95,8 +99,10 @@ def parse_source(path: str, data: bytes) -> ParsedSource | Finding:
         line = err.lineno or 1
         col = err.offset or 1
         return file_finding(path, f"syntax error: {err.msg}", line, col, col + 1)
-    except (ValueError, RecursionError, MemoryError) as err:
+    except ValueError as err:  # null bytes: the interpreter refuses the file too
         return file_finding(path, f"file cannot be parsed: {type(err).__name__}: {err}")
+    except (RecursionError, MemoryError) as err:
+        return file_finding(path, f"file cannot be parsed: {type(err).__name__}: {err}", certain=False)
     return ParsedSource(path, text, tree)
 
 

@@ -10,7 +10,7 @@ from jitscope.lint.context import (
     TracedFunction,
     traced_because,
 )
-from jitscope.lint.rule import Rule
+from jitscope.lint.rule import TracedCodeRule
 from jitscope.model.effect_catalogue import builtin_effect, effect_of_call, linted_methods
 from jitscope.model.effects import EffectKind
 from jitscope.model.lint import Finding
@@ -18,7 +18,7 @@ from jitscope.model.lint import Finding
 _PATH_IO_METHODS = linted_methods("pathlib", "Path")
 
 
-class IoInTracedCode(Rule):
+class IoInTracedCode(TracedCodeRule):
     """File, OS, network or subprocess I/O inside traced code.
 
     ## What it does
@@ -68,7 +68,7 @@ class IoInTracedCode(Rule):
         "def load(path):\n    with open(path) as fh:\n        return fh.read()\n",
     )
 
-    def check(self, ctx: ModuleContext) -> Iterator[Finding]:
+    def _check(self, ctx: ModuleContext) -> Iterator[Finding]:
         for facts, call in ctx.calls_in_traced_code():
             what = self._what(ctx, facts, call)
             if what:

@@ -9,13 +9,13 @@ from jitscope.lint.context import (
     ModuleContext,
     traced_because,
 )
-from jitscope.lint.rule import Rule
+from jitscope.lint.rule import TracedCodeRule
 from jitscope.lint.trace_context import TraceContext
 from jitscope.model.effects import EffectKind
 from jitscope.model.lint import Finding
 
 
-class GlobalWriteInTracedCode(Rule):
+class GlobalWriteInTracedCode(TracedCodeRule):
     """Write to a global, a nonlocal or a module attribute inside traced code.
 
     ## What it does
@@ -71,7 +71,7 @@ class GlobalWriteInTracedCode(Rule):
             if effect.kind in self.effect_kinds and "() on " not in effect.detail:
                 yield trace.effect_finding(self, effect)
 
-    def check(self, ctx: ModuleContext) -> Iterator[Finding]:
+    def _check(self, ctx: ModuleContext) -> Iterator[Finding]:
         for facts in ctx.functions:
             declared = facts.globals_declared | facts.nonlocals_declared
             for node, _ in ctx.body(facts):

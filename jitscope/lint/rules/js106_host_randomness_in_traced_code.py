@@ -8,13 +8,13 @@ from jitscope.lint.context import (
     ModuleContext,
     traced_because,
 )
-from jitscope.lint.rule import Rule
+from jitscope.lint.rule import TracedCodeRule
 from jitscope.model.effect_catalogue import effect_of_call
 from jitscope.model.effects import EffectKind
 from jitscope.model.lint import Finding
 
 
-class HostRandomnessInTracedCode(Rule):
+class HostRandomnessInTracedCode(TracedCodeRule):
     """Host randomness or clock inside traced code.
 
     ## What it does
@@ -59,7 +59,7 @@ class HostRandomnessInTracedCode(Rule):
         "import time\ndef timed(f, x):\n    t = time.time()\n    return f(x), time.time() - t\n",
     )
 
-    def check(self, ctx: ModuleContext) -> Iterator[Finding]:
+    def _check(self, ctx: ModuleContext) -> Iterator[Finding]:
         for facts, call in ctx.calls_in_traced_code():
             qualified = ctx.qualified_name(call.func, facts)
             if not qualified:

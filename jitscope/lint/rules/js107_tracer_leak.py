@@ -9,13 +9,13 @@ from jitscope.lint.context import (
     ModuleContext,
     traced_because,
 )
-from jitscope.lint.rule import Rule
+from jitscope.lint.rule import TracedCodeRule
 from jitscope.model.lint import Finding
 
 _ESCAPES = ("self", "global", "closure")
 
 
-class TracerLeak(Rule):
+class TracerLeak(TracedCodeRule):
     """A traced value stored where it outlives the traced call.
 
     ## What it does
@@ -59,7 +59,7 @@ class TracerLeak(Rule):
         "import jax\n@jax.jit\ndef f(x):\n    out = {}\n    out['y'] = x * 2\n    return out\n",
     )
 
-    def check(self, ctx: ModuleContext) -> Iterator[Finding]:
+    def _check(self, ctx: ModuleContext) -> Iterator[Finding]:
         for facts in ctx.functions:
             escapes = set(_ESCAPES)
             if facts.boundary:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import dataclasses
 from collections.abc import Iterator
 
 from jitscope.lint.context import (
@@ -159,20 +160,24 @@ class UnhashableStaticArgument(Rule):
             for param_node in _annotated(target):
                 annotation = param_node.annotation
                 if param_node.arg in static and annotation is not None and _annotation_unhashable(annotation):
-                    yield ctx.finding(
+                    # an annotation is a claim about the value, not the value: callers may pass a tuple
+                    yield _uncertain(ctx.finding(
                         self,
                         param_node,
                         f"static parameter `{param_node.arg}` of jitted `{ctx.jitted_name(site)}` is "
                         f"annotated as unhashable `{label(annotation)}`",
                         ctx.jitted_name(site),
                         "use a tuple or another hashable type for static parameters",
-                    )
+                    ))
         for cs in ctx.call_sites:
             static = static_params(cs.site)
             for param, arg in argument_for(cs.site, cs.call).items():
-                kind = _unhashable(ctx, arg) or _unhashable_name(ctx, cs, arg) if param in static else None
+                if param not in static:
+                    continue
+                literal = _unhashable(ctx, arg)
+                kind = literal or _unhashable_name(ctx, cs, arg)
                 if kind:
-                    yield ctx.finding(
+                    finding = ctx.finding(
                         self,
                         arg,
                         f"unhashable {kind} passed for static argument `{param}` of jitted "
@@ -180,3 +185,9 @@ class UnhashableStaticArgument(Rule):
                         ctx.caller_name(cs),
                         "pass a tuple (or another hashable value) instead",
                     )
+                    # a name's value is inferred from an earlier assignment, which another path may skip
+                    yield finding if literal else _uncertain(finding)
+
+
+def _uncertain(finding: Finding) -> Finding:
+    return dataclasses.replace(finding, severity="warning")

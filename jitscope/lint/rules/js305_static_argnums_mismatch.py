@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import ast
+import dataclasses
 from collections.abc import Iterator
 
 from jitscope.lint.context import (
+    FuncNode,
     ModuleContext,
+    label,
     literal_ints,
     literal_strs,
     positional_params,
@@ -65,6 +69,7 @@ class StaticArgnumsMismatch(Rule):
                 positional = positional[1:]
             args = target.args
             name = ctx.name_of(target)
+            rewrapped = _rewrapped(target, site.node)
             for key in ("static_argnums", "static_broadcasted_argnums"):
                 node = site.keywords.get(key)
                 nums = literal_ints(node)
@@ -72,14 +77,14 @@ class StaticArgnumsMismatch(Rule):
                     continue
                 for i in nums:
                     if not -len(positional) <= i < len(positional):
-                        yield ctx.finding(
+                        yield _severity(rewrapped, ctx.finding(
                             self,
                             node,
                             f"{key}={i} is out of range: `{name}` has {len(positional)} "
                             "positional parameter(s)",
                             name,
                             "fix the index, or use static_argnames",
-                        )
+                        ))
             node = site.keywords.get("static_argnames")
             names = literal_strs(node)
             if node is None or names is None or args.kwarg is not None:
@@ -87,10 +92,22 @@ class StaticArgnumsMismatch(Rule):
             valid = {a.arg for a in (*args.args, *args.kwonlyargs)}
             for bad in names:
                 if bad not in valid:
-                    yield ctx.finding(
+                    yield _severity(rewrapped, ctx.finding(
                         self,
                         node,
                         f"static_argnames '{bad}' is not a parameter of `{name}`",
                         name,
                         f"parameters are: {', '.join(sorted(valid)) or 'none'}",
-                    )
+                    ))
+
+
+def _rewrapped(target: FuncNode, jit_node: ast.expr) -> bool:
+    """Another decorator between ``def`` and jit (or any, for ``jax.jit(f)``) may give jit a wrapper with
+    another signature (``*args``): the mismatch is then not certain."""
+    decorators = list(getattr(target, "decorator_list", ()))
+    inner = decorators[decorators.index(jit_node) + 1 :] if jit_node in decorators else decorators
+    return any(label(d) not in ("staticmethod", "classmethod") for d in inner)
+
+
+def _severity(rewrapped: bool, finding: Finding) -> Finding:
+    return dataclasses.replace(finding, severity="warning") if rewrapped else finding
