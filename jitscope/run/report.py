@@ -6,6 +6,7 @@ view layer (Markdown, HTML) is imported only when one of those formats was asked
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 from jitscope.model.run import RunRecord
@@ -38,6 +39,14 @@ def render_report(record: RunRecord, fmt: str) -> str:
 
 def report(record: RunRecord, fmt: str, out: str | None) -> int:
     """Write the record where asked; the exit code of ``jitscope run`` (the program's, or EXIT_GATE)."""
+    if fmt == "text" and out is None and not record.gate_failures:
+        from jitscope.run.plain import plain_stderr, plain_summary
+
+        text = plain_summary(record) if plain_stderr() else None
+        if text is not None:  # the same text, without rich's imports (see run/plain.py)
+            sys.stderr.write(text)
+            sys.stderr.flush()
+            return record.exit_code
     from rich.markup import escape
 
     from jitscope.render.console import make_console
