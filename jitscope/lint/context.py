@@ -166,25 +166,6 @@ class ModuleContext:
                 return node
         return None
 
-    def traced_only_through(self, facts: TracedFunction, node: ast.expr, attrs: set[str]) -> str | None:
-        """The ``obj.attr`` (``attr`` in ``attrs``) that alone makes ``node`` traced, or None when some other
-        part of it is traced too (``x.sum() > s.n``: ``x`` is traced whatever ``n`` is)."""
-        fields = [sub for sub in ast.walk(node) if isinstance(sub, ast.Attribute) and sub.attr in attrs
-                  and facts.flags_of(sub)]
-        if not fields:
-            return None
-        parents = {child: parent for parent in ast.walk(node) for child in ast.iter_child_nodes(parent)}
-        related: set[int] = set()
-        for field_node in fields:
-            related.update(id(sub) for sub in ast.walk(field_node))
-            up: ast.AST | None = field_node
-            while up is not None:
-                related.add(id(up))
-                up = parents.get(up)
-        if any(facts.flags_of(sub) and id(sub) not in related for sub in ast.walk(node)):
-            return None
-        return label(fields[0])
-
     def calls_in_traced_code(self) -> list[tuple[TracedFunction, ast.Call]]:
         """Every call inside traced code (computed once per module; several rules look at calls)."""
         found: list[tuple[TracedFunction, ast.Call]] | None = self.memo.get("calls")

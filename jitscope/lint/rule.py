@@ -17,12 +17,13 @@ Suppression comments and rule selection are handled once, in the engine.
 
 from __future__ import annotations
 
+import ast
 import dataclasses
 import inspect
 from collections.abc import Iterator
 from typing import ClassVar
 
-from jitscope.lint.context import ModuleContext, TracedFunction
+from jitscope.lint.context import ModuleContext, TracedFunction, label
 from jitscope.lint.trace_context import TraceContext
 from jitscope.model.effects import EffectKind
 from jitscope.model.lint import Finding, RuleInfo, Severity
@@ -105,9 +106,29 @@ def _maybe_static_field(ctx: ModuleContext, facts: TracedFunction, finding: Find
     whether it is a leaf (traced) or static depends on its class (flax/chex ``pytree_node=False``,
     ``eqx.field(static=True)``, equinox's ``filter_jit``), which an annotation does not say."""
     node = ctx.node_at(facts, finding)
-    field = None if node is None else ctx.traced_only_through(facts, node, ctx.python_fields)
+    field = None if node is None else _traced_only_through(facts, node, ctx.python_fields)
     if field is None:
         return finding
     note = (f" (`{field}` is annotated int/bool: traced only if its class keeps it as a pytree leaf; "
             "declare it static to be sure)")
     return dataclasses.replace(finding, severity="warning", message=finding.message + note)
+
+
+def _traced_only_through(facts: TracedFunction, node: ast.expr, attrs: set[str]) -> str | None:
+    """The ``obj.attr`` (``attr`` in ``attrs``) that alone makes ``node`` traced, or None when some other
+    part of it is traced too (``x.sum() > s.n``: ``x`` is traced whatever ``n`` is)."""
+    fields = [sub for sub in ast.walk(node) if isinstance(sub, ast.Attribute) and sub.attr in attrs
+              and facts.flags_of(sub)]
+    if not fields:
+        return None
+    parents = {child: parent for parent in ast.walk(node) for child in ast.iter_child_nodes(parent)}
+    related: set[int] = set()
+    for field_node in fields:
+        related.update(id(sub) for sub in ast.walk(field_node))
+        up: ast.AST | None = field_node
+        while up is not None:
+            related.add(id(up))
+            up = parents.get(up)
+    if any(facts.flags_of(sub) and id(sub) not in related for sub in ast.walk(node)):
+        return None
+    return label(fields[0])
