@@ -5,17 +5,24 @@
    JAX work (import jax, trace, lower, compile, print jaxpr/StableHLO/HLO and the analyses),
    each in a fresh process, alternating (the order rotates each run), N runs. Each run gives
    one ratio per mode, both sides measured back to back under the same load; the median of
-   those ratios is the figure, printed with its min and max. Target: ratio <= 1.2.
+   those ratios is the figure, printed with its min and max. Target: ratio <= 1.2. The ratio
+   of the processes' CPU time (user + system) is printed too: it counts the same work but is
+   far less inflated than wall time when other work shares the machine.
 2. Rendering a 20,000-equation jaxpr (record conversion + rendering) against
    ``str(jaxpr)``. Target: ratio <= 3.
 
-    python benchmarks/trace_overhead.py [--runs 7] [--eqns 20000] [--render-rounds 5]
+``--baseline DIR`` adds a fourth contender: ``jitscope trace`` of the checkout in DIR (run in DIR,
+for example ``git worktree add DIR REV``), so a change is measured before/after in the same run.
+
+    python benchmarks/trace_overhead.py [--runs 7] [--eqns 20000] [--render-rounds 5] [--baseline DIR]
     python benchmarks/trace_overhead.py --quick    # smoke run: 1 run, no warm-up, a 2,000-equation jaxpr
 """
 
 from __future__ import annotations
 
 import argparse
+import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -55,14 +62,36 @@ print(compiled.cost_analysis(), compiled.memory_analysis())
 TARGETS = (("mlp", "train_step"), ("transformer", "encode"))
 
 
-def _time(cmd: list[str]) -> float:
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+#: CPU seconds (user + system) of each command ``_time`` ran, in order.
+CPU_TIMES: list[float] = []
+
+
+def _time(cmd: list[str], cwd: Path = ROOT) -> float:
+    cpu = _children_cpu()
     start = time.perf_counter()
-    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=ROOT)
-    return time.perf_counter() - start
+    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=cwd)
+    wall = time.perf_counter() - start
+    CPU_TIMES.append(_children_cpu() - cpu)
+    return wall
+
+
+def bytecode_note() -> str | None:
+    """A warning when jitscope is compiled from source in every process (no cached bytecode)."""
+    if not os.environ.get("PYTHONDONTWRITEBYTECODE") or os.environ.get("PYTHONPYCACHEPREFIX"):
+        return None
+    if (ROOT / "jitscope" / "__pycache__").is_dir():
+        return None
+    return (f"# bytecode  PYTHONDONTWRITEBYTECODE is set and {ROOT / 'jitscope'} has no __pycache__: jitscope's "
+            "modules are compiled from source in every process (an installed jitscope loads cached bytecode)")
 
 
 def measure_cli(
-    module: str, fn: str, runs: int, machine: LoadWatch, *, warm: bool = True
+    module: str, fn: str, runs: int, machine: LoadWatch, *, warm: bool = True, baseline: Path | None = None
 ) -> dict[str, list[float]]:
     """Wall times of ``jitscope trace``, of it with ``--no-effects`` and of the plain script, per run."""
     sys.path.insert(0, str(ROOT / "examples"))
@@ -74,22 +103,29 @@ def measure_cli(
         "no_effects": [*jitscope_cmd, "--no-effects"],
         "plain": [sys.executable, "-c", plain],
     }
+    where = {name: ROOT for name in commands}
+    if baseline is not None:  # python -m finds the jitscope of its working directory first
+        commands["baseline"], where["baseline"] = jitscope_cmd, baseline
     if warm:  # warm the OS file cache for both
         _time(commands["plain"])
         _time(jitscope_cmd)
+        if baseline is not None:
+            _time(jitscope_cmd, baseline)
     times: dict[str, list[float]] = {name: [] for name in commands}
+    times.update({f"{name} cpu": [] for name in commands})
     names = list(commands)
     for i in range(runs):
         # Rotate the order so that no mode always runs first (or right after the same one).
-        for name in names[i % 3:] + names[:i % 3]:
-            times[name].append(_time(commands[name]))
+        for name in names[i % len(names):] + names[:i % len(names)]:
+            times[name].append(_time(commands[name], where[name]))
+            times[f"{name} cpu"].append(CPU_TIMES[-1])
         machine.sample()
     return times
 
 
-def ratios(times: dict[str, list[float]], mode: str) -> list[float]:
-    """Per-run ratio of ``mode`` to the plain script (the two ran back to back)."""
-    return [ours / plain for ours, plain in zip(times[mode], times["plain"], strict=True)]
+def ratios(times: dict[str, list[float]], mode: str, suffix: str = "") -> list[float]:
+    """Per-run ratio of ``mode`` to the plain script (the two ran back to back); suffix " cpu": CPU times."""
+    return [ours / plain for ours, plain in zip(times[mode + suffix], times["plain" + suffix], strict=True)]
 
 
 def main() -> None:
@@ -97,6 +133,7 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=7)
     parser.add_argument("--eqns", type=int, default=20000)
     parser.add_argument("--render-rounds", type=int, default=5)
+    parser.add_argument("--baseline", type=Path, metavar="DIR", help="also trace with the jitscope checkout in DIR")
     parser.add_argument("--quick", action="store_true", help="smoke run: 1 run without warm-up, 2,000 equations, 2 rounds")
     opts = parser.parse_args()
     if opts.quick:
@@ -105,13 +142,21 @@ def main() -> None:
         parser.error("--runs must be at least 1")
 
     with watch_machine(uses_jax=True) as machine:
+        note = bytecode_note()
+        if note:
+            print(note)
         for module, fn in TARGETS:
-            times = measure_cli(module, fn, opts.runs, machine, warm=not opts.quick)
+            times = measure_cli(module, fn, opts.runs, machine, warm=not opts.quick,
+                                baseline=opts.baseline.resolve() if opts.baseline else None)
             med = {name: statistics.median(values) for name, values in times.items()}
             print(f"trace CLI   {module}.py:{fn:<11} jitscope {med['jitscope']:.2f} s   plain script "
                   f"{med['plain']:.2f} s   with --no-effects {med['no_effects']:.2f} s (medians)")
             print(f"            jitscope / plain      ratio {spread(ratios(times, 'jitscope'))} (target <= 1.2)")
             print(f"            --no-effects / plain  ratio {spread(ratios(times, 'no_effects'))}")
+            print(f"            jitscope / plain      CPU   {spread(ratios(times, 'jitscope', ' cpu'))}")
+            if opts.baseline:
+                print(f"            baseline / plain      ratio {spread(ratios(times, 'baseline'))}")
+                print(f"            baseline / plain      CPU   {spread(ratios(times, 'baseline', ' cpu'))}")
 
         from render_jaxpr import measure_render
 
