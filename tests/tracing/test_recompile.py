@@ -103,8 +103,23 @@ def test_a_new_identity_compared_static_object_recompiles_and_is_named():
     ]
 
 
+class _EqualDefaultRepr:
+    """Equal by value; the default repr names the address, different for every instance."""
+
+    def __init__(self, n):
+        self.n = n
+
+    def __eq__(self, other):
+        return type(other) is _EqualDefaultRepr and other.n == self.n
+
+    def __hash__(self):
+        return hash(self.n)
+
+
 def test_static_values_follow_jax_strict_type_and_equality():
     values = StaticValues()
+    assert values.text(_EqualDefaultRepr(1)) == values.text(_EqualDefaultRepr(1)) == "<_EqualDefaultRepr #1>"
+    assert values.text(_EqualDefaultRepr(2)) == "<_EqualDefaultRepr #2>"
     assert values.text((1, 2)) == values.text((1.0, 2))  # equal tuples: one key, whatever the repr
     assert values.text(1) != values.text(1.0) != values.text(True)  # types must match exactly
     assert values.text(float("nan")) != values.text(float("nan"))  # nan != nan: every call recompiles
