@@ -20,11 +20,12 @@ from __future__ import annotations
 import ast
 import dataclasses
 import inspect
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import ClassVar
 
-from jitscope.lint.context import ModuleContext, TracedFunction, label
+from jitscope.lint.context import ModuleContext, TracedFunction, label, traced_because
 from jitscope.lint.trace_context import TraceContext
+from jitscope.model.effect_catalogue import builtin_effect, effect_of_call
 from jitscope.model.effects import EffectKind
 from jitscope.model.lint import Finding, RuleInfo, Severity
 
@@ -60,6 +61,27 @@ class Rule:
             finding = trace.failure_finding(self)
             if finding is not None:
                 yield finding
+
+    def catalogued_call(self, ctx: ModuleContext, facts: TracedFunction, func: ast.expr) -> str | None:
+        """``print()``, ``os.remove()``...: what calling ``func`` is, when the side-effect catalogue lists it
+        under one of this rule's ``effect_kinds`` (a builtin only where its name is not shadowed)."""
+        if isinstance(func, ast.Name) and builtin_effect(func.id) in self.effect_kinds and ctx.is_builtin(
+                facts, func.id):
+            return f"{func.id}()"
+        qualified = ctx.qualified_name(func, facts)
+        if qualified and effect_of_call(qualified) in self.effect_kinds:
+            return f"{qualified}()"
+        return None
+
+    def call_findings(
+        self, ctx: ModuleContext, what: Callable[[TracedFunction, ast.Call], str | None], says: str, suggestion: str
+    ) -> Iterator[Finding]:
+        """A finding for every call in traced code that ``what`` names: "``what`` in `f` ``says``"."""
+        for facts, call in ctx.calls_in_traced_code():
+            name = what(facts, call)
+            if name:
+                yield ctx.finding(self, call, f"{name} in `{facts.qualname}` {says}" + traced_because(facts),
+                                  facts.qualname, suggestion)
 
     @classmethod
     def docs(cls) -> str:

@@ -8,10 +8,9 @@ from collections.abc import Iterator
 from jitscope.lint.context import (
     ModuleContext,
     TracedFunction,
-    traced_because,
 )
 from jitscope.lint.rule import Rule
-from jitscope.model.effect_catalogue import LOG_METHODS, builtin_effect, effect_of_call
+from jitscope.model.effect_catalogue import LOG_METHODS
 from jitscope.model.effects import EffectKind
 from jitscope.model.lint import Finding
 
@@ -63,17 +62,9 @@ class PrintInTracedCode(Rule):
     )
 
     def check(self, ctx: ModuleContext) -> Iterator[Finding]:
-        for facts, call in ctx.calls_in_traced_code():
-            what = self._what(ctx, facts, call)
-            if what:
-                yield ctx.finding(
-                    self,
-                    call,
-                    f"{what} in `{facts.qualname}` runs only while JAX traces it, not on every call"
-                    + traced_because(facts),
-                    facts.qualname,
-                    'use jax.debug.print("{}", value) to print values at run time',
-                )
+        return self.call_findings(ctx, lambda facts, call: self._what(ctx, facts, call),
+                                  "runs only while JAX traces it, not on every call",
+                                  'use jax.debug.print("{}", value) to print values at run time')
 
     def _what(self, ctx: ModuleContext, facts: TracedFunction, call: ast.Call) -> str | None:
         func = call.func
@@ -91,12 +82,9 @@ class PrintInTracedCode(Rule):
 
     def _called(self, ctx: ModuleContext, facts: TracedFunction, func: ast.expr) -> str | None:
         """What calling ``func`` prints (``print()``, ``logging.info()``...), or None."""
-        builtin = isinstance(func, ast.Name) and builtin_effect(func.id) in self.effect_kinds
-        if isinstance(func, ast.Name) and builtin and ctx.is_builtin(facts, func.id):
-            return f"{func.id}()"
-        qualified = ctx.qualified_name(func, facts)
-        if qualified and effect_of_call(qualified) in self.effect_kinds:
-            return f"{qualified}()"
+        catalogued = self.catalogued_call(ctx, facts, func)
+        if catalogued:
+            return catalogued
         if isinstance(func, ast.Attribute) and func.attr in LOG_METHODS and isinstance(func.value, ast.Name):
             base = func.value.id
             if ctx.is_logger(base) and base not in facts.local_names and base not in facts.closure:

@@ -8,10 +8,9 @@ from collections.abc import Iterator
 from jitscope.lint.context import (
     ModuleContext,
     TracedFunction,
-    traced_because,
 )
 from jitscope.lint.rule import TracedCodeRule
-from jitscope.model.effect_catalogue import builtin_effect, effect_of_call, linted_methods
+from jitscope.model.effect_catalogue import linted_methods
 from jitscope.model.effects import EffectKind
 from jitscope.model.lint import Finding
 
@@ -69,23 +68,12 @@ class IoInTracedCode(TracedCodeRule):
     )
 
     def _check(self, ctx: ModuleContext) -> Iterator[Finding]:
-        for facts, call in ctx.calls_in_traced_code():
-            what = self._what(ctx, facts, call)
-            if what:
-                yield ctx.finding(
-                    self,
-                    call,
-                    f"{what} in `{facts.qualname}` runs only once, while JAX traces it"
-                    + traced_because(facts),
-                    facts.qualname,
-                    "do the I/O outside the jitted function, or in jax.debug.callback / jax.experimental.io_callback",
-                )
+        return self.call_findings(
+            ctx, lambda facts, call: self._what(ctx, facts, call), "runs only once, while JAX traces it",
+            "do the I/O outside the jitted function, or in jax.debug.callback / jax.experimental.io_callback")
 
     def _what(self, ctx: ModuleContext, facts: TracedFunction, call: ast.Call) -> str | None:
         func = call.func
-        builtin = isinstance(func, ast.Name) and builtin_effect(func.id) in self.effect_kinds
-        if isinstance(func, ast.Name) and builtin and ctx.is_builtin(facts, func.id):
-            return f"{func.id}()"
         if (
             isinstance(func, ast.Attribute)
             and func.attr in _PATH_IO_METHODS
@@ -94,7 +82,4 @@ class IoInTracedCode(TracedCodeRule):
             maker = ctx.qualified_name(func.value.func, facts)
             if maker in ("pathlib.Path", "pathlib.PurePath"):
                 return f"Path.{func.attr}()"
-        qualified = ctx.qualified_name(func, facts)
-        if qualified and effect_of_call(qualified) in self.effect_kinds:
-            return f"{qualified}()"
-        return None
+        return self.catalogued_call(ctx, facts, func)
