@@ -12,6 +12,7 @@ from jitscope.jaxcompat.compile_hooks import installed
 from jitscope.model.run import USER
 from jitscope.run.observer import RunObserver
 from jitscope.run.summary import Gates, check_gates, summarize
+from tests.targets.static_objects import ComparedByIdentity, EqualByValue
 
 
 def _observe(body, effects: bool = False):
@@ -168,30 +169,6 @@ def test_summary_orders_worst_first_and_gates():
     assert check_gates(Gates(fail_on_recompile=True), functions)[0].startswith("recompiles:")
 
 
-class _Equal:
-    """Equal by value, with a repr that differs every time it is shown."""
-
-    shown = 0
-
-    def __init__(self, n):
-        self.n = n
-
-    def __eq__(self, other):
-        return type(other) is _Equal and other.n == self.n
-
-    def __hash__(self):
-        return hash(self.n)
-
-    def __repr__(self):
-        _Equal.shown += 1
-        return f"_Equal(n={self.n}, shown={_Equal.shown})"
-
-
-class _Plain:
-    """Compared by identity, with a repr that does not tell instances apart."""
-
-    def __repr__(self):
-        return "_Plain()"
 
 
 def test_static_objects_are_keyed_by_equality_not_repr():
@@ -200,20 +177,20 @@ def test_static_objects_are_keyed_by_equality_not_repr():
         return x * 2
 
     def body():
-        f(jnp.ones(2), _Equal(1))
-        f(jnp.ones(2), _Equal(1))  # equal: a cache hit, no event
-        f(jnp.ones(3), _Equal(1))  # only the shape changed: the static value is not a cause
-        one = _Plain()
+        f(jnp.ones(2), EqualByValue(1))
+        f(jnp.ones(2), EqualByValue(1))  # equal: a cache hit, no event
+        f(jnp.ones(3), EqualByValue(1))  # only the shape changed: the static value is not a cause
+        one = ComparedByIdentity()
         f(jnp.ones(2), one)
         f(jnp.ones(2), one)
-        f(jnp.ones(2), _Plain())  # a new identity-compared object: a new key
+        f(jnp.ones(2), ComparedByIdentity())  # a new identity-compared object: a new key
 
     events = _observe(body)
     assert [e.number for e in events] == [1, 2, 3, 4]
     assert _causes(events[1]) == ["x: shape (2,) -> (3,)"]
     assert _causes(events[3]) == [
-        "cfg (static): value: a new object of class _Plain with identity equality on every call: "
-        "give it __eq__/__hash__ or reuse one instance"
+        ("cfg (static): value: a new object of class ComparedByIdentity with identity equality on every call: "
+        "give it __eq__/__hash__ or reuse one instance")
     ]
 
 

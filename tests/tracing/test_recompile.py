@@ -6,6 +6,7 @@ from jitscope.load.specs import ArgSet, ArraySpec, build_argset
 from jitscope.load.target import load_targets
 from jitscope.tracing.cachekeys import StaticValues
 from jitscope.tracing.recompile import analyse_sequence, cache_hits, observe_sequence
+from tests.targets.static_objects import ComparedByIdentity, EqualByValue
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
@@ -58,30 +59,6 @@ def test_pytree_structure_change_hides_leaf_noise():
     assert [d.component for d in calls[1].diffs] == ["x: pytree structure"]
 
 
-class _Equal:
-    """Equal by value, with a repr that differs on every call (JAX keys statics by type, hash and ==)."""
-
-    shown = 0
-
-    def __init__(self, n):
-        self.n = n
-
-    def __eq__(self, other):
-        return type(other) is _Equal and other.n == self.n
-
-    def __hash__(self):
-        return hash(self.n)
-
-    def __repr__(self):
-        _Equal.shown += 1
-        return f"_Equal(n={self.n}, shown={_Equal.shown})"
-
-
-class _Plain:
-    """Compared by identity (object.__eq__), with a repr that does not tell instances apart."""
-
-    def __repr__(self):
-        return "_Plain()"
 
 
 def _static_calls(*values):
@@ -90,16 +67,16 @@ def _static_calls(*values):
 
 
 def test_equal_static_objects_share_a_key_whatever_their_repr():
-    assert [c.compiles for c in _static_calls(_Equal(1), _Equal(1), _Equal(2))] == [True, False, True]
+    assert [c.compiles for c in _static_calls(EqualByValue(1), EqualByValue(1), EqualByValue(2))] == [True, False, True]
 
 
 def test_a_new_identity_compared_static_object_recompiles_and_is_named():
-    one = _Plain()
-    calls = _static_calls(one, _Plain(), one)
+    one = ComparedByIdentity()
+    calls = _static_calls(one, ComparedByIdentity(), one)
     assert [c.compiles for c in calls] == [True, True, False]
     assert [str(d) for d in calls[1].diffs] == [
-        "threshold (static): value: a new object of class _Plain with identity equality on every call: "
-        "give it __eq__/__hash__ or reuse one instance"
+        ("threshold (static): value: a new object of class ComparedByIdentity with identity equality on every call: "
+        "give it __eq__/__hash__ or reuse one instance")
     ]
 
 
@@ -148,8 +125,8 @@ def test_observed_runs_agree_with_the_static_value_model(tmp_path):
         "def f(x, threshold):\n    return x * 2\n"
     )
     (target,) = load_targets("statics.py:f", cwd=tmp_path)
-    one = _Plain()
+    one = ComparedByIdentity()
     argsets = tuple(ArgSet(args=(ArraySpec((2,), "float32"),), kwargs={"threshold": v}, static_names=("threshold",))
-                    for v in (_Equal(1), _Equal(1), one, _Plain(), one))
+                    for v in (EqualByValue(1), EqualByValue(1), one, ComparedByIdentity(), one))
     assert observe_sequence(target, argsets) == [True, False, True, True, False]
     assert [not hit for hit in cache_hits(target, argsets)] == [True, False, True, True, False]
