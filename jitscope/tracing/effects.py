@@ -13,6 +13,10 @@ function in the user's code:
   with a snapshot when the frame returns (``effects_state``);
 * NumPy random draws, which are Cython calls and raise no event either: found in the
   bytecode and confirmed by line events on just those frames.
+* print called from C code for the user (``log = functools.partial(print, ...)``;
+  ``log(x)``, ``map(print, xs)``), which raises no event: the call sites are found in the
+  bytecode (calls of a partial-holding name, ``map``/``filter`` of a named function) and
+  confirmed the same way, by line events on just the frames where one can be print.
 
 An effect is reported only when its *immediate caller* is user code, so JAX's own
 logging and clock reads are never reported while the user's helpers in other modules

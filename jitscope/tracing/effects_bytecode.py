@@ -86,6 +86,24 @@ class CallCandidate:
 
 
 @dataclass(frozen=True, slots=True)
+class HandedCall:
+    """A call that may make C code call a builtin: ``log(x)`` (``log`` a ``functools.partial``) or
+    ``map(f, xs)``/``filter(f, xs)``. A profile hook sees no event for the builtin; confirmed at run time."""
+
+    callee: ObjectPath
+    #: The first positional argument (``f`` in ``map(f, xs)``), when the walk could name it.
+    first_arg: ObjectPath | None
+    line: int
+
+
+#: Builtins that call their first argument from C.
+HANDING_BUILTINS = ("map", "filter")
+#: The walk's mark for a value made by ``functools.partial(...)``, so ``log = partial(print); log(x)``
+#: (a local bound after the frame started) can still be a candidate.
+_PARTIAL_MADE = "functools.partial()"
+
+
+@dataclass(frozen=True, slots=True)
 class CodeFacts:
     """Everything the monitor needs to know about one code object, computed once."""
 
@@ -93,6 +111,7 @@ class CodeFacts:
     nonlocal_stores: tuple[NameStore, ...] = ()
     stores: tuple[StoreSite, ...] = ()
     call_candidates: tuple[CallCandidate, ...] = ()
+    handed_calls: tuple[HandedCall, ...] = ()
     loaded_globals: frozenset[str] = frozenset()
     #: Code objects defined inside this one (functions, lambdas, comprehensions), recursively.
     nested_codes: tuple[types.CodeType, ...] = ()
@@ -184,6 +203,9 @@ class _StackWalk:
         self.nonlocal_stores: list[NameStore] = []
         self.stores: list[StoreSite] = []
         self.candidates: list[CallCandidate] = []
+        self.handed_calls: list[HandedCall] = []
+        #: Locals assigned the result of ``functools.partial(...)``.
+        self.partial_locals: set[str] = set()
         self.loaded_globals: set[str] = set()
 
     def pop(self, count: int = 1) -> _Item:
@@ -268,11 +290,12 @@ class _StackWalk:
         elif name.startswith(("STORE_", "DELETE_")):
             self.store(name, argval)
         elif name in ("CALL", "CALL_KW"):
+            made = self.handed_call(int(arg or 0), keywords=name == "CALL_KW")
             if name == "CALL":
                 self.builtin_attribute_store(int(arg or 0))
             # 3.11 counts the callable and NULL under PRECALL; CALL_KW (3.13) also pops the names tuple.
             self.pop(int(arg or 0) + (3 if name == "CALL_KW" else 2))
-            self.push(None)
+            self.push(made)
         else:
             self.apply_generic(ins)
         return False
@@ -291,6 +314,35 @@ class _StackWalk:
             self.stores.append(
                 StoreSite("attr", target, self.line, attribute=attribute.value, deleting=deleting)
             )
+
+    def handed_call(self, n_args: int, *, keywords: bool) -> _Item:
+        """Note a CALL of a plain name (a possible partial) or of ``map``/``filter``; mark ``partial(...)``.
+
+        Keyword values are counted in ``n_args`` (3.11-3.12 KW_NAMES + CALL, 3.13 CALL_KW with
+        the names tuple on top): the first positional argument is still the lowest.
+        """
+        stack = self.stack[:-1] if keywords else self.stack
+        if len(stack) < n_args + 2:
+            return None
+        callables = stack[-n_args - 2 : -n_args] if n_args else stack[-2:]
+        callee = next((item for item in callables if isinstance(item, ObjectPath)), None)
+        if callee is None:
+            return None
+        if callee in (
+            ObjectPath("global", "partial"),
+            ObjectPath("global", "functools", (("attr", "partial"),)),
+        ):
+            return _Const(_PARTIAL_MADE)
+        if callee.steps or callee.root == "name":
+            return None
+        first = stack[-n_args] if n_args else None
+        first_arg = first if isinstance(first, ObjectPath) else None
+        if callee.root == "global" and callee.name in HANDING_BUILTINS:
+            if first_arg is not None:
+                self.handed_calls.append(HandedCall(callee, first_arg, self.line))
+            return None
+        self.handed_calls.append(HandedCall(callee, first_arg, self.line))
+        return None
 
     def load_global(self, name: str, arg: int | None, argval: str) -> None:
         path = ObjectPath("global" if name == "LOAD_GLOBAL" else "name", argval)
@@ -352,6 +404,8 @@ class _StackWalk:
             self.store_name(ObjectPath("deref", argval))
         elif kind in ("FAST", "NAME", "FAST_MAYBE_NULL"):
             if not deleting:
+                if kind != "NAME" and self.stack and self.stack[-1] == _Const(_PARTIAL_MADE):
+                    self.partial_locals.add(argval)
                 self.pop()
                 self.store_name(ObjectPath("name" if kind == "NAME" else "fast", argval))
         elif name == "STORE_FAST_STORE_FAST":  # 3.13: two stores in a row, e.g. ``a, b = pair``
@@ -405,6 +459,21 @@ def _merge(first: list[_Item], second: list[_Item]) -> list[_Item]:
     return [a if a == b else None for a, b in zip(first[-depth:], second[-depth:], strict=True)]
 
 
+def _plausible_handed_calls(code: types.CodeType, walk: _StackWalk) -> tuple[HandedCall, ...]:
+    """Drop calls of locals that can hold no partial made elsewhere: neither an argument nor
+    assigned ``functools.partial(...)`` (``fn = make(); fn(x)`` is left out, to keep line events rare)."""
+    n_args = code.co_argcount + code.co_kwonlyargcount
+    n_args += bool(code.co_flags & 0x04) + bool(code.co_flags & 0x08)
+    arguments = set(code.co_varnames[:n_args])
+    return tuple(
+        call
+        for call in walk.handed_calls
+        if call.callee.root != "fast"
+        or call.callee.name in arguments
+        or call.callee.name in walk.partial_locals
+    )
+
+
 def analyse_code(code: types.CodeType, call_names: frozenset[str] = frozenset()) -> CodeFacts:
     """Read ``code``'s bytecode once: its stores, its possible invisible calls, the globals it loads.
 
@@ -421,6 +490,7 @@ def analyse_code(code: types.CodeType, call_names: frozenset[str] = frozenset())
         nonlocal_stores=tuple(walk.nonlocal_stores),
         stores=tuple(walk.stores),
         call_candidates=tuple(walk.candidates),
+        handed_calls=_plausible_handed_calls(code, walk),
         loaded_globals=frozenset(walk.loaded_globals),
         nested_codes=nested_code_objects(code),
     )

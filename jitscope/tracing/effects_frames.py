@@ -9,17 +9,24 @@ on line events just for frames that may call NumPy random functions.
 
 from __future__ import annotations
 
+import builtins
+import functools
 import sys
 import types
 from collections.abc import Callable
+from typing import Any
 
 from jitscope.model.effects import EffectKind
-from jitscope.tracing.effects_bytecode import CodeFacts, ObjectPath, StoreSite
+from jitscope.tracing.effects_bytecode import HANDING_BUILTINS, CodeFacts, HandedCall, ObjectPath, StoreSite
 from jitscope.tracing.effects_catalog import NumpyRandomSupport
 from jitscope.tracing.effects_state import MISSING, PreexistingObjects, resolve_path, static_attribute
 
 #: ``report(kind, detail, code, line)``: count one effect at ``line`` of ``code``.
 Reporter = Callable[[EffectKind, str, types.CodeType, int], None]
+#: ``report_handed(frame, builtin)``: a handed builtin (print) called from C for the frame's current line.
+HandedReporter = Callable[[types.FrameType, Any], None]
+#: ``map`` and ``filter`` themselves: a call site's callee must still be one when it runs.
+_HANDING_BUILTINS = tuple(getattr(builtins, name) for name in HANDING_BUILTINS)
 
 
 def _no_new_frame_tracing(frame: types.FrameType, event: str, arg: object) -> None:
@@ -36,6 +43,8 @@ class FrameChecks:
         report: Reporter,
         note: Callable[[str], None],
         failed: Callable[[], None],
+        handed_builtins: dict[int, Any] | None = None,
+        report_handed: HandedReporter | None = None,
     ) -> None:
         self._objects = objects
         self._numpy_random = numpy_random
@@ -45,6 +54,9 @@ class FrameChecks:
         self._snapshots: dict[types.FrameType, dict[object, object]] = {}
         self._facts: dict[types.FrameType, CodeFacts] = {}
         self._random_lines: dict[types.FrameType, dict[int, list[ObjectPath]]] = {}
+        self._handed_builtins = handed_builtins or {}
+        self._report_handed = report_handed
+        self._handed_lines: dict[types.FrameType, dict[int, list[HandedCall]]] = {}
         self._line_tracing = False
         #: Find NumPy random calls with line events (profile hooks cannot see Cython calls;
         #: sys.monitoring's CALL event can, so that backend turns this off).
@@ -54,6 +66,7 @@ class FrameChecks:
         self._snapshots.clear()
         self._facts.clear()
         self._random_lines.clear()
+        self._handed_lines.clear()
 
     # ----------------------------------------------------------------- frame start and end
 
@@ -66,12 +79,15 @@ class FrameChecks:
             self._facts[frame] = facts
         if facts.call_candidates and self.numpy_calls_by_line and self._numpy_random.owner_types:
             self._watch_random_lines(frame, facts)
+        if facts.handed_calls and self.numpy_calls_by_line and self._report_handed is not None:
+            self._watch_handed_lines(frame, facts)
 
     def leave(self, frame: types.FrameType) -> None:
         """A user frame returns (or yields): report every store that changed watched state."""
         snapshot = self._snapshots.pop(frame, None)
         facts = self._facts.pop(frame, None)
         self._random_lines.pop(frame, None)
+        self._handed_lines.pop(frame, None)
         if snapshot is not None and facts is not None:
             self._check_name_stores(frame, facts, snapshot)
             self._check_store_sites(frame, facts, snapshot)
@@ -169,18 +185,65 @@ class FrameChecks:
     # ----------------------------------------------------------------- NumPy random calls
 
     def on_line(self, frame: types.FrameType, event: str, arg: object) -> object:
-        """Local trace function of frames that may call NumPy random functions."""
+        """Local trace function of frames that may call NumPy random functions or hand print to C code."""
         try:
             lines = self._random_lines.get(frame)
-            if lines is None:
+            handed = self._handed_lines.get(frame)
+            if lines is None and handed is None:
                 return None
             if event == "line":
-                for callee in lines.get(frame.f_lineno, ()):
+                line = frame.f_lineno
+                for callee in lines.get(line, ()) if lines is not None else ():
                     if self._numpy_random_verdict(callee, frame):
-                        self._report(EffectKind.RANDOMNESS, f"{callee}()", frame.f_code, frame.f_lineno)
+                        self._report(EffectKind.RANDOMNESS, f"{callee}()", frame.f_code, line)
+                for call in handed.get(line, ()) if handed is not None else ():
+                    builtin = self._handed_builtin(call, frame)
+                    if builtin is not None and self._report_handed is not None:
+                        self._report_handed(frame, builtin)
         except Exception:  # noqa: BLE001 - the monitor must never break the user's trace
             self._failed()
         return self.on_line
+
+    # ----------------------------------------------------------------- builtins called from C
+
+    def _watch_handed_lines(self, frame: types.FrameType, facts: CodeFacts) -> None:
+        """Line events for frames that may call a partial of print, or ``map(print, ...)``.
+
+        Profile hooks see no event when C code (``functools.partial.__call__``, ``map``'s
+        iteration) calls print; the call site is found in the bytecode and checked per line.
+        """
+        lines: dict[int, list[HandedCall]] = {}
+        for call in facts.handed_calls:
+            if self._handed_builtin(call, frame, at_frame_start=True) is not False:
+                lines.setdefault(call.line, []).append(call)
+        if not lines or not self._enable_line_tracing():
+            return
+        self._handed_lines[frame] = lines
+        frame.f_trace_lines = True
+        frame.f_trace = self.on_line
+
+    def _handed_builtin(self, call: HandedCall, frame: types.FrameType, at_frame_start: bool = False) -> Any:
+        """The builtin ``call`` makes C code call now (print), None if none; at frame start,
+        False when the site can be ruled out for this frame and True when it cannot."""
+        callee = resolve_path(call.callee, frame)
+        if callee is MISSING:
+            return True if at_frame_start else None
+        target: object
+        if type(callee) is functools.partial:
+            target = callee.func
+            while type(target) is functools.partial:
+                target = target.func
+        elif call.first_arg is not None and any(callee is fn for fn in _HANDING_BUILTINS):
+            target = resolve_path(call.first_arg, frame)
+            if target is MISSING and at_frame_start:
+                return True
+        else:
+            return False if at_frame_start else None
+        if id(target) in self._handed_builtins:
+            return True if at_frame_start else target
+        if at_frame_start and call.callee.root == "fast":
+            return True  # a local (or an argument rebound later) may still become a partial
+        return False if at_frame_start else None
 
     def _watch_random_lines(self, frame: types.FrameType, facts: CodeFacts) -> None:
         lines: dict[int, list[ObjectPath]] = {}

@@ -75,7 +75,15 @@ class EffectWatch:
         self._internal_errors = 0
         self._body_runs = 0
         self._final: EffectsRecord | None = None
-        self.frames = FrameChecks(self._objects, self._numpy_random, self._report, self.note, self._failed)
+        self.frames = FrameChecks(
+            self._objects,
+            self._numpy_random,
+            self._report,
+            self.note,
+            self._failed,
+            handed_builtins=self.handed_builtins,
+            report_handed=self._report_handed_builtin,
+        )
 
     # ----------------------------------------------------------------- results
 
@@ -254,8 +262,8 @@ class EffectWatch:
                     self._check_c_method(frame, function, first_arg, function.__name__)
             elif kind is functools.partial:
                 self._check_partial_call(frame, function)
-            elif function is map and id(first_arg) in self.handed_builtins:
-                self.on_user_c_call(frame, first_arg)  # map(print, xs): print runs from C, unseen
+            elif (function is map or function is filter) and id(first_arg) in self.handed_builtins:
+                self.on_user_c_call(frame, first_arg)  # map(print, xs), filter: print runs from C
             elif not isinstance(function, types.FunctionType):
                 self._check_numpy_random_call(frame, function, first_arg)
         except Exception:  # noqa: BLE001
@@ -273,6 +281,12 @@ class EffectWatch:
         if spec.kind is EffectKind.PRINT:
             self._print_depth += 1
             self._pending_c_calls.append((function, None, "print", frame, frame.f_lineno))
+
+    def _report_handed_builtin(self, frame: types.FrameType, builtin: Any) -> None:
+        """Line events (profile back end): the frame's line hands print to C code (a partial, ``map``)."""
+        spec = self._catalog.by_callable.get(builtin)
+        if spec is not None:
+            self._report(spec.kind, spec.detail, frame.f_code, frame.f_lineno)
 
     def _report_catalogued_callable(self, frame: types.FrameType, function: Any) -> bool:
         # Only builtins reach here: their hash is by identity and runs no user code.

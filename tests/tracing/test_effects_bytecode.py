@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import inspect
 from typing import Any
 
@@ -142,3 +143,26 @@ def test_pure_code_needs_no_return_checks() -> None:
     facts = analyse_code(pure.__code__)
     assert not facts.watches_return
     assert facts.call_candidates == ()
+
+
+def hands_callables_to_c_code(x: Any, fn: Any, make: Any) -> Any:
+    show = functools.partial(print, "x:", sep="")
+    show(x)
+    fn(x)
+    list(map(fn, [x]))
+    list(filter(None, [x]))
+    made = make()
+    made(x)
+    return COUNTER
+
+
+def test_handed_calls_are_calls_of_arguments_partial_locals_and_map_filter_with_a_named_function() -> None:
+    facts = analyse_code(hands_callables_to_c_code.__code__)
+    found = [(str(c.callee), str(c.first_arg) if c.first_arg else None, c.line) for c in facts.handed_calls]
+    fn = hands_callables_to_c_code
+    # ``made`` is a local never assigned ``functools.partial(...)``, and ``filter(None, ...)`` hands
+    # over nothing named: both are left out. Calls of globals (``list``) are kept: a global may be a partial.
+    assert ("show", "x", _line_of(fn, "show(x)")) in found
+    assert ("fn", "x", _line_of(fn, "fn(x)")) in found
+    assert ("map", "fn", _line_of(fn, "map(fn")) in found
+    assert not any(callee in ("made", "filter") for callee, _, _ in found)

@@ -1,6 +1,6 @@
 """Trace-time effects the monitor sees although no user line calls the effect directly:
 ``setattr`` on pre-existing objects, ``functools.partial(print, ...)``, builtins handed to library
-code (``jax.tree_util.tree_map(print, grads)``, ``map(print, xs)``). Both back ends where they can."""
+code (``jax.tree_util.tree_map(print, grads)``, ``map(print, xs)``). Both back ends."""
 
 from __future__ import annotations
 
@@ -78,13 +78,23 @@ def test_host_callbacks_and_debug_print_are_not_effects(indirect: types.ModuleTy
     assert watch(indirect.debug_print_is_not_an_effect, F32, backend=backend).effects == ()
 
 
-@pytest.mark.skipif(not monitoring_available(), reason="needs sys.monitoring (Python 3.12+)")
+@pytest.mark.parametrize("backend", BACKENDS)
 def test_partial_of_print_and_map_of_print(
-    indirect: types.ModuleType, capsys: pytest.CaptureFixture[str]
+    indirect: types.ModuleType, backend: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """C code calls print here (partial's and map's own call): only sys.monitoring's CALL event in the
-    user's frame shows the partial object or map's first argument."""
-    record = watch(indirect.partial_print, F32, backend="monitoring")
+    """C code calls print here (partial's and map's own call), with no profile event: sys.monitoring's
+    CALL event shows the partial object or map's first argument; the profile hook finds the call site
+    in the bytecode and checks it with line events."""
+    record = watch(indirect.partial_print, F32, backend=backend)
     assert effects_at(record) == {(EffectKind.PRINT, line_of("partial-print"))}
-    record = watch(indirect.print_through_map, F32, backend="monitoring")
+    record = watch(indirect.print_through_map, F32, backend=backend)
     assert effects_at(record) == {(EffectKind.PRINT, line_of("map-print"))}
+    record = watch(indirect.print_through_local_partial, F32, backend=backend)
+    assert effects_at(record) == {(EffectKind.PRINT, line_of("local-partial-print"))}
+    record = watch(indirect.print_through_filter_of_argument, F32, backend=backend)
+    assert effects_at(record) == {(EffectKind.PRINT, line_of("filter-print"))}
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_map_and_partial_of_other_functions_are_not_effects(indirect: types.ModuleType, backend: str) -> None:
+    assert watch(indirect.map_and_partial_of_pure_functions, F32, backend=backend).effects == ()

@@ -44,6 +44,23 @@ def print_through_map(x):
     return x
 
 
+def print_through_local_partial(x):
+    show = functools.partial(print, "x:", file=SINK)
+    show(x)  # effect: local-partial-print
+    return x
+
+
+def print_through_filter_of_argument(x, fn=print):
+    list(filter(fn, [x]))  # effect: filter-print
+    return x
+
+
+def map_and_partial_of_pure_functions(x):
+    double = functools.partial(jax.numpy.multiply, 2.0)
+    ys = list(map(jax.numpy.sin, [double(x)]))
+    return ys[0]
+
+
 def debug_print_is_not_an_effect(x):
     jax.tree_util.tree_map(lambda v: jax.debug.print("{}", v), {"a": x})
     jax.debug.callback(print, x)
