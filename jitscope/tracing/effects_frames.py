@@ -216,7 +216,7 @@ class FrameChecks:
         for call in facts.handed_calls:
             if self._handed_builtin(call, frame, at_frame_start=True) is not False:
                 lines.setdefault(call.line, []).append(call)
-        if not lines or not self._enable_line_tracing():
+        if not lines or not self._enable_line_tracing("print called through a partial or map/filter was"):
             return
         self._handed_lines[frame] = lines
         frame.f_trace_lines = True
@@ -274,16 +274,16 @@ class FrameChecks:
             return None if at_frame_start else False
         return support.is_random_callable(value)
 
-    def _enable_line_tracing(self) -> bool:
+    def _enable_line_tracing(self, what: str = "numpy.random calls were") -> bool:
         """Turn on line events (for the few frames that need them) unless another tracer owns them.
 
-        Only NumPy random calls need them; ``sys.settrace`` with a global function that
-        returns None keeps every other frame free of line events.
+        Only NumPy random calls and print handed to C code need them; ``sys.settrace``
+        with a global function that returns None keeps every other frame free of line events.
         """
         if self._line_tracing:
             return True
         if sys.gettrace() is not None:
-            self._note("numpy.random calls were not watched: another tracer (debugger or coverage) is active")
+            self._note(f"{what} not watched: another tracer (debugger or coverage) is active")
             return False
         sys.settrace(_no_new_frame_tracing)
         self._line_tracing = True
