@@ -85,6 +85,9 @@ def op_key(op_name: str) -> str:
     parts = op_name.split("/")
     if parts and parts[0].startswith(("jit(", "pjit(")):
         parts = parts[1:]
+    # JAX before 0.5 adds its module's own scope after the function's: jit(f)/jit(main)/jit(relu)/max.
+    while parts[:1] in (["jit(main)"], ["pjit(main)"]):
+        parts = parts[1:]
     scopes: list[str] = []
     primitive = ""
     for i, part in enumerate(parts):

@@ -39,7 +39,9 @@ def test_trace_out_file_picks_the_format(tmp_path):
     assert result.returncode == 0, result.stderr
     text = md.read_text()
     assert text.startswith("# jitscope trace: mlp.py:predict\n\n## mlp.py:predict\n")
-    assert "```python\n  26 │     for i in range(len(params)):" in text and "### jaxpr\n\n```text\ninputs " in text
+    assert "```python\n  26 │     for i in range(len(params)):" in text
+    # the jaxpr listing, folded in <details> when it is long (JAX < 0.5 prints a few more lines)
+    assert "### jaxpr\n\n" in text and "```text\ninputs " in text
 
 
 def test_trace_format_on_stdout_and_folder_out(tmp_path):

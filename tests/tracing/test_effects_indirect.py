@@ -70,7 +70,7 @@ def test_print_called_by_library_code_is_reported_at_the_user_line(
     record = watch(indirect.print_through_tree_map, F32, backend=backend)
     found = effects_at(record)
     assert (EffectKind.PRINT, line_of("tree-map-print")) in found
-    assert "Tracer" in capsys.readouterr().out
+    assert "float32[4]" in capsys.readouterr().out  # print really ran (a tracer's repr differs by JAX version)
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
