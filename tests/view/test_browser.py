@@ -33,6 +33,13 @@ def _line(lang: str, text: str) -> str:
             f".find(l => l.textContent.includes({text!r}))")
 
 
+def _line_matching(lang: str, pattern: str) -> str:
+    """The first line of a listing matching a JS regex: jaxpr variable names and XLA instruction
+    names differ between JAX versions, the structure does not."""
+    return (f"[...document.querySelectorAll('[data-lang={lang}] .l')]"
+            f".find(l => /{pattern}/.test(l.textContent))")
+
+
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Browser]:
     executable = find_chromium()
@@ -78,11 +85,13 @@ def test_trace_report_renders_without_console_errors(browser: Browser, trace_rep
 
 def test_clicking_an_equation_highlights_its_source_line_and_hlo(browser: Browser, trace_report: Path) -> None:
     browser.open(trace_report)
-    shown = browser.evaluate(_click(_line("jaxpr", "= max j")))
+    shown = browser.evaluate(_click(_line_matching("jaxpr", r"= max \w+ 0\.0")))
     assert "python: 30 h = jax.nn.relu(h)" in shown
-    assert "jaxpr: k:f32[128,512] = max j 0.0:f32[] # mlp.py:30" in shown
-    assert any(s.startswith("stablehlo: %1 = stablehlo.maximum") for s in shown)
-    assert any(s.startswith("hlo: ROOT %max.4 = f32[128,512]{1,0} maximum(") for s in shown)
+    assert [s for s in shown if s.startswith("jaxpr")] == [
+        next(s for s in shown if s.startswith("jaxpr") and " = max " in s and s.endswith("# mlp.py:30"))
+    ]
+    assert any(s.startswith("stablehlo: ") and "stablehlo.maximum" in s for s in shown)
+    assert any(s.startswith("hlo: ") and " = f32[128,512]{1,0} maximum(" in s for s in shown)
     assert not any("dot(" in s for s in shown)
     assert browser.evaluate("document.querySelectorAll('.l.sel').length") == 1
     assert browser.errors == []
@@ -90,12 +99,10 @@ def test_clicking_an_equation_highlights_its_source_line_and_hlo(browser: Browse
 
 def test_clicking_hlo_or_source_goes_back(browser: Browser, trace_report: Path) -> None:
     browser.open(trace_report)
-    shown = browser.evaluate(_click(_line("hlo", "ROOT %dot_general.1")))
-    assert [s for s in shown if s.startswith(("python", "jaxpr"))] == [
-        "python: 28 h = h @ layer[\"w\"] + layer[\"b\"]",
-        "jaxpr: f:f32[128,512] = dot_general[ # mlp.py:28",
-        "jaxpr: l:f32[128,10] = dot_general[ # mlp.py:28",
-    ]
+    shown = browser.evaluate(_click(_line_matching("hlo", r"%\S+ = f32\[128,512\]\S* dot\(")))
+    assert [s for s in shown if s.startswith("python")] == ["python: 28 h = h @ layer[\"w\"] + layer[\"b\"]"]
+    jaxpr = [s for s in shown if s.startswith("jaxpr")]
+    assert len(jaxpr) == 2 and all(" = dot_general[ " in s and s.endswith("# mlp.py:28") for s in jaxpr)
     shown = browser.evaluate(_click(_line("python", "jax.nn.relu")))
     jaxpr = [s for s in shown if s.startswith("jaxpr")]
     assert len(jaxpr) == 3 and all(s.endswith("# mlp.py:30") for s in jaxpr)  # custom_jvp_call, jit, max
