@@ -11,7 +11,6 @@ collections that tracing triggers are part of what a real first call costs.
 from __future__ import annotations
 
 import gc
-import inspect
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -55,11 +54,9 @@ def user_code_failed(
         return oom
     settings = None
     if fn is not None and argset is not None:
-        try:
-            names = list(inspect.signature(fn).parameters)
-        except (TypeError, ValueError):  # builtins and some C callables have no signature
-            names = []
-        settings = settings_in_call(names, argset.args, argset.kwargs)
+        from jitscope.load.target import parameter_names
+
+        settings = settings_in_call(parameter_names(fn), argset.args, argset.kwargs)
     diag = diagnose(exc, options, settings)
     detail = diag.traceback
     if not detail and diag.location is not None:

@@ -208,6 +208,16 @@ def load_targets(text: str, cwd: Path | None = None) -> list[TargetHandle]:
     return with_examples
 
 
+def parameter_names(fn: Callable[..., Any]) -> list[str]:
+    """The names of ``fn``'s parameters; none for callables without a signature (builtins, some C functions)."""
+    import inspect
+
+    try:
+        return list(inspect.signature(fn).parameters)
+    except (TypeError, ValueError):
+        return []
+
+
 def check_call(target: TargetHandle, argset: ArgSet) -> None:
     """Refuse an ArgSet that cannot bind to the function's signature, before any tracing.
 

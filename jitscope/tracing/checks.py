@@ -24,7 +24,7 @@ from jitscope.lint.trace_context import Place, Recompilation, TraceContext
 from jitscope.load.specs import ArgSet
 from jitscope.load.target import TargetHandle, check_call
 from jitscope.model.lint import Finding
-from jitscope.tracing.recompile import analyse_sequence, observe_sequence
+from jitscope.tracing.recompile import analyse_target, observe_sequence
 from jitscope.tracing.session import trace_target
 from jitscope.userframes import display_path
 
@@ -80,13 +80,7 @@ def observe_target(target: TargetHandle, calls: tuple[ArgSet, ...]) -> TraceCont
 
 
 def _recompilations(target: TargetHandle, calls: tuple[ArgSet, ...]) -> tuple[Recompilation, ...]:
-    try:
-        params = list(inspect.signature(target.fn).parameters)
-    except (TypeError, ValueError):
-        params = []
-    seq = analyse_sequence(
-        target.name, calls, params, target.options.static_argnames, target.options.static_argnums
-    )
+    seq = analyse_target(target, calls)
     seen_runs = observe_sequence(target, calls)
     out: list[Recompilation] = []
     for call, seen in zip(seq.calls, seen_runs, strict=True):

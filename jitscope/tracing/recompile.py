@@ -135,17 +135,17 @@ def analyse_sequence(target: str, argsets: tuple[ArgSet, ...], param_names: list
     return SequenceRecord(target, tuple(calls))
 
 
+def analyse_target(target: Any, argsets: tuple[ArgSet, ...] | list[ArgSet]) -> SequenceRecord:
+    """``analyse_sequence`` for a loaded target: its parameter names and jit options."""
+    from jitscope.load.target import parameter_names
+
+    return analyse_sequence(target.name, tuple(argsets), parameter_names(target.fn), target.options.static_argnames,
+                            target.options.static_argnums)
+
+
 def cache_hits(target: Any, argsets: tuple[ArgSet, ...] | list[ArgSet]) -> list[int]:
     """For each call of ``target``'s sequence, the earlier call (1-based) with the same cache key, or 0."""
-    import inspect
-
-    try:
-        params = list(inspect.signature(target.fn).parameters)
-    except (TypeError, ValueError):
-        params = []
-    seq = analyse_sequence(target.name, tuple(argsets), params, target.options.static_argnames,
-                           target.options.static_argnums)
-    return [0 if call.compiles else call.nearest for call in seq.calls]
+    return [0 if call.compiles else call.nearest for call in analyse_target(target, argsets).calls]
 
 
 def observe_sequence(target: Any, argsets: tuple[ArgSet, ...]) -> list[bool | None]:
