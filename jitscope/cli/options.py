@@ -46,6 +46,18 @@ X64Opt = Annotated[
 
 
 def enable_x64_if(requested: bool) -> None:
+DevicesOpt = Annotated[
+    int | None,
+    typer.Option("--devices", min=1, show_default=False,
+                 help="Use N devices: on CPU, start JAX with N virtual devices (must come before JAX starts); "
+                 "on GPU/TPU, the first N. Default: the --mesh size, else JAX's default."),
+]
+MeshOpt = Annotated[
+    str | None,
+    typer.Option("--mesh", show_default=False,
+                 help="A named device mesh, e.g. data=4,model=2 (axis sizes multiply to the device count). "
+                 "Shard arguments over it in specs: f32[64,128]@(data,None), @() replicated."),
+]
     """Turn on jax_enable_x64 before anything is traced."""
     if requested:
         import jax

@@ -9,6 +9,8 @@ import typer
 
 from jitscope.cli.options import (
     ArgOpt,
+    DevicesOpt,
+    MeshOpt,
     ReportFormat,
     ShapesOpt,
     StaticOpt,
@@ -63,9 +65,12 @@ def trace(
     profile_html: Annotated[Path | None, typer.Option(help="Write the --profile report as HTML here.")] = None,
     x64: X64Opt = False,
 ) -> None:
+    devices: DevicesOpt = None,
+    mesh: MeshOpt = None,
     """Trace TARGET with abstract inputs and show its jaxpr, StableHLO, HLO, cost and memory."""
     from jitscope.render.console import make_console
     from jitscope.tracing.pipeline import run_trace, write_outputs
+    from jitscope.sharding.mesh import mesh_scope
 
     report_file = out if is_report_file(out) else None
     fmt_name = resolve_format(fmt, report_file)
@@ -75,7 +80,7 @@ def trace(
     from jitscope.cli.stdout import user_output_to_stderr
     from jitscope.render.progress import progress_bar
 
-    with progress_bar(make_console(stderr=True), "jitscope trace") as progress, \
+    with mesh_scope(devices, mesh), progress_bar(make_console(stderr=True), "jitscope trace") as progress, \
             user_output_to_stderr(fmt_name != "text"):  # stdout is for the document only
         report, profilers = run_trace(targets, shapes, static, arg, wanted, effects, profile or bool(profile_html),
                                       progress)

@@ -46,8 +46,21 @@ def to_abstract(argset: ArgSet) -> tuple[tuple[Any, ...], dict[str, Any]]:
     import jax.numpy as jnp
 
     def leaf(spec: ArraySpec) -> Any:
+        sharding = leaf_sharding(spec)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # the x64 truncation warning is reported once by us
-            return jax.ShapeDtypeStruct(spec.shape, jnp.dtype(spec.dtype), weak_type=spec.weak_type)
+            if sharding is None:
+                return jax.ShapeDtypeStruct(spec.shape, jnp.dtype(spec.dtype), weak_type=spec.weak_type)
+            return jax.ShapeDtypeStruct(spec.shape, jnp.dtype(spec.dtype), weak_type=spec.weak_type,
+                                        sharding=sharding)
 
     return map_specs(argset, leaf)
+
+
+def leaf_sharding(spec: ArraySpec) -> Any:
+    """The ``NamedSharding`` of a spec with ``@(...)`` on the active mesh; None when it has none."""
+    if spec.sharding is None:
+        return None
+    from jitscope.sharding.specs import sharding_for
+
+    return sharding_for(spec)

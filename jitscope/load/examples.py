@@ -39,8 +39,11 @@ def _to_spec(value: Any) -> Any:
     if hasattr(value, "shape") and hasattr(value, "dtype"):
         import numpy as np
 
+        from jitscope.sharding.specs import partition_of
+
+        partition, mesh = partition_of(getattr(value, "sharding", None))
         return ArraySpec(tuple(int(d) for d in value.shape), np.dtype(value.dtype).name,
-                         bool(getattr(value, "weak_type", False)))
+                         bool(getattr(value, "weak_type", False)), partition, mesh)
     if isinstance(value, dict):
         return {k: _to_spec(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):

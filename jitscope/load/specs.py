@@ -13,12 +13,14 @@ Nothing here imports jax: specs are plain records, turned into
 from __future__ import annotations
 
 import ast
+import dataclasses
 import math
 import re
 from dataclasses import dataclass, field
 from typing import Any
 
 from jitscope.errors import SpecError
+from jitscope.sharding.specs import Partition, format_partition, parse_partition
 
 #: Short dtype names accepted in specs, mapped to numpy names.
 SHORT_DTYPES: dict[str, str] = {
@@ -59,6 +61,10 @@ class ArraySpec:
     shape: tuple[int, ...]
     dtype: str  # numpy name, e.g. "float32"
     weak_type: bool = False
+    #: How it is laid out over the mesh (``@(data,None)``), one entry per leading dimension; None: unsaid.
+    sharding: Partition | None = None
+    #: The mesh a ``ShapeDtypeStruct``'s NamedSharding named (``data=4,model=2``); "" for ``--mesh``'s.
+    mesh: str = ""
 
     @property
     def size(self) -> int:
@@ -69,7 +75,8 @@ class ArraySpec:
         return math.ceil(self.size * _ITEMSIZE.get(self.dtype, 1))
 
     def __str__(self) -> str:
-        return f"{SHORT_NAMES.get(self.dtype, self.dtype)}[{','.join(map(str, self.shape))}]"
+        text = f"{SHORT_NAMES.get(self.dtype, self.dtype)}[{','.join(map(str, self.shape))}]"
+        return text if self.sharding is None else f"{text}@{format_partition(self.sharding)}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -194,6 +201,11 @@ class _Parser:
     def value(self, node: ast.expr) -> Any:
         if isinstance(node, ast.Subscript):
             return self.array(node)
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.MatMult):  # f32[8,4]@(data,None)
+            if not isinstance(node.left, ast.Subscript):
+                raise self.error("a sharding (@...) follows an array spec such as f32[8,128]", node)
+            partition = parse_partition(node.right, lambda message, at: self.error(message, at))
+            return dataclasses.replace(self.array(node.left), sharding=partition)
         if isinstance(node, ast.Tuple):
             return tuple(self.value(e) for e in node.elts)
         if isinstance(node, ast.List):

@@ -8,13 +8,15 @@ from typing import Literal
 from jitscope.model.common import Location
 from jitscope.model.effects import EffectsRecord
 from jitscope.model.jaxpr import JaxprRecord, JaxprSummary
+from jitscope.model.sharding import ShardingRecord
 
 STAGES: tuple[str, ...] = ("jaxpr", "stablehlo", "hlo", "cost", "memory")
 
 #: Version of the ``jitscope.trace`` document. 1.1 added ``call_index`` and ``cache_hit_of`` to each
 #: trace; 1.0 documents still load (both default). 1.2: ``environment.device_count`` is an int and
-#: ``environment.x64`` a bool (both were strings). The lint document keeps SCHEMA_VERSION; bench has its own.
-TRACE_SCHEMA_VERSION = "1.2"
+#: ``environment.x64`` a bool (both were strings). 1.3: ``sharding`` (``model/sharding.py``) on traces of
+#: sharded programs; older documents load with none. The lint document keeps SCHEMA_VERSION; bench has its own.
+TRACE_SCHEMA_VERSION = "1.3"
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,6 +121,8 @@ class TraceRecord:
     #: The earlier call of the sequence with the same cache key: JAX would reuse its compiled
     #: program instead of tracing this call; None when this call compiles (schema 1.1).
     cache_hit_of: int | None = None
+    #: Layouts, collectives and traffic when the program runs on several devices (schema 1.3).
+    sharding: ShardingRecord | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 from typing import Any
 
 from jitscope.errors import CompileError
@@ -15,8 +15,13 @@ LOWERED_STAGES = frozenset({"stablehlo", "hlo", "cost", "memory"})
 COMPILED_STAGES = frozenset({"hlo", "cost", "memory"})
 
 
-def lower_and_compile(traced: Any, stages: Collection[str]) -> StagesRecord:
-    """Lower and compile ``traced`` as far as ``stages`` need; no XLA compile for jaxpr/StableHLO only."""
+def lower_and_compile(traced: Any, stages: Collection[str],
+                      on_compiled: Callable[[Any, Any], None] | None = None) -> StagesRecord:
+    """Lower and compile ``traced`` as far as ``stages`` need; no XLA compile for jaxpr/StableHLO only.
+
+    ``on_compiled(lowered, compiled)`` is called once compiled, for analyses that need the live
+    executable (the sharding probe).
+    """
     import jax
 
     wanted = set(stages)
@@ -39,6 +44,8 @@ def lower_and_compile(traced: Any, stages: Collection[str]) -> StagesRecord:
         raise device_memory_error(exc, "compiling") or CompileError(
             f"XLA compilation failed: {type(exc).__name__}: {exc}") from None
     compile_seconds = time.perf_counter() - start
+    if on_compiled is not None:
+        on_compiled(lowered, compiled)
     return StagesRecord(
         stablehlo=stablehlo,
         hlo=jc.compiled_text(compiled) if "hlo" in wanted else None,

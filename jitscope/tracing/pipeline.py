@@ -12,6 +12,7 @@ from typing import Any
 from jitscope.load.specs import ArgSet
 from jitscope.load.target import TargetHandle, check_call
 from jitscope.model.trace import TraceRecord, TraceReport
+from jitscope.sharding.analyse import ShardingProbe
 from jitscope.stages.compile import lower_and_compile
 from jitscope.tracing.recompile import cache_hits
 from jitscope.tracing.run import calls_from_flags, load_all
@@ -57,7 +58,9 @@ def run_trace(
         hit_of = hit if earlier is not None and earlier.diagnostic is None else None
         record = dataclasses.replace(handle.record, call_index=index, cache_hit_of=hit_of)
         if handle.traced is not None:
-            record = dataclasses.replace(record, stages=lower_and_compile(handle.traced, stages))
+            probe = ShardingProbe(argset, tuple(a.path for a in record.seen if a.kind == "traced"))
+            record = dataclasses.replace(record, stages=lower_and_compile(handle.traced, stages, probe))
+            record = dataclasses.replace(record, sharding=probe.record)
         records.append(record)
         if handle.profiler is not None:
             profilers.append((f"{record.target}({record.call})", handle.profiler))

@@ -196,6 +196,10 @@ def trace_page(record: TraceRecord, *, stages: Collection[str] = STAGES, locatio
             blocks += [s for s in ir if not s.gap]
         else:
             blocks += ir
+        if record.sharding is not None:
+            from jitscope.view.sharding import sharding_section
+
+            blocks.append(sharding_section(record.sharding, page))
     return Section(record.target, tuple(blocks), level=1, id=page)
 
 

@@ -1,0 +1,126 @@
+"""``--devices N`` and ``--mesh data=4,model=2``: devices set up before JAX starts, and the active mesh.
+
+The device count of the CPU backend is fixed when JAX initialises its backends, so
+``--devices`` must be applied before anything asks JAX for a device: each command does it
+first thing (``mesh_scope``), before loading the user's module. The mesh is then built
+over the first ``prod(sizes)`` devices and is *active* for the duration of the command:
+argument specs with shardings (``f32[64,128]@(data,None)``) are placed on it, and the
+user's code sees it as the context mesh while it is traced.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import math
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from jitscope.errors import UsageError
+
+_AXIS = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)\s*=\s*(\d+)\s*$")
+
+#: The live ``jax.sharding.Mesh`` of the running command, or None.
+_ACTIVE: contextvars.ContextVar[Any | None] = contextvars.ContextVar("jitscope_mesh", default=None)
+
+
+@dataclass(frozen=True, slots=True)
+class MeshSpec:
+    """A mesh as the user wrote it: ordered (axis name, size) pairs."""
+
+    axes: tuple[tuple[str, int], ...]
+
+    @property
+    def size(self) -> int:
+        return math.prod(size for _, size in self.axes)
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(name for name, _ in self.axes)
+
+    def __str__(self) -> str:
+        return ",".join(f"{name}={size}" for name, size in self.axes)
+
+
+def parse_mesh(text: str) -> MeshSpec:
+    """``"data=4,model=2"`` -> MeshSpec; one-line UsageError otherwise."""
+    axes: list[tuple[str, int]] = []
+    for part in text.split(","):
+        match = _AXIS.match(part)
+        if match is None:
+            raise UsageError(f"bad --mesh {text!r}: {part.strip() or '(empty)'!r} is not NAME=SIZE",
+                             hint="for example --mesh data=4,model=2")
+        name, size = match.group(1), int(match.group(2))
+        if size < 1:
+            raise UsageError(f"bad --mesh {text!r}: axis {name} has size 0", hint="sizes are at least 1")
+        if name in dict(axes):
+            raise UsageError(f"bad --mesh {text!r}: axis {name} is named twice")
+        axes.append((name, size))
+    return MeshSpec(tuple(axes))
+
+
+def active_mesh() -> Any | None:
+    """The mesh set up by ``--mesh`` for this command (a live ``jax.sharding.Mesh``), or None."""
+    return _ACTIVE.get()
+
+
+def setup_devices(n: int) -> list[Any]:
+    """Make sure JAX presents (at least) ``n`` devices and return the first ``n``.
+
+    On CPU, JAX is asked for ``n`` virtual devices; that only works before its backends
+    start. On GPU/TPU the real devices are used, and ``n`` must not exceed them.
+    """
+    from jitscope.jaxcompat import sharding as jc
+
+    if n < 1:
+        raise UsageError(f"--devices must be at least 1, got {n}")
+    if not jc.backends_initialized():
+        jc.request_cpu_devices(n)
+    available = jc.devices()
+    if len(available) >= n:
+        return available[:n]
+    platform = available[0].platform if available else "cpu"
+    if platform == "cpu":
+        raise UsageError(
+            f"--devices {n}: JAX already started with {len(available)} CPU device(s), too late to ask for {n}",
+            hint="something initialised JAX first (e.g. XLA_FLAGS or code run at import); "
+            f"set XLA_FLAGS={jc.CPU_DEVICES_FLAG}={n} before starting",
+        )
+    raise UsageError(f"--devices {n}: only {len(available)} {platform} device(s) here",
+                     hint=f"pass --devices {len(available)} or fewer")
+
+
+def build_mesh(spec: MeshSpec, devices: list[Any]) -> Any:
+    """The named mesh over ``devices`` (their count must equal the mesh's size)."""
+    from jitscope.jaxcompat import sharding as jc
+
+    if spec.size != len(devices):
+        raise UsageError(f"--mesh {spec} needs {spec.size} devices, but {len(devices)} are in use",
+                         hint=f"pass --devices {spec.size}, or axis sizes whose product is {len(devices)}")
+    return jc.make_mesh([size for _, size in spec.axes], spec.names, devices)
+
+
+@contextlib.contextmanager
+def mesh_scope(devices: int | None, mesh: str | None) -> Iterator[Any | None]:
+    """Apply ``--devices`` and ``--mesh`` for the duration of a command; yields the mesh (or None).
+
+    ``--mesh`` alone implies ``--devices`` = the mesh's size. Call this before loading the
+    user's module: the CPU device count can only be set before JAX initialises.
+    """
+    from jitscope.jaxcompat.sharding import mesh_context
+
+    spec = parse_mesh(mesh) if mesh is not None else None
+    if devices is None and spec is None:
+        yield None
+        return
+    count = devices if devices is not None else spec.size if spec is not None else 1
+    used = setup_devices(count)
+    live = build_mesh(spec, used) if spec is not None else None
+    token = _ACTIVE.set(live)
+    try:
+        with mesh_context(live):  # bare PartitionSpecs in the user's code resolve against it
+            yield live
+    finally:
+        _ACTIVE.reset(token)

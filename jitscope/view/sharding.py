@@ -1,0 +1,82 @@
+"""A sharded call's ``ShardingRecord`` as a view section: what each device holds, what crosses the network.
+
+Hooked into ``view/trace.py`` (one section per traced call of a sharded program), so text,
+Markdown and HTML all show it. Records only: no JAX here.
+"""
+
+from __future__ import annotations
+
+import os
+
+from jitscope.model.sharding import TRAFFIC_FORMULAS, Collective, LeafSharding, ShardingRecord
+from jitscope.view.format import fmt_bytes, plural
+from jitscope.view.model import Block, Column, KeyValues, Note, Paragraph, Section, Table, pieces
+
+
+def _shape(dtype: str, shape: tuple[int, ...]) -> str:
+    return f"{dtype}[{','.join(map(str, shape))}]"
+
+
+def _where(file: str, line: int) -> str:
+    return f"{os.path.basename(file)}:{line}" if file else "(no source line)"
+
+
+def _leaf_row(leaf: LeafSharding) -> tuple[str, ...]:
+    spec = leaf.spec or "(other)"
+    if leaf.requested:
+        spec += f" (asked {leaf.requested})"
+    return (leaf.role, leaf.path, _shape(leaf.dtype, leaf.shape), spec, _shape(leaf.dtype, leaf.shard_shape),
+            fmt_bytes(leaf.shard_bytes))
+
+
+def layout_table(record: ShardingRecord) -> Table:
+    columns = (Column("", style="jitscope.muted"), Column("leaf"), Column("global"), Column("spec"),
+               Column("per device"), Column("bytes/device", "right"))
+    return Table(columns, tuple(_leaf_row(leaf) for leaf in (*record.inputs, *record.outputs)))
+
+
+def _collective_row(c: Collective) -> tuple[str, ...]:
+    flags = ", ".join(f for f, on in (("async", c.is_async), ("in loop", c.in_loop)) if on)
+    group = f"{c.group_size}" + (f" x{c.groups}" if c.groups > 1 else "")
+    result = _shape(c.dtype, c.shape) + (f" +{c.arrays - 1}" if c.arrays > 1 else "")
+    return (c.kind, result, ",".join(c.axes) or "-", group, fmt_bytes(c.send_bytes),
+            fmt_bytes(c.recv_bytes), _where(c.file, c.line), flags)
+
+
+def collectives_table(record: ShardingRecord) -> Table:
+    columns = (Column("collective"), Column("result/device"), Column("axes"), Column("group", "right"),
+               Column("sends", "right"), Column("receives", "right"), Column("from"), Column("notes"))
+    return Table(columns, tuple(_collective_row(c) for c in record.collectives))
+
+
+def by_line_table(record: ShardingRecord) -> Table:
+    columns = (Column("line"), Column("source"), Column("collectives"), Column("sends/device", "right"),
+               Column("receives/device", "right"))
+    rows = tuple((_where(r.file, r.line), r.source or "", f"{r.count} {', '.join(r.kinds)}", fmt_bytes(r.send_bytes),
+                  fmt_bytes(r.recv_bytes)) for r in record.by_line)
+    return Table(columns, rows)
+
+
+def sharding_section(record: ShardingRecord, page: str = "t1") -> Section:
+    """The whole sharding view of one call."""
+    mesh = str(record.mesh) if record.mesh is not None else "(none)"
+    counts = record.counts()
+    summary = ", ".join(f"{n} {kind}" for kind, n in counts.items()) or "none"
+    rows = [("mesh", mesh), ("devices", str(record.devices)), ("collectives", summary),
+            ("sent per device", fmt_bytes(record.send_bytes)), ("received per device", fmt_bytes(record.recv_bytes))]
+    blocks: list[Block] = [KeyValues(tuple(rows))]
+    blocks += [Note(w.message + (f" ({_where(w.file, w.line)})" if w.file else ""), "warning", "warning")
+               for w in record.warnings]
+    blocks.append(Section("what each device holds", (layout_table(record),), id=f"{page}-layout", level=3))
+    if record.collectives:
+        blocks.append(Section("collectives in the optimised HLO", (collectives_table(record),),
+                              plural(len(record.collectives), "collective"), id=f"{page}-collectives", level=3))
+        blocks.append(Section("communication by source line", (by_line_table(record),), id=f"{page}-comm", level=3))
+        kinds = dict.fromkeys(c.kind for c in record.collectives)
+        formulas = "; ".join(f"{kind}: {TRAFFIC_FORMULAS[kind]}" for kind in kinds if kind in TRAFFIC_FORMULAS)
+        blocks.append(Paragraph(pieces(f"bytes per device, ring-algorithm estimates for a group of N: {formulas}",
+                                       "jitscope.muted")))
+    else:
+        blocks.append(Paragraph(pieces("no collectives: every device works on its own data", "jitscope.muted")))
+    note = f"{record.devices} devices; memory analysis is per device"
+    return Section("sharding", tuple(blocks), note, id=f"{page}-sharding")
