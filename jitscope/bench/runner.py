@@ -150,12 +150,8 @@ def _cached(target: TargetHandle, argset: ArgSet, cold: ColdOutcome, args: tuple
     dispatch: TimingStats | None = None
     try:
         if donated:
-            def prepare() -> tuple[tuple[Any, ...], dict[str, Any]]:
-                return donated.fresh(args, kwargs)
-
-            donated_bytes = max(1, donated.nbytes(args, kwargs))
-            rounds = fresh_input_round(cold.jitted, prepare, block, clock)
-            measured = ctx.measure(rounds, max_loops=max(1, FRESH_INPUT_BYTES // donated_bytes))
+            rounds, max_loops = cached_round(cold.jitted, args, kwargs, donated, block, clock)
+            measured = ctx.measure(rounds, max_loops=max_loops)
             notes.append("donated arguments: every call got fresh copies, made outside the timed region; "
                          "dispatch-only time not measured")
         else:
@@ -184,6 +180,44 @@ def _cached(target: TargetHandle, argset: ArgSet, cold: ColdOutcome, args: tuple
         steady_state=measured.steady,
     )
     return record, notes
+
+
+def cached_round(jitted: Any, args: tuple[Any, ...], kwargs: dict[str, Any], donated: _Donated, block: Any,
+                 clock: Clock) -> tuple[RoundTimer, int]:
+    """The timed round of cached calls, and the most loops a round may have: donated arguments get
+    fresh copies, made outside the timed region, and a round's copies stay under FRESH_INPUT_BYTES."""
+    if not donated:
+        return blocked_round(jitted, args, kwargs, block, clock), MAX_LOOPS
+
+    def prepare() -> tuple[tuple[Any, ...], dict[str, Any]]:
+        return donated.fresh(args, kwargs)
+
+    donated_bytes = max(1, donated.nbytes(args, kwargs))
+    return fresh_input_round(jitted, prepare, block, clock), max(1, FRESH_INPUT_BYTES // donated_bytes)
+
+
+@dataclass(frozen=True, slots=True)
+class PreparedCall:
+    """One call ready to run: the target with the call's static names, concrete inputs, what it donates."""
+
+    target: TargetHandle
+    args: tuple[Any, ...]
+    kwargs: dict[str, Any]
+    donated: _Donated
+    notes: tuple[str, ...] = ()
+
+
+def prepare_call(target: TargetHandle, argset: ArgSet, seed: int) -> PreparedCall:
+    """Check that the inputs fit, make them, and mark the call's static arguments (bench and profile)."""
+    from jitscope.load.abstract import warn_if_x64_disabled
+
+    on_cpu, device_free, _ = _device_state()
+    inp.check_fits(argset, host_available=inp.host_available_bytes(), device_free=device_free, on_cpu=on_cpu,
+                   what=f"{target.name}({argset.describe()})")
+    notes = tuple(w for w in [warn_if_x64_disabled(argset)] if w)
+    args, kwargs = inp.make_inputs(argset, seed)
+    target = dataclasses.replace(target, options=target.options.with_static_names(argset.static_names))
+    return PreparedCall(target, args, kwargs, _donated(target, args, kwargs), notes)
 
 
 @dataclass(frozen=True, slots=True)
@@ -267,19 +301,13 @@ def derive(cold_total: float, cached: float, eager: EagerRecord | None, cost: An
 
 def bench_row(target: TargetHandle, argset: ArgSet, ctx: _Context) -> tuple[BenchRow, Any | None]:
     """Benchmark one call of one target."""
-    from jitscope.load.abstract import warn_if_x64_disabled
-
     opts = ctx.options
     name, call = target.name, argset.describe()
-    on_cpu, device_free, _ = _device_state()
-    inp.check_fits(argset, host_available=inp.host_available_bytes(), device_free=device_free, on_cpu=on_cpu,
-                   what=f"{name}({call})")
-    notes = [w for w in [warn_if_x64_disabled(argset)] if w]
     ctx.step(0.0, f"{name}: making inputs")
-    args, kwargs = inp.make_inputs(argset, opts.seed)
-    options = target.options.with_static_names(argset.static_names)
-    target = dataclasses.replace(target, options=options)
-    donated = _donated(target, args, kwargs)
+    prepared = prepare_call(target, argset, opts.seed)
+    target, args, kwargs, donated = prepared.target, prepared.args, prepared.kwargs, prepared.donated
+    options = target.options
+    notes = list(prepared.notes)
     outcomes: list[ColdOutcome] = []
     for i in range(opts.cold_runs):
         ctx.step(0.1 + 0.2 * i / opts.cold_runs, f"{name}: cold call {i + 1}/{opts.cold_runs}")

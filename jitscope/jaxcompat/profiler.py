@@ -1,0 +1,139 @@
+"""JAX's profiler for ``jitscope profile``: capture a trace, read its XSpace, and the compiled HLO text.
+
+Everything version-dependent about profiles is here. The trace is captured with the public
+``jax.profiler.trace`` and read with the public ``jax.profiler.ProfileData`` (JAX 0.6+; on
+0.4.38-0.5.x the name is missing and on some 0.6.x builds it is None: both are the one-line
+``unsupported JAX version`` error). The events are copied out into plain ``XEvent`` values so
+that nothing outside this module touches ProfileData's objects.
+
+What the captures hold (seen on jax 0.6.2, 0.10.2 and 0.12.0.1, CPU): plane ``/host:CPU``, one
+line per thread; the XLA CPU client's threads (``tf_XLAPjRtCpuClient/...`` on 0.10,
+``tf_XLAExecute/...`` on 0.12) carry one event per executed thunk, named after the HLO
+instruction, with stats ``hlo_op`` (the instruction), ``hlo_module`` (``jit_f``),
+``program_id``, ``run_id`` (one per execution) and ``device_ordinal``. On GPU the device planes
+(``/device:GPU:0``) carry one event per kernel on ``Stream #N`` lines with ``hlo_op``,
+``hlo_module``, ``program_id`` and ``correlation_id`` stats, and memcpy events.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import glob
+import os
+import warnings
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from jitscope.jaxcompat.features import UnsupportedJaxError, jax_version
+
+#: Stats copied from an event: what attribution needs, and the GPU's memcpy and kernel details.
+KEPT_STATS = frozenset({"hlo_op", "hlo_module", "program_id", "run_id", "device_ordinal", "correlation_id",
+                        "memcpy_details", "kernel_details", "scope_range_id"})
+#: Lines of a device plane that a profiler's post-processing derives from the kernels (not new work).
+DERIVED_LINES = ("XLA Modules", "XLA Ops", "XLA TraceMe", "Steps", "Framework Name Scope", "Framework Ops",
+                 "Source code", "TensorFlow Name Scope", "TensorFlow Ops", "SparseCore")
+
+
+@dataclass(frozen=True, slots=True)
+class XEvent:
+    """One profiler event, copied out of the XSpace: where it ran, when, and its stats (as text)."""
+
+    plane: str
+    line: str
+    name: str
+    start_ns: float
+    duration_ns: float
+    stats: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def end_ns(self) -> float:
+        return self.start_ns + self.duration_ns
+
+    @property
+    def on_device(self) -> bool:
+        """True for an accelerator plane (``/device:GPU:0``, ``/device:TPU:0``); False for the host."""
+        return self.plane.startswith("/device:")
+
+
+@functools.cache
+def profile_data_class() -> Any:
+    """``jax.profiler.ProfileData``, or the one-line error for a JAX without it."""
+    try:
+        import jax.profiler
+
+        cls = getattr(jax.profiler, "ProfileData", None)
+    except ImportError:
+        cls = None
+    if cls is None or not hasattr(cls, "from_file"):
+        raise UnsupportedJaxError(
+            f"unsupported JAX version {jax_version()}: jax.profiler.ProfileData (reading a captured profile) is "
+            "missing; jitscope profile needs jax >= 0.6 built with it (the other commands work on this JAX)",
+            hint="pip install -U jax")
+    return cls
+
+
+@contextlib.contextmanager
+def capture(directory: str) -> Iterator[None]:
+    """Profile what runs inside: ``jax.profiler.trace`` into ``directory`` (an ``.xplane.pb`` file)."""
+    import jax
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with jax.profiler.trace(directory):
+            yield
+
+
+def xspace_files(directory: str) -> list[str]:
+    """The ``.xplane.pb`` files a capture left in ``directory``, newest last."""
+    files = glob.glob(os.path.join(directory, "**", "*.xplane.pb"), recursive=True)
+    return sorted(files, key=os.path.getmtime)
+
+
+def _text(value: Any) -> str:
+    return value.decode(errors="replace") if isinstance(value, bytes) else str(value)
+
+
+def _keep(plane: str, line: str, stats: dict[str, str], name: str) -> bool:
+    if "hlo_op" in stats:
+        return True
+    # A device's copies carry no hlo_op: they are what the program's inputs and outputs cost.
+    return plane.startswith("/device:") and ("memcpy" in name.lower() or "memcpy_details" in stats)
+
+
+def read_events(path: str) -> list[XEvent]:
+    """The XLA events of a captured XSpace: every event with an ``hlo_op`` stat, and device copies."""
+    data = profile_data_class().from_file(path)
+    events: list[XEvent] = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)  # jax 0.12: "builtin type ... has no __module__"
+        for plane in data.planes:
+            plane_name = _text(plane.name)
+            for line in plane.lines:
+                line_name = _text(line.name)
+                if plane_name.startswith("/device:") and line_name.startswith(DERIVED_LINES):
+                    continue
+                for event in line.events:
+                    stats = {_text(k): _text(v) for k, v in event.stats if _text(k) in KEPT_STATS}
+                    name = _text(event.name)
+                    if _keep(plane_name, line_name, stats, name):
+                        events.append(XEvent(plane_name, line_name, name, float(event.start_ns),
+                                             float(event.duration_ns), stats))
+    return events
+
+
+def compiled_module_text(compiled: Any) -> str:
+    """The optimised HLO module with its metadata and, on newer XLA, its stack-frame tables."""
+    text = compiled.as_text()
+    if not text:
+        raise UnsupportedJaxError(f"unsupported JAX version {jax_version()}: Compiled.as_text() returned nothing")
+    return str(text)
+
+
+def device_description() -> tuple[str, str]:
+    """(backend, device kind) of the default device: ("cpu", "cpu"), ("gpu", "NVIDIA H100 80GB HBM3")."""
+    import jax
+
+    devices = jax.devices()
+    return jax.default_backend(), devices[0].device_kind if devices else "?"

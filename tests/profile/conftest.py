@@ -1,0 +1,34 @@
+"""Profiles of tests/profile/targets.py, taken once per session (a profile costs about a second)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from jitscope.model.profile import ProfileReport
+
+TARGETS = Path(__file__).with_name("targets.py")
+
+
+def profiling_supported() -> bool:
+    from jitscope.jaxcompat.features import UnsupportedJaxError
+    from jitscope.jaxcompat.profiler import profile_data_class
+
+    try:
+        profile_data_class()
+    except UnsupportedJaxError:
+        return False
+    return True
+
+
+@pytest.fixture(scope="session")
+def profiled() -> ProfileReport:
+    """hotspot and nested, profiled (few calls, short timing: the tests check attribution, not speed)."""
+    if not profiling_supported():
+        pytest.skip("this JAX has no jax.profiler.ProfileData")
+    from jitscope.bench.plan import plan_calls
+    from jitscope.profiling.runner import ProfileOptions, profile_calls
+
+    calls = plan_calls([f"{TARGETS}:hotspot", f"{TARGETS}:nested"])
+    return profile_calls(calls, ProfileOptions(calls=3, budget=0.05))
