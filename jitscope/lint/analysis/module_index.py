@@ -12,6 +12,7 @@ import ast
 import bisect
 from collections.abc import Iterator
 
+from jitscope.lint.analysis.pytree_registrations import registered_static_fields
 from jitscope.lint.analysis.qualified_names import ImportMap
 from jitscope.lint.analysis.source import ParsedSource
 
@@ -59,7 +60,13 @@ def block_statements(body: list[ast.stmt]) -> Iterator[ast.stmt]:
 class ModuleIndex:
     """Imports, definitions and module-level names of one parsed module."""
 
-    def __init__(self, parsed: ParsedSource, module: str = "", is_package: bool = False) -> None:
+    def __init__(
+        self,
+        parsed: ParsedSource,
+        module: str = "",
+        is_package: bool = False,
+        imported_static: frozenset[str] = frozenset(),
+    ) -> None:
         self.parsed = parsed
         self.path = parsed.path
         self.module = module
@@ -91,11 +98,17 @@ class ModuleIndex:
         self._local_defs: dict[int, dict[str, FuncNode]] = {}
         self._starts: dict[int, list[int]] = {}
         self._build()
+        #: static fields declared here (for other modules: see ``imported_static``)
+        self.own_static_fields = frozenset(self.static_fields)
+        #: fields declared static in modules this one imports (passed in by the runner)
+        self.static_fields.update(imported_static)
+        self.python_fields.difference_update(imported_static)
 
     # -- top level -------------------------------------------------------------------------------
 
     def _build(self) -> None:
         self._build_top_level()
+        self.static_fields.update(registered_static_fields(self.parsed.tree))
         for name, kinds in self._field_kinds.items():
             if kinds == {"str"}:
                 self.static_fields.add(name)  # a str is never a JAX leaf: no str field is ever traced
@@ -156,6 +169,10 @@ class ModuleIndex:
         elif isinstance(value, ast.Lambda):
             self.owner[id(value)] = None
             self.qualname[id(value)] = name
+
+    def imported_modules(self) -> set[str]:
+        """Dotted names this module imports (modules, or names inside them)."""
+        return set(self.names.aliases.values())
 
     # -- lookups ---------------------------------------------------------------------------------
 

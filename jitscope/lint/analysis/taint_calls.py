@@ -206,6 +206,8 @@ class CallEvaluator(TransformCalls):
                     frozenset(k for k, f in keywords if k and f & TAINT),
                     all_tainted=any(star and f & TAINT for f, star in positional),
                     array_keywords=frozenset(k for k, f in keywords if k and f & TAINT and f & ARRAY),
+                    # `f(*args)` with args of unknown length: it fills the parameters without defaults
+                    defaults_static=any(star for _, star in positional),
                 )
             )
         # What another module's function returns is unknown: perhaps traced, but an array only when it

@@ -157,9 +157,43 @@ class ExpressionEvaluator(CallEvaluator):
         for operand in (node.left, *node.comparators):
             if isinstance(operand, ast.Constant) and isinstance(operand.value, (str, bytes, type(None))):
                 return 0  # compared with a string or None: a Python value, not an array
+            if self._is_treedef(operand):
+                return 0  # a PyTreeDef compares in Python (a tracer is never equal to one)
         if not flags & TAINT:
             return 0
         return TAINT | (flags & ARRAY)
+
+    def _is_treedef(self, node: ast.expr) -> bool:
+        """A tree structure: ``tree_structure(x)`` or a name bound to one (``_, tree = tree_flatten(x)``)."""
+        if isinstance(node, ast.Call):
+            return _structure_call(self.qualify(node.func))
+        if not isinstance(node, ast.Name):
+            return False
+        names = self.facts.treedef_names
+        if names is None:
+            names = self.facts.treedef_names = self._treedef_names()
+        return node.id in names
+
+    def _treedef_names(self) -> frozenset[str]:
+        """Names this function binds to tree structures (assigned once, from a flatten or structure call)."""
+        found: set[str] = set()
+        body = self.facts.func.body
+        for stmt in ast.walk(ast.Module(body=body if isinstance(body, list) else [], type_ignores=[])):
+            if not (
+                isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.value, ast.Call)
+            ):
+                continue
+            target, qualified = stmt.targets[0], self.qualify(stmt.value.func)
+            if isinstance(target, ast.Name) and _structure_call(qualified):
+                found.add(target.id)
+            elif (
+                isinstance(target, ast.Tuple)
+                and len(target.elts) == 2
+                and isinstance(target.elts[1], ast.Name)
+                and nm.is_tree_flatten(qualified)
+            ):
+                found.add(target.elts[1].id)
+        return frozenset(found)
 
     def _comprehension(self, node: ast.ListComp | ast.SetComp | ast.GeneratorExp | ast.DictComp) -> int:
         saved = self.env
@@ -177,3 +211,11 @@ class ExpressionEvaluator(CallEvaluator):
             flags = self.expr(node.elt)
         self.env = saved
         return container(flags)
+
+
+def _structure_call(qualified: str | None) -> bool:
+    """``jax.tree_util.tree_structure`` / ``jax.tree.structure``: returns a PyTreeDef."""
+    if not qualified or not qualified.startswith("jax."):
+        return False
+    last = qualified.rpartition(".")[2]
+    return last == "tree_structure" or (last == "structure" and ".tree" in qualified)

@@ -84,6 +84,8 @@ class FunctionFacts:
     mixed_returns: bool = False
     #: call node id -> per-element flags of the tuple it returns
     tuple_flags: dict[int, tuple[int, ...]] = field(default_factory=dict)
+    #: names bound to tree structures (computed on first use)
+    treedef_names: frozenset[str] | None = None
 
     def flags_of(self, node: ast.AST) -> int:
         return self.flags.get(id(node), 0)

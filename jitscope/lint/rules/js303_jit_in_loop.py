@@ -197,7 +197,8 @@ class JitInLoop(Rule):
                     where,
                     "apply jax.jit once, outside the loop",
                 )
-            elif owner is not None and _fresh_each_call(site, owner):
+            elif owner is not None and ctx.traced(owner) is None and _fresh_each_call(site, owner):
+                # (inside traced code a fresh jit is traced with its caller, once per outer trace)
                 yield ctx.finding(
                     self,
                     site.node,
