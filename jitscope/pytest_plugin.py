@@ -142,7 +142,7 @@ def pytest_sessionstart(session: pytest.Session) -> None:
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
     if not config.getoption("jitscope"):
         return
-    from jitscope.render.bench import fmt_time
+    from jitscope.view.format import fmt_duration as fmt_time
 
     results = sorted(_state(config).results, key=lambda r: (-r[2], -r[1], r[0]))
     terminalreporter.section("jitscope: JAX compiles per test (worst first)")

@@ -20,6 +20,7 @@ from jitscope.cli.options import (
     enable_x64_if,
     format_option,
     resolve_format,
+    write_document,
     write_report,
 )
 from jitscope.errors import EXIT_FINDINGS, UsageError
@@ -75,9 +76,9 @@ def bench(
     from jitscope.bench.api import run_bench
     from jitscope.bench.runner import BenchOptions
     from jitscope.cli.stdout import user_output_to_stderr
-    from jitscope.render.bench import bench_progress, render_bench
     from jitscope.render.console import make_console
     from jitscope.render.profile import show_profiles
+    from jitscope.render.progress import progress_bar
 
     fmt_name = resolve_format(fmt, out)
     if fail_if_slower is not None and compare is None:
@@ -91,7 +92,7 @@ def bench(
                            persistent_cache=persistent_cache, max_warmup=max_warmup)
     stderr = make_console(stderr=True)
     machine_readable = fmt_name != "text"
-    with bench_progress(stderr) as progress, user_output_to_stderr(machine_readable):
+    with progress_bar(stderr, "jitscope bench") as progress, user_output_to_stderr(machine_readable):
         result, failed = run_bench(targets, shapes, static, arg, options=options, save=save, compare=compare,
                                    fail_if_slower=fail_if_slower, progress=progress)
     console = make_console()
@@ -99,18 +100,10 @@ def bench(
         from jitscope.render.json import dumps
 
         write_report(dumps(result.report), out)
-    elif fmt_name == "text" and out is None:
-        console.print(render_bench(result.report))
-    elif fmt_name == "text" and out is not None:
-        from jitscope.render.console import plain_console
-
-        with out.open("w", encoding="utf-8") as fh:
-            plain_console(fh).print(render_bench(result.report))
     else:
         from jitscope.view.bench import bench_document
-        from jitscope.view.render import render_document
 
-        write_report(render_document(bench_document(result.report), fmt_name), out)
+        write_document(bench_document(result.report), fmt_name, out)
     if result.profilers:
         show_profiles(result.profilers, html=profile_html, console=stderr if machine_readable or out else console,
                       subject="the cold call of", note="an extra cold call, not one of those timed")

@@ -5,11 +5,14 @@ from __future__ import annotations
 import sys
 from enum import Enum
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from jitscope.cli.formats import REPORT_FORMATS, SUFFIX_FORMATS
+
+if TYPE_CHECKING:
+    from jitscope.view.model import Document
 
 TargetsArg = Annotated[
     list[str],
@@ -117,3 +120,17 @@ def write_report(text: str, out: Path | None) -> None:
         return
     out.write_text(text, encoding="utf-8")
     print(f"report written to {out} ({len(text.encode()):,} bytes)", file=sys.stderr)
+
+
+def write_document(document: Document, fmt: str, out: Path | None) -> None:
+    """A view model in ``fmt``: text on stdout through the themed console (colour on a terminal), any
+    format into ``out``."""
+    if fmt == "text" and out is None:
+        from jitscope.render.console import make_console
+        from jitscope.view.rich_text import render_rich
+
+        make_console().print(render_rich(document))
+        return
+    from jitscope.view.render import render_document
+
+    write_report(render_document(document, fmt), out)

@@ -31,7 +31,7 @@ def rule(
     from jitscope.lint.registry import find_rule, rule_infos, suggest
     from jitscope.model.common import to_jsonable
     from jitscope.render.console import make_console
-    from jitscope.render.lint_text import RuleListView, render_rule_doc
+    from jitscope.render.rule import RuleListView, render_rule_doc
 
     console = make_console()
     if key is None:

@@ -20,6 +20,7 @@ from jitscope.cli.options import (
     format_option,
     is_report_file,
     resolve_format,
+    write_document,
     write_report,
 )
 from jitscope.errors import TraceError, UsageError
@@ -94,14 +95,7 @@ def trace(
         from jitscope.view.trace import trace_document
 
         document = trace_document(report, stages=wanted, locations=locations, depth=depth, linked=fmt_name != "text")
-        if fmt_name == "text" and report_file is None:
-            from jitscope.view.rich_text import render_rich
-
-            make_console().print(render_rich(document))
-        else:
-            from jitscope.view.render import render_document
-
-            write_report(render_document(document, fmt_name), report_file)
+        write_document(document, fmt_name, report_file)
     if profilers:
         from jitscope.render.profile import show_profiles
 

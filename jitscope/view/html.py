@@ -17,10 +17,12 @@ from jitscope.view.model import (
     CodeLine,
     CodeListing,
     Document,
+    Fit,
     KeyValues,
     Note,
     Panels,
     Paragraph,
+    Piece,
     Pieces,
     Section,
     Table,
@@ -50,7 +52,25 @@ def _line(line: CodeLine, digits: int) -> str:
     number = f'<span class="n">{line.number:>{digits}} </span>' if line.number is not None else (
         f'<span class="n">{" " * (digits + 1)}</span>' if digits else "")
     note = f' <span class="note">{escape(line.note)}</span>' if line.note else ""
-    return f"<div{attrs}>{number}{pieces_html(line.text)}{note}</div>"
+    text = pieces_html(line.text) if line.underline is None else _underlined(line)
+    return f"<div{attrs}>{number}{text}{note}</div>"
+
+
+def _underlined(line: CodeLine) -> str:
+    """The line's pieces with its underlined span wrapped in ``<u>`` (a wavy line under a finding)."""
+    start, end = line.underline or (0, 0)
+    before: list[Piece] = []
+    inside: list[Piece] = []
+    after: list[Piece] = []
+    pos = 0
+    for text, style in line.text:
+        for part, bucket in ((text[:max(start - pos, 0)], before), (text[max(start - pos, 0):max(end - pos, 0)], inside),
+                             (text[max(end - pos, 0):], after)):
+            if part:
+                bucket.append((part, style))
+        pos += len(text)
+    cls = f' class="{_class(line.underline_style)}"' if line.underline_style else ""
+    return (pieces_html(tuple(before)) + f"<u{cls}>{pieces_html(tuple(inside))}</u>" + pieces_html(tuple(after)))
 
 
 def listing_html(listing: CodeListing) -> str:
@@ -94,6 +114,8 @@ def section_html(section: Section) -> str:
     ident = f' id="{escape(section.id)}"' if section.id else ""
     note = f" <small>{escape(section.note)}</small>" if section.note else ""
     body = "".join(block_html(b) for b in section.blocks)
+    if not section.title:  # a plain group
+        return f'<div class="group"{ident}>{body}</div>'
     if section.level <= 1:
         return f'<section class="page"{ident}><h2>{escape(section.title)}{note}</h2>{body}</section>'
     if section.collapsed:
@@ -122,6 +144,8 @@ def block_html(block: Block) -> str:
     if isinstance(block, Chart):
         caption = f"<figcaption>{escape(block.caption)}</figcaption>" if block.caption else ""
         return f"<figure><h4>{escape(block.title)}</h4>{render_svg(block)}{caption}</figure>"
+    if isinstance(block, Fit):
+        return "".join(block_html(b) for b in block.blocks)
     if isinstance(block, Panels):
         return '<div class="panels">' + "".join(f'<div class="panel">{block_html(b)}</div>' for b in block.blocks) + "</div>"
     raise TypeError(f"not a view block: {type(block).__name__}")

@@ -56,6 +56,7 @@ details.fold{margin:0}details.sec>summary{cursor:pointer}details.sec>summary h3{
 .info{color:var(--c0)}.rc{color:var(--li);font-weight:600}
 .note-box{border-left:4px solid var(--c0);padding:.2rem .6rem;margin:.4rem 0;background:var(--box)}
 .note-box.warning{border-color:var(--warn)}.note-box.error{border-color:var(--bad)}.note-box.good{border-color:var(--good)}
+.code u{text-decoration:underline wavy;text-decoration-skip-ink:none;text-underline-offset:3px}
 pre.out{background:var(--box);padding:.4rem .6rem;border-radius:6px;white-space:pre-wrap}
 svg.chart{max-width:100%;height:auto;display:block;margin:.4rem 0}
 svg .lab,svg .val{fill:var(--fg);font-size:11px}svg .val{fill:var(--mu)}svg .axis{stroke:var(--mu)}

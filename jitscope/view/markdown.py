@@ -14,6 +14,7 @@ from jitscope.view.model import (
     Chart,
     CodeListing,
     Document,
+    Fit,
     KeyValues,
     Note,
     Panels,
@@ -89,6 +90,8 @@ def _chart(chart: Chart) -> str:
 
 
 def _section(section: Section, depth: int) -> str:
+    if not section.title:  # a plain group
+        return "\n\n".join(p for p in (block_md(b, depth) for b in section.blocks) if p)
     hashes = "#" * min(depth + section.level, 6)
     note = f" — *{escape_md(section.note)}*" if section.note else ""
     body = "\n\n".join(p for p in (block_md(b, depth) for b in section.blocks) if p)
@@ -116,8 +119,8 @@ def block_md(block: Block, depth: int = 1) -> str:
         return _listing(block)
     if isinstance(block, Chart):
         return _chart(block)
-    if isinstance(block, Panels):
-        return "\n\n".join(block_md(b, depth) for b in block.blocks)
+    if isinstance(block, Panels | Fit):
+        return "\n\n".join(p for p in (block_md(b, depth) for b in block.blocks) if p)
     raise TypeError(f"not a view block: {type(block).__name__}")
 
 

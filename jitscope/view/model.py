@@ -34,6 +34,8 @@ class Paragraph:
     text: Pieces
     #: Indented as a block of quoted output (e.g. what the user's code printed).
     preformatted: bool = False
+    #: Prose: the terminal wraps it to its width even when piped (where IR lines are never folded).
+    wrap: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,6 +45,8 @@ class Note:
     text: str
     level: Level = "info"
     label: str = ""  # "warning", "error", "fix" ...; "" for none
+    #: Wrapped to the terminal's width even when piped (see ``Paragraph.wrap``).
+    wrap: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,6 +94,10 @@ class CodeLine:
     fold: int = 0
     unfold: int = 0
     heat: float | None = None  # 0..1, a heat map's weight
+    #: Characters [start, end) of the text to point at (a finding's column span): carets under the
+    #: line in text, an underline in HTML; ``underline_style`` colours them.
+    underline: tuple[int, int] | None = None
+    underline_style: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,6 +110,8 @@ class CodeListing:
     id: str = ""
     #: The text, when the listing is big and has no links: back ends can print it without walking lines.
     raw: str | None = None
+    #: Spaces before every line in text (a code frame under a finding's line).
+    indent: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -160,7 +170,10 @@ class Panels:
 
 @dataclass(frozen=True, slots=True)
 class Section:
-    """A titled part of a document. ``level`` 1 is a page title (one traced call, one file)."""
+    """A titled part of a document. ``level`` 1 is a page title (one traced call, one file).
+
+    A section with no title is a plain group: its blocks, no heading, no blank lines between them.
+    """
 
     title: str
     blocks: tuple[Block, ...]
@@ -174,7 +187,17 @@ class Section:
     title_style: str = ""
 
 
-Block = Paragraph | Note | KeyValues | Table | CodeListing | Chart | Panels | Section
+@dataclass(frozen=True, slots=True)
+class Fit:
+    """The same content twice: ``blocks`` as it should read, ``narrow`` made narrower (long names
+    abbreviated). The terminal shows ``narrow`` when a table in ``blocks`` would be wider than the
+    console; other back ends (no width to fit) show ``blocks``."""
+
+    blocks: tuple[Block, ...]
+    narrow: tuple[Block, ...]
+
+
+Block = Paragraph | Note | KeyValues | Table | CodeListing | Chart | Panels | Section | Fit
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,8 +1,9 @@
 """The terminal back end: a view model as rich renderables, and as plain text on a colourless console.
 
 Plain text (pipes, NO_COLOR, ``--format text --out FILE``, tests) is the same renderables on a
-colourless console, so the two never disagree. Charts are left to the HTML report (the bench
-command keeps its own ASCII scaling chart in its text view), except timelines, listed as a table.
+colourless console, so the two never disagree. Charts are left to the HTML report, except
+timelines, listed as a table, and log-log charts, drawn in characters (``view/ascii_chart.py``).
+Prose (``wrap``) is wrapped to the width even on a piped console, which never folds IR lines.
 """
 
 from __future__ import annotations
@@ -10,7 +11,8 @@ from __future__ import annotations
 import io
 from collections.abc import Iterator
 
-from rich.console import Group, RenderableType
+from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
+from rich.measure import Measurement
 from rich.rule import Rule
 from rich.table import Table as RichTable
 from rich.text import Text
@@ -18,11 +20,13 @@ from rich.text import Text
 from jitscope.render.console import plain_console
 from jitscope.render.ir import render_ir
 from jitscope.render.lines import StyledLines
+from jitscope.view.ascii_chart import LogLogChart
 from jitscope.view.model import (
     Block,
     Chart,
     CodeListing,
     Document,
+    Fit,
     KeyValues,
     Note,
     Panels,
@@ -56,6 +60,9 @@ def _heading(section: Section) -> Rule:
 
 
 def _section(section: Section) -> Iterator[RenderableType]:
+    if not section.title:  # a plain group
+        yield from (render_block(block) for block in section.blocks)
+        return
     yield _heading(section)
     if section.gap:
         yield Text("")
@@ -97,6 +104,43 @@ class _ListingView:
         return StyledLines(listing_lines(self.listing, options.max_width)).__rich_measure__(console, options)
 
 
+class _Wrapped:
+    """Text wrapped to the width as explicit lines, so a soft-wrapping (piped) console keeps them."""
+
+    def __init__(self, text: Text) -> None:
+        self.text = text
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        lines = self.text.wrap(console, max(20, options.max_width))
+        for line in lines:
+            line.rstrip()
+        yield lines
+
+    def __rich_measure__(self, console: Console, options: ConsoleOptions) -> Measurement:
+        return Measurement.get(console, options, self.text)
+
+
+class _FitView:
+    """``Fit``: its blocks, or its narrow blocks when one of its tables is wider than the console."""
+
+    def __init__(self, fit: Fit) -> None:
+        self.fit = fit
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        wide = options.update(max_width=10_000)
+        too_wide = any(Measurement.get(console, wide, _table(t)).maximum > options.max_width
+                       for t in _tables(self.fit.blocks))
+        yield Group(*_spaced([render_block(b) for b in (self.fit.narrow if too_wide else self.fit.blocks)]))
+
+
+def _tables(blocks: tuple[Block, ...]) -> Iterator[Table]:
+    for block in blocks:
+        if isinstance(block, Table):
+            yield block
+        elif isinstance(block, Section | Panels):
+            yield from _tables(block.blocks)
+
+
 def _listing(listing: CodeListing) -> RenderableType:
     if listing.raw is not None and not any(line.note or line.number for line in listing.lines):
         if listing.language in ("stablehlo", "hlo"):
@@ -112,10 +156,11 @@ def render_block(block: Block) -> RenderableType:
         text = styled(block.text)
         if block.preformatted:
             text = Text("\n").join(Text("  ") + line for line in text.split("\n"))
-        return text
+        return _Wrapped(text) if block.wrap else text
     if isinstance(block, Note):
         label = f"{block.label}: " if block.label else ""
-        return Text(label + block.text, style=_LEVEL_STYLE[block.level])
+        note = Text(label + block.text, style=_LEVEL_STYLE[block.level])
+        return _Wrapped(note) if block.wrap else note
     if isinstance(block, KeyValues):
         return _key_values(block)
     if isinstance(block, Table):
@@ -126,7 +171,11 @@ def render_block(block: Block) -> RenderableType:
     if isinstance(block, Panels):
         return Group(*_spaced([render_block(b) for b in block.blocks]))
     if isinstance(block, Chart):
+        if block.kind == "loglog":
+            return LogLogChart(block)
         return render_block(timeline_table(block)) if block.kind == "timeline" else Group()
+    if isinstance(block, Fit):
+        return _FitView(block)
     raise TypeError(f"not a view block: {type(block).__name__}")
 
 
@@ -137,12 +186,21 @@ def _spaced(parts: list[RenderableType]) -> list[RenderableType]:
     return out[:-1]
 
 
+def _title(document: Document) -> list[RenderableType]:
+    """The title as a heavy rule, the subtitle under it; a report of one page (one traced call) is
+    titled by its page alone."""
+    pages = [b for b in document.blocks if isinstance(b, Section) and b.level <= 1]
+    if not document.title or (len(pages) == 1 and document.title.endswith(pages[0].title)):
+        return []
+    parts: list[RenderableType] = [Rule(Text(document.title, style="jitscope.title"), align="left", characters="━")]
+    if document.subtitle:
+        parts.append(_Wrapped(Text(document.subtitle, style="jitscope.muted")))
+    return parts
+
+
 def render_rich(document: Document) -> RenderableType:
-    """The document as one renderable: its blocks, a blank line after each."""
-    parts: list[RenderableType] = []
-    for block in document.blocks:
-        parts += [render_block(block), Text("")]
-    return Group(*parts)
+    """The document as one renderable: its title, then its blocks, a blank line between them."""
+    return Group(*_title(document), *_spaced([render_block(block) for block in document.blocks]))
 
 
 def render_plain(document: Document, width: int = 100) -> str:

@@ -6,7 +6,7 @@ Shared by the terminal and Markdown back ends; imports nothing but the view mode
 from __future__ import annotations
 
 from jitscope.view.format import fmt_duration
-from jitscope.view.model import Chart, CodeListing, Column, Piece, Table
+from jitscope.view.model import Chart, CodeLine, CodeListing, Column, Piece, Table
 
 #: Notes after a jaxpr equation line up at this column at most.
 MAX_NOTE_COLUMN = 80
@@ -17,7 +17,8 @@ def _width(line: list[Piece]) -> int:
 
 
 def listing_lines(listing: CodeListing, width: int = 100) -> list[list[Piece]]:
-    """The listing's lines with ``> 12 │ `` numbers (``>`` marks a line) and notes on one column."""
+    """The listing's lines with ``> 12 │ `` numbers (``>`` marks a line), notes on one column, carets
+    under an underlined span, and the listing's indent."""
     if not listing.lines and listing.raw is not None:
         return [[(line, "")] if line else [] for line in listing.raw.removesuffix("\n").split("\n")]
     lines = listing.lines
@@ -31,15 +32,26 @@ def listing_lines(listing: CodeListing, width: int = 100) -> list[list[Piece]]:
         pieces.extend(line.text)
         out.append(pieces)
     notes = [line.note for line in lines]
-    if not any(notes):
-        return out
-    widths = [_width(p) if note else 0 for p, note in zip(out, notes, strict=True)]
-    longest = max(len(note) for note in notes if note)
-    column = max(min(max(widths), MAX_NOTE_COLUMN, width - longest - 2), 0)
-    return [
-        [*p, (" " * max(column - w, 0) + "  ", ""), (note, "jaxpr.location")] if note else p
-        for p, note, w in zip(out, notes, widths, strict=True)
-    ]
+    if any(notes):
+        widths = [_width(p) if note else 0 for p, note in zip(out, notes, strict=True)]
+        longest = max(len(note) for note in notes if note)
+        column = max(min(max(widths), MAX_NOTE_COLUMN, width - longest - 2), 0)
+        out = [[*p, (" " * max(column - w, 0) + "  ", ""), (note, "jaxpr.location")] if note else p
+               for p, note, w in zip(out, notes, widths, strict=True)]
+    if any(line.underline for line in lines):
+        out = [part for p, line in zip(out, lines, strict=True) for part in (p, *_carets(line, digits))]
+    if listing.indent:
+        out = [[(" " * listing.indent, ""), *p] if p else p for p in out]
+    return out
+
+
+def _carets(line: CodeLine, digits: int) -> list[list[Piece]]:
+    """``   │    ^^^^`` under the line's underlined span (none when it has none)."""
+    if line.underline is None:
+        return []
+    start, end = line.underline
+    gutter: list[Piece] = [(f"  {'':>{digits}} │ ", "jitscope.muted")] if digits else []
+    return [[*gutter, (" " * max(start, 0), ""), ("^" * max(end - start, 1), line.underline_style)]]
 
 
 def listing_text(listing: CodeListing) -> str:

@@ -1,4 +1,4 @@
-"""The bench renderer on fixed records, printed on a colourless console."""
+"""The bench view model on fixed records, printed by the terminal back end on a colourless console."""
 
 from __future__ import annotations
 
@@ -8,8 +8,18 @@ import io
 from jitscope.bench.compare import compare
 from jitscope.bench.scaling import scaling_records
 from jitscope.model.bench import ScalingPoint, ScalingRecord
-from jitscope.render.bench import ScalingChart, fmt_bytes, fmt_rate, fmt_time, render_bench
 from jitscope.render.console import plain_console
+from jitscope.view.ascii_chart import LogLogChart
+from jitscope.view.bench import bench_document, scaling_chart
+from jitscope.view.rich_text import render_rich
+
+
+def render_bench(report):
+    return render_rich(bench_document(report))
+
+
+def ascii_chart(record, width, height):
+    return LogLogChart(scaling_chart(record), width=width, height=height)
 
 
 def text_of(renderable, width: int = 100) -> str:
@@ -18,18 +28,11 @@ def text_of(renderable, width: int = 100) -> str:
     return buf.getvalue()
 
 
-def test_formatters():
-    assert [fmt_time(x) for x in (2.5, 0.0123, 4.56e-6, 3.2e-8, None)] == ["2.5 s", "12.3 ms", "4.56 µs", "32 ns",
-                                                                          "n/a"]
-    assert [fmt_bytes(x) for x in (12, 2048, 3 * 2**20, None)] == ["12 B", "2 KiB", "3 MiB", "n/a"]
-    assert fmt_rate(2.5e9, "FLOP") == "2.5 GFLOP/s"
-
-
 def test_report_tables(make_row, make_report):
     out = text_of(render_bench(make_report(make_row(call="f32[8]", median=1e-5, total=0.03))))
     lines = out.splitlines()
-    assert lines[0].startswith("jitscope bench ━")
-    assert "first call (cold): fresh jit wrapper, JAX's in-memory caches cleared" in out
+    assert lines[0].startswith("jitscope bench: m.py:f ━")
+    assert lines[1].startswith("first call (cold)  fresh jit wrapper, JAX's in-memory caches cleared ─")
     cold = next(line for line in lines if line.startswith("f(f32[8])") and "30 ms" in line)
     assert cold.split() == ["f(f32[8])", "30", "ms", "2", "ms", "4", "ms", "20", "ms", "1", "ms", "3", "ms"]
     cached = next(line for line in lines if line.startswith("f(f32[8])") and "µs" in line and "ms" not in line)
@@ -54,7 +57,7 @@ def test_comparison_section(make_row, make_report):
     current = make_report(make_row(median=2e-5))
     comp = compare(current, make_report(make_row(median=1e-5)), threshold=0.1, baseline_name="base.json")
     out = text_of(render_bench(dataclasses.replace(current, comparison=comp)))
-    assert "compared with base.json (regression: more than 10% slower)" in out
+    assert "compared with base.json  regression: more than 10% slower ─" in out
     line = next(line for line in out.splitlines() if "cached median" in line)
     assert "+100.0%" in line and line.rstrip().endswith("regression")
     assert "1 regression(s)" in out
@@ -65,10 +68,11 @@ def test_scaling_chart_ascii_exact():
                            run_slope=1.0, compile_slope=0.0)
     buf = io.StringIO()
     console = plain_console(buf, width=60)
-    console.print(ScalingChart(record, width=20, height=5))
+    console.print(ascii_chart(record, width=20, height=5))
     got = [line.rstrip() for line in buf.getvalue().splitlines()]
     assert got == [
-        "f: time vs input size (log-log)",
+        "",
+        "f: time against input size (log-log)",
         "    10 ms |▲                  ▲",
         "          |",
         "          |                   ●",
@@ -86,11 +90,11 @@ def test_scaling_chart_falls_back_to_ascii():
     console = plain_console(io.StringIO(), width=60)
     options = console.options.copy()
     options.encoding = "ascii"
-    lines = console.render_lines(ScalingChart(record, width=10, height=3), options, pad=False)
+    lines = console.render_lines(ascii_chart(record, width=10, height=3), options, pad=False)
     text = [("".join(seg.text for seg in line)).rstrip() for line in lines]
-    assert text[0] == "f [n=2]: time vs input size (log-log)"
-    assert text[1] == "    10 µs |" + " " * 15 + "o"  # charts are at least 16 columns wide
-    assert text[-1] == "           o cached call   x XLA compile"
+    assert text[1] == "f [n=2]: time against input size (log-log)"
+    assert text[2] == "    10 µs |" + " " * 15 + "o"  # charts are at least 16 columns wide
+    assert text[-1] == "           o cached call"  # no compile times: no compile series in the legend
 
 
 def test_scaling_section_in_report(make_row, make_report):
@@ -98,7 +102,7 @@ def test_scaling_section_in_report(make_row, make_report):
                                                                              median=1e-3)]
     rep = dataclasses.replace(make_report(*rows), scaling=scaling_records(rows))
     out = text_of(render_bench(rep))
-    assert "scaling: slope of log(time) against log(input bytes)" in out
+    assert "scaling  slope of log(time) against log(input bytes) ─" in out
     line = next(line for line in out.splitlines() if line.startswith("f ") and "B .." in line)
     assert line.split()[-2:] == ["1.00", "0.00"]
 
@@ -106,14 +110,14 @@ def test_scaling_section_in_report(make_row, make_report):
 def test_progress_only_on_a_terminal():
     from rich.console import Console
 
-    from jitscope.render.bench import bench_progress
+    from jitscope.render.progress import progress_bar
 
     piped = io.StringIO()
-    with bench_progress(plain_console(piped)) as update:
+    with progress_bar(plain_console(piped), "jitscope bench") as update:
         update(0.5, 2, "scale: cached calls")
     assert piped.getvalue() == ""
     tty = io.StringIO()
-    with bench_progress(Console(file=tty, force_terminal=True, width=80)) as update:
+    with progress_bar(Console(file=tty, force_terminal=True, width=80), "jitscope bench") as update:
         update(0.5, 2, "scale: cached calls")
     assert "scale: cached calls" in tty.getvalue()
 
@@ -178,6 +182,6 @@ def test_failed_calls_are_rows(make_row, make_report):
     failure = BenchFailure("m.py:g", "f32[3]", "", "m.py:g(f32[3]) failed on its first call: RuntimeError: boom",
                            hint="fix it")
     out = text_of(render_bench(dataclasses.replace(make_report(make_row()), failures=(failure,))))
-    assert "failed calls: recorded, and the run went on" in out
+    assert "failed calls  recorded, and the run went on ─" in out
     line = next(line for line in out.splitlines() if line.startswith("g(f32[3])"))
     assert line.split(None, 1)[1] == "failed on its first call: RuntimeError: boom (fix it)"

@@ -13,7 +13,10 @@ from jitscope.model.common import SCHEMA_VERSION, from_jsonable
 from jitscope.model.lint import Finding, LintReport, RuleStat, Severity
 from jitscope.render.console import plain_console
 from jitscope.render.lint_formats import render_github, render_json, render_sarif
-from jitscope.render.lint_text import LintTextView, RuleListView, render_rule_doc, summary_text
+from jitscope.render.rule import RuleListView, render_rule_doc
+from jitscope.view.lint import lint_document, summary_pieces
+from jitscope.view.model import Paragraph
+from jitscope.view.rich_text import render_block, render_rich
 
 SOURCE = ["import jax", "@jax.jit", "def step(x):", "    print(x, 'a,b:c')", "    return x"]
 
@@ -76,7 +79,7 @@ def _text(renderable: object, width: int = 100) -> str:
 
 
 def test_text_has_location_code_frame_and_help() -> None:
-    out = _text(LintTextView(REPORT, statistics=True, read_lines=lambda _: SOURCE))
+    out = _text(render_rich(lint_document(REPORT, lambda _: SOURCE, layout="flat", statistics=True)))
     assert "pkg/mod.py:4:5: JS101 [warning] print() in `step` runs only while tracing" in out
     assert " > 4 │     print(x, 'a,b:c')" in out
     assert "   │     " + "^" * 20 in out
@@ -88,11 +91,11 @@ def test_text_has_location_code_frame_and_help() -> None:
 
 
 def test_text_without_source_and_clean_summary() -> None:
-    out = _text(LintTextView(REPORT, show_source=False, read_lines=lambda _: SOURCE))
+    out = _text(render_rich(lint_document(REPORT, lambda _: SOURCE, layout="flat", show_source=False)))
     assert "│" not in out
     clean = _report(())
     assert (
-        _text(summary_text(clean)).strip() == "All checks passed: 3 files (120 lines) checked; 1 suppressed."
+        _text(render_block(Paragraph(summary_pieces(clean)))).strip() == "All checks passed: 3 files (120 lines) checked; 1 suppressed."
     )
 
 

@@ -10,7 +10,7 @@ from rich.console import Console
 from jitscope.errors import SpecError
 from jitscope.lint.registry import rule_infos
 from jitscope.model.trace import SeenArg, TraceRecord
-from jitscope.render.lint_text import RuleListView
+from jitscope.render.rule import RuleListView
 from jitscope.render.theme import THEME
 from jitscope.render.trace import render_seen
 

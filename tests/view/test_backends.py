@@ -41,6 +41,7 @@ DOC = Document("jitscope demo", "trace", (
 def test_plain_text_reads_like_the_terminal() -> None:
     text = render_plain(DOC, width=40)
     assert [line.rstrip() for line in text.splitlines()] == [
+        "jitscope demo ━━━━━━━━━━━━━━━━━━━━━━━━━━",
         "m.py:f ━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━",
         "call: f(f32[2])",
         "warning: f64 specs become f32",
@@ -58,8 +59,28 @@ def test_plain_text_reads_like_the_terminal() -> None:
         "{ lambda ; a:f32[2]. let",
         "b = sin a  # m.py:3",
         "  in (b,) }",
-        "",
     ]
+
+
+def test_plain_text_shows_title_and_subtitle_but_not_twice() -> None:
+    """The title is the first line (the subtitle under it); a page that already says it stands alone."""
+    doc = Document("jitscope demo", "bench", (Paragraph(pieces("body")),), subtitle="3 calls on cpu")
+    assert render_plain(doc, width=30).splitlines() == ["jitscope demo " + "━" * 16, "3 calls on cpu", "body"]
+    one_page = Document("jitscope trace: m.py:f", "trace", (Section("m.py:f", (), level=1),))
+    assert render_plain(one_page, width=30).splitlines()[0].startswith("m.py:f ━")
+    assert render_plain(Document("", "lint", (Paragraph(pieces("All checks passed")),))) == "All checks passed\n"
+
+
+def test_code_frame_carets_and_groups() -> None:
+    """A finding's frame: the marked line's span underlined with carets; an untitled section is a group."""
+    frame = CodeListing((CodeLine(pieces("x = 1"), number=9), CodeLine(pieces("if x > y:"), number=10, mark=True,
+                                                                       underline=(3, 8))), "python", indent=1)
+    doc = Document("", "lint", (Section("", (Paragraph(pieces("m.py:10:4: JS201")), frame)),
+                                Paragraph(pieces("Found 1 finding"))))
+    assert render_plain(doc).splitlines() == ["m.py:10:4: JS201", "    9 │ x = 1", " > 10 │ if x > y:",
+                                              "      │    ^^^^^", "", "Found 1 finding"]
+    assert "<u>x &gt; y</u>" in render_html(doc)
+    assert "   │    ^^^^^" in render_markdown(doc)
 
 
 def test_markdown_escapes_and_tables() -> None:
