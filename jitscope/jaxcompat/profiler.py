@@ -75,13 +75,14 @@ def profile_data_class() -> Any:
 
 
 @contextlib.contextmanager
-def capture(directory: str) -> Iterator[None]:
-    """Profile what runs inside: ``jax.profiler.trace`` into ``directory`` (an ``.xplane.pb`` file)."""
+def capture(directory: str, perfetto: bool = False) -> Iterator[None]:
+    """Profile what runs inside: ``jax.profiler.trace`` into ``directory`` (an ``.xplane.pb`` file, and
+    with ``perfetto`` a ``.trace.json.gz`` that ui.perfetto.dev opens)."""
     import jax
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        with jax.profiler.trace(directory):
+        with jax.profiler.trace(directory, create_perfetto_trace=perfetto):
             yield
 
 

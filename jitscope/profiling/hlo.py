@@ -8,11 +8,11 @@ primitive in its jit and ``named_scope`` path), and the source location, either 
 ``FileNames``/``FunctionNames``/``FileLocations``/``StackFrames`` tables (newer XLA: the whole
 Python stack).
 
-The printer writes a frame's ``parent_frame_id`` one higher than the frame it means, and a root
-frame's as its own id (XLA 2025-2026: ``2 {file_location_id=2 parent_frame_id=2}`` is a root,
-``3 {... parent_frame_id=2}`` is a child of frame 1). Parents are always listed before their
-children, so a frame naming itself as parent can only mean the shifted form; a table without one
-is read as written.
+The printer writes a frame's ``parent_frame_id`` one higher than the frame it means, so a root
+frame's is 1 (XLA in JAX 0.10-0.12: ``1 {file_location_id=1 parent_frame_id=1}`` is a root,
+``4 {... parent_frame_id=4}`` is a child of frame 3; checked against the functions' call lines).
+Parents are listed before their children, so frame 1 naming itself can only mean the shifted
+form; a table without that is read as written.
 """
 
 from __future__ import annotations

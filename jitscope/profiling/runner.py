@@ -154,7 +154,7 @@ def profile_row(target: TargetHandle, argset: ArgSet, options: ProfileOptions,
         say(step + 0.6, total, f"{name}: {calls} calls under the profiler")
         fresh = [donated.fresh(args, kwargs) for _ in range(calls)]
         with _capture_dir(options.trace_out) as directory:
-            with jp.capture(directory):
+            with jp.capture(directory, perfetto=options.trace_out is not None):
                 start = clock()
                 for a, k in fresh:
                     block(jitted(*a, **k))
