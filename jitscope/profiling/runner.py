@@ -99,10 +99,6 @@ def _notes(times: DeviceTimes, rec: Reconciliation, calls: int, module: str) -> 
     elif times.executions not in (calls, 1):
         notes.append(f"the capture held {times.executions} executions of {module}, not the {calls} profiled "
                      "calls: times per call may be off")
-    if not rec.reconciles:
-        notes.append(f"the parts add up to {rec.difference:+.0%} of the measured time per call (more than "
-                     f"±{rec.tolerance:.0%}): the profiler slowed the program down while it watched; shares "
-                     "between lines still hold, absolute times are inflated")
     if rec.measured > 0 and abs(rec.profiled_wall - rec.measured) > rec.tolerance * rec.measured:
         notes.append(f"calls under the profiler took {rec.profiled_wall / rec.measured:.2f}x the time of "
                      "calls without it")

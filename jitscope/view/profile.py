@@ -144,16 +144,19 @@ def reconciliation(row: ProfileRow) -> tuple[Block, ...]:
     verdict = (Note(f"the parts add up to the measured time within ±{rec.tolerance:.0%} "
                     f"({rec.difference:+.1%})", "good") if rec.reconciles else
                Note(f"the parts differ from the measured time by {rec.difference:+.1%} (more than "
-                    f"±{rec.tolerance:.0%})", "warning", "warning"))
+                    f"±{rec.tolerance:.0%})" + (": the program ran slower while the profiler watched; the shares "
+                                                "of lines and ops still hold, their absolute times are inflated"
+                                                if rec.difference > 0 else ""), "warning", "warning"))
     return KeyValues(rows), verdict
 
 
 def row_section(row: ProfileRow) -> Section:
     rec = row.reconciliation
     device = row.device_time
+    on_lines = rec.lines / (rec.lines + rec.no_source) if rec.lines + rec.no_source > 0 else 0.0
     headline = (f"{fmt_duration(device)} of device time per call ({row.events_from}, {row.calls} calls profiled), "
-                f"{_pct(rec.lines / rec.measured if rec.measured else 0)} of the {fmt_duration(rec.measured)} "
-                f"a call takes on source lines")
+                f"{_pct(on_lines)} of it on source lines; a call takes {fmt_duration(rec.measured)} without "
+                "the profiler")
     blocks: list[Block] = [Paragraph(pieces(headline))]
     if row.lines:
         blocks.append(Section("top source lines", (top_lines(row),), "device time per call", id="profile-lines"))
