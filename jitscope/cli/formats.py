@@ -2,7 +2,16 @@
 
 Kept apart from ``cli/options.py`` (typer) so that ``jitscope run``'s own parser
 (``run/command.py``), which starts the user's program before typer is imported, reads the
-same names.
+same names and the same rules.
+
+What ``--out FILE`` without ``--format`` means, on every command:
+
+- a suffix naming a format the command writes picks it (``report.html``);
+- a suffix naming a format the command does not write (``.sarif`` on anything but lint) is an
+  error naming the formats it does write;
+- any other suffix, or none: ``trace`` writes its stage folder there, ``run`` writes JSON (what
+  ``--out`` always wrote), ``bench``, ``lint`` and ``profile`` stop with an error asking for a suffix or
+  ``--format`` (``resolve_format`` in ``cli/options.py``).
 """
 
 from __future__ import annotations
@@ -16,10 +25,25 @@ SUFFIX_FORMATS: dict[str, str] = {
 }
 
 
-def format_of_suffix(path: str) -> str | None:
-    """The format a file name's suffix names (``report.html`` -> html), or None."""
+def suffixes_of(formats: tuple[str, ...]) -> str:
+    """``.txt, .json, .md or .html``: the first suffix of each format that has one."""
+    firsts = list(dict.fromkeys(suffix for suffix, fmt in SUFFIX_FORMATS.items() if fmt in formats
+                                and suffix in (".txt", ".json", ".md", ".html", ".sarif")))
+    return ", ".join(firsts[:-1]) + f" or {firsts[-1]}" if len(firsts) > 1 else "".join(firsts)
+
+
+def format_of_suffix(path: str, supported: tuple[str, ...] = REPORT_FORMATS) -> str | None:
+    """The format a file name's suffix names (``report.html`` -> html), or None for no or an unknown
+    suffix; a ``UsageError`` when the suffix names a format outside ``supported``."""
     name = path.replace("\\", "/").rsplit("/", 1)[-1]
     stem, dot, suffix = name.rpartition(".")
     if not dot or not stem:
         return None
-    return SUFFIX_FORMATS.get("." + suffix.lower())
+    fmt = SUFFIX_FORMATS.get("." + suffix.lower())
+    if fmt is not None and fmt not in supported:
+        from jitscope.errors import UsageError
+
+        raise UsageError(f"--out {path} asks for {fmt}, which this command does not write",
+                         hint=f"its formats are {', '.join(supported)}: name the file {suffixes_of(supported)}, "
+                         "or pass --format")
+    return fmt

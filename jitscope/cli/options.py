@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from jitscope.cli.formats import REPORT_FORMATS, SUFFIX_FORMATS
+from jitscope.cli.formats import REPORT_FORMATS, SUFFIX_FORMATS, format_of_suffix, suffixes_of
 
 if TYPE_CHECKING:
     from jitscope.view.model import Document
@@ -91,18 +91,20 @@ def format_option(sarif: bool = False, what: str = "") -> Any:
 
 
 def resolve_format(fmt: Enum | str | None, out: Path | None, choices: tuple[str, ...] = REPORT_FORMATS) -> str:
-    """The format asked for: ``--format``, else the ``--out`` file's suffix, else text."""
+    """The format asked for: ``--format``, else the ``--out`` file's suffix, else text on stdout.
+
+    An ``--out`` whose suffix names no format the command writes is an error (``cli/formats.py``)."""
     if fmt is not None:
         return fmt.value if isinstance(fmt, Enum) else fmt
-    if out is not None and out.suffix:
-        named = SUFFIX_FORMATS.get(out.suffix.lower())
-        if named is None or named not in choices:
-            from jitscope.errors import UsageError
+    if out is None:
+        return "text"
+    named = format_of_suffix(str(out), choices)
+    if named is None:
+        from jitscope.errors import UsageError
 
-            raise UsageError(f"cannot tell the format from the suffix of --out {out}",
-                             hint=f"name it .txt, .json, .md or .html, or pass --format {'|'.join(choices)}")
-        return named
-    return "text"
+        raise UsageError(f"cannot tell the format from the suffix of --out {out}",
+                         hint=f"name it {suffixes_of(choices)}, or pass --format {'|'.join(choices)}")
+    return named
 
 
 def is_report_file(out: Path | None) -> bool:

@@ -6,6 +6,7 @@ renders), charts a table of their data. Styles are dropped.
 
 from __future__ import annotations
 
+import html
 import re
 
 from jitscope.view.format import fmt_bytes, fmt_count, fmt_duration, fmt_slope
@@ -27,18 +28,78 @@ from jitscope.view.text import listing_text, timeline_table
 
 #: Listings longer than this are folded in ``<details>``.
 FOLD_LINES = 40
-#: Escaped: what would start emphasis, HTML, a table cell or a link (backticks stay: messages quote code); ``_`` only at word edges
-#: (GitHub does not emphasise ``jit_sin``).
-_SPECIAL = re.compile(r"([\\*<>|]|(?<![A-Za-z0-9])_|_(?![A-Za-z0-9])|\[(?=[^\]]*\]\())")
+#: Characters that may start Markdown inside a line; ``_escape_inline`` decides for each one in its context.
+_INLINE = re.compile(r"[\\*_<\[&~$|]")
+_PUNCTUATION = frozenset("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~")
+#: What makes a line a block other than a paragraph: a quote, heading, list item, fence or setext underline.
+_BLOCK_START = re.compile(r"^( {0,3})(?=>|#{1,6}(?:\s|$)|[-+*](?:\s|$)|`{3,}|~{3,}|=+\s*$|-+\s*$)")
+#: An ordered list item: ``1. `` or ``1) `` (the dot or parenthesis is escaped).
+_ORDERED = re.compile(r"^( {0,3}\d{1,9})(?=[.)](?:\s|$))")
 
 
-def escape_md(text: str) -> str:
-    """Text that Markdown shows as written (no emphasis, links or HTML from the user's names)."""
-    return _SPECIAL.sub(r"\\\1", text)
+def _escape_inline(match: re.Match[str], text: str, cell: bool) -> str:
+    char, i = match.group(), match.start()
+    before, after = text[i - 1:i], text[i + 1:i + 2]
+    if char == "\\":  # a backslash escapes only the punctuation after it (or breaks a line at the end)
+        needed = not after or after in _PUNCTUATION
+    elif char == "*":  # emphasis needs a * that is not between spaces
+        needed = not ((not before or before.isspace()) and (not after or after.isspace()))
+    elif char == "_":  # GitHub does not emphasise inside words (jit_sin), nor a lone _ between spaces
+        needed = not ((before.isalnum() and after.isalnum()) or ((not before or before.isspace())
+                                                                 and (not after or after.isspace())))
+    elif char == "<":  # a tag, comment or autolink starts <a, </, <!, <?
+        needed = after.isalpha() or after in ("/", "!", "?")
+    elif char == "[":  # a link or image: [text](url) or [text][ref]
+        needed = re.match(r"\[[^\]]*\][(\[]", text[i:]) is not None
+    elif char == "&":  # an entity or character reference: &amp; &#38;
+        needed = re.match(r"&#?[0-9A-Za-z]+;", text[i:]) is not None
+    elif char in "~$":  # strikethrough ~x~ and GitHub's math $x$ need a pair
+        needed = text.count(char) > 1
+    else:  # |: only a table cell ends at one
+        needed = cell
+    return "\\" + char if needed else char
+
+
+#: A code span: inside it backslashes show as written, so nothing in it is escaped.
+_CODE_SPAN = re.compile(r"(`+)(?!`).*?(?<!`)\1(?!`)")
+#: ``@name`` outside code: a GitHub mention (``decorated with @jax.jit`` would notify a user "jax"); set as code.
+_MENTION = re.compile(r"(?<![\w`])@[A-Za-z][\w.-]*\w|(?<![\w`])@[A-Za-z]")
+
+
+def _escape_line(line: str, cell: bool) -> str:
+    out, pos = [], 0
+    for span in [*_CODE_SPAN.finditer(line), None]:
+        end = span.start() if span else len(line)
+        gap = line[pos:end]
+        gap = _INLINE.sub(lambda m, gap=gap: _escape_inline(m, gap, cell), gap)  # type: ignore[misc]
+        out.append(_MENTION.sub(lambda m: f"`{m.group()}`", gap))
+        if span:
+            out.append(span.group())
+            pos = span.end()
+    return "".join(out)
+
+
+def escape_md(text: str, *, cell: bool = False, line_start: bool = True) -> str:
+    """Text that GitHub-flavoured Markdown shows as written: only what would start emphasis, a link,
+    HTML, an entity, strikethrough or math in its context is escaped (``>``, ``#``, ``-``... only where
+    they would start a block: at the start of a line); ``|`` in table cells. Code spans (messages quote
+    code in backticks) are left as they are, and ``@name`` becomes code, so a comment mentions nobody."""
+    out = []
+    for n, line in enumerate(text.split("\n")):
+        line = _escape_line(line, cell)
+        if (line_start or n) and not cell:
+            line = _ORDERED.sub(r"\1\\", _BLOCK_START.sub(r"\1\\", line, count=1), count=1)
+        out.append(line)
+    return "\n".join(out)
+
+
+def _summary(text: str) -> str:
+    """Text inside ``<summary>`` (raw HTML, where Markdown escapes would show)."""
+    return html.escape(text, quote=False)
 
 
 def _cell(text: str) -> str:
-    return escape_md(text).replace("\n", " ") or " "
+    return escape_md(text, cell=True).replace("\n", " ") or " "
 
 
 def _table(header: list[str], rows: list[list[str]], right: list[bool]) -> str:
@@ -59,7 +120,7 @@ def _listing(listing: CodeListing) -> str:
     block = _fence(text, "python" if listing.language == "python" else "text")
     title = listing.title or listing.language
     if text.count("\n") > FOLD_LINES:
-        return f"<details><summary>{escape_md(title)} ({text.count(chr(10)):,} lines)</summary>\n\n{block}\n\n</details>"
+        return f"<details><summary>{_summary(title)} ({text.count(chr(10)):,} lines)</summary>\n\n{block}\n\n</details>"
     return (f"**{escape_md(listing.title)}**\n\n" if listing.title else "") + block
 
 
@@ -96,8 +157,8 @@ def _section(section: Section, depth: int) -> str:
     note = f" — *{escape_md(section.note)}*" if section.note else ""
     body = "\n\n".join(p for p in (block_md(b, depth) for b in section.blocks) if p)
     if section.collapsed:
-        return f"<details><summary>{escape_md(section.title)}</summary>\n\n{body}\n\n</details>"
-    return f"{hashes} {escape_md(section.title)}{note}\n\n{body}"
+        return f"<details><summary>{_summary(section.title)}</summary>\n\n{body}\n\n</details>"
+    return f"{hashes} {escape_md(section.title, line_start=False)}{note}\n\n{body}"
 
 
 def block_md(block: Block, depth: int = 1) -> str:
@@ -108,7 +169,7 @@ def block_md(block: Block, depth: int = 1) -> str:
         return _fence(text, "text") if block.preformatted or text.startswith("  ") else escape_md(text)
     if isinstance(block, Note):
         label = f"**{escape_md(block.label)}:** " if block.label else ""
-        return f"> {label}{escape_md(block.text)}"
+        return f"> {label}{escape_md(block.text, line_start=not label)}"
     if isinstance(block, KeyValues):
         return _table(["", ""], [[k, v] for k, v in block.rows], [False, True])
     if isinstance(block, Table):
@@ -125,7 +186,7 @@ def block_md(block: Block, depth: int = 1) -> str:
 
 
 def render_markdown(document: Document) -> str:
-    parts = [f"# {escape_md(document.title)}"]
+    parts = [f"# {escape_md(document.title, line_start=False)}"]
     if document.subtitle:
         parts.append(escape_md(document.subtitle))
     parts += [p for p in (block_md(b) for b in document.blocks) if p]

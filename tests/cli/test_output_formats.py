@@ -18,8 +18,23 @@ def test_resolve_format(tmp_path):
     assert resolve_format(None, tmp_path / "r.md") == "markdown"
     assert resolve_format("json", tmp_path / "r.md") == "json"  # --format wins
     assert resolve_format(None, tmp_path / "r.sarif", ("text", "sarif")) == "sarif"
-    with pytest.raises(UsageError, match="cannot tell the format"):
+    with pytest.raises(UsageError, match="asks for sarif, which this command does not write") as error:
         resolve_format(None, tmp_path / "r.sarif")
+    assert error.value.hint == ("its formats are text, json, markdown, html: name the file .txt, .json, .md or "
+                                ".html, or pass --format")
+    for name in ("r.pdf", "report"):  # an unknown suffix or none: say so, never guess
+        with pytest.raises(UsageError, match=f"cannot tell the format from the suffix of --out .*{name}"):
+            resolve_format(None, tmp_path / name)
+
+
+@pytest.mark.parametrize("command", [["run", "prog.py"], ["bench", "jit_sin.py:fsin"], ["trace", "jit_sin.py:fsin"]])
+def test_a_suffix_naming_a_format_the_command_lacks_is_one_line(tmp_path, command):
+    """``run --out x.sarif`` used to write JSON there: now exit 2 before anything runs, naming what it writes."""
+    out = tmp_path / "x.sarif"
+    result = run_cli(command[0], "--out", str(out), *command[1:], cwd=EXAMPLES)
+    assert result.returncode == 2 and result.stdout == "" and not out.exists()
+    assert result.stderr == (f"error: --out {out} asks for sarif, which this command does not write (its formats are "
+                             "text, json, markdown, html: name the file .txt, .json, .md or .html, or pass --format)\n")
 
 
 def test_trace_out_file_picks_the_format(tmp_path):

@@ -146,3 +146,18 @@ def test_charts_are_inline_svg() -> None:
     svg = re.search(r"<svg .*?</svg>", html)
     assert svg is not None and svg.group().count("<circle") == 3 and "run (slope 1.00)" in svg.group()
     assert "<title>run: 100 µs at 9.77 KiB</title>" in svg.group()
+
+
+def test_markdown_escapes_only_what_github_would_read_as_markup() -> None:
+    from jitscope.view.markdown import escape_md
+
+    kept = ["a > b", "x <= y", "a * b", "jit_sin", "a[i] = v", "AT&T", "~/.cache", "$HOME", "1.5 s", "#1", "-x",
+            "C:\\path", "use `x.at[i].set(v)` or `a*b`"]
+    assert [escape_md(text) for text in kept] == kept
+    assert escape_md("a|b") == "a|b" and escape_md("a|b", cell=True) == "a\\|b"
+    assert [escape_md(text) for text in ("> q", "# h", "- item", "1. one", "---", "x\n> y")] == [
+        "\\> q", "\\# h", "\\- item", "1\\. one", "\\---", "x\n\\> y"]  # only where a block would start
+    assert [escape_md(text) for text in ("2*3*4", "_private", "<div>", "[x](y)", "&amp;", "~a~", "$a$", "a\\*")] == [
+        "2\\*3\\*4", "\\_private", "\\<div>", "\\[x](y)", "\\&amp;", "\\~a\\~", "\\$a\\$", "a\\\\\\*"]
+    assert escape_md("decorated with @jax.jit") == "decorated with `@jax.jit`"  # no one is mentioned
+    assert escape_md("# title", line_start=False) == "# title"
