@@ -65,9 +65,14 @@ class DeviceTimes:
     on_device: bool  # the events came from an accelerator plane
 
 
+def _module_name(stat: str) -> str:
+    """``jit_f`` of an ``hlo_module`` stat, also when a profiler writes it with its program id: ``jit_f(12)``."""
+    return stat.split("(", 1)[0] if stat.endswith(")") else stat
+
+
 def module_events(events: Sequence[XEvent], module: str) -> tuple[list[XEvent], list[XEvent], bool]:
     """(events of ``module``, device copies, whether they are device events)."""
-    mine = [e for e in events if e.stats.get("hlo_module") == module and "hlo_op" in e.stats]
+    mine = [e for e in events if "hlo_op" in e.stats and _module_name(e.stats.get("hlo_module", "")) == module]
     on_device = any(e.on_device for e in mine)
     if on_device:
         mine = [e for e in mine if e.on_device]

@@ -178,3 +178,11 @@ def test_exclusive_time_of_a_loop_excludes_its_body():
     body = [XEvent("/host:CPU", "t", "fusion", s, 20, {"hlo_op": "fusion"}) for s in (10, 40, 70)]
     own = {e.start_ns: t for e, t in exclusive_times([loop, *body])}
     assert own[0] == 40 and own[10] == 20
+
+
+def test_module_stat_with_a_program_id_still_matches(gpu_events):
+    from dataclasses import replace
+
+    renamed = [replace(e, stats={**e.stats, "hlo_module": "jit_f(7)"}) if "hlo_module" in e.stats else e
+               for e in gpu_events]
+    assert device_times(renamed, "jit_f", calls=2).busy == pytest.approx(76e-6)
