@@ -26,14 +26,27 @@ def run_bench(
     compare: Path | None = None,
     fail_if_slower: str | None = None,
     progress: Progress | None = None,
+    devices: int | None = None,
+    mesh: str | None = None,
 ) -> tuple[BenchResult, bool]:
-    """Plan, measure, compare and save. Returns the result and whether it failed the regression gate."""
+    """Plan, measure, compare and save. Returns the result and whether it failed the regression gate.
+
+    ``devices``/``mesh`` (``--devices``/``--mesh``) are set up before the targets load; inputs with a
+    sharding in their spec are placed across the mesh, and the whole sharded step is timed.
+    """
     from jitscope.render.json import dumps
+    from jitscope.sharding.mesh import mesh_scope
 
     threshold = parse_threshold(fail_if_slower) if fail_if_slower is not None else DEFAULT_THRESHOLD
     baseline = load_report(compare) if compare is not None else None  # fail fast, before measuring
-    calls = plan_calls(targets, shapes, statics, kwargs)
-    result = bench_calls(calls, options, progress)
+    if (devices is not None or mesh is not None) and options is not None and options.cold_process:
+        from jitscope.errors import UsageError
+
+        raise UsageError("--cold-process cannot be combined with --devices/--mesh yet",
+                         hint="time the cold call in this process (drop --cold-process)")
+    with mesh_scope(devices, mesh):
+        calls = plan_calls(targets, shapes, statics, kwargs)
+        result = bench_calls(calls, options, progress)
     failed = False
     if baseline is not None and compare is not None:
         comparison = compare_reports(result.report, baseline, threshold=threshold, baseline_name=str(compare))

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 from jitscope.errors import ResourceError
-from jitscope.load.abstract import map_specs
+from jitscope.load.abstract import leaf_sharding, map_specs
 from jitscope.load.specs import ArgSet, ArraySpec
 
 #: Refuse inputs that would take more than this fraction of the memory available.
@@ -91,7 +91,8 @@ def make_inputs(argset: ArgSet, seed: int) -> tuple[tuple[Any, ...], dict[str, A
     import numpy as np
 
     rng = np.random.default_rng(seed)
-    args, kwargs = map_specs(argset, lambda spec: jax.device_put(_host_array(spec, rng)))
+    # A spec with a sharding (f32[64,128]@(data,None)) is placed across the mesh, as the real step gets it.
+    args, kwargs = map_specs(argset, lambda spec: jax.device_put(_host_array(spec, rng), leaf_sharding(spec)))
     jax.block_until_ready((args, kwargs))
     return args, kwargs
 

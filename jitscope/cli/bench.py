@@ -14,6 +14,8 @@ if TYPE_CHECKING:
 
 from jitscope.cli.options import (
     ArgOpt,
+    DevicesOpt,
+    MeshOpt,
     ReportFormat,
     TargetsArg,
     X64Opt,
@@ -71,6 +73,8 @@ def bench(
         help="With --compare: exit 1 if a cached-call median or compile time is this much slower, e.g. 10%.",
         show_default=False)] = None,
     x64: X64Opt = False,
+    devices: DevicesOpt = None,
+    mesh: MeshOpt = None,
 ) -> None:
     """Time TARGET's cold first call (trace, lower, compile, first run) and its cached calls."""
     from jitscope.bench.api import run_bench
@@ -94,7 +98,7 @@ def bench(
     machine_readable = fmt_name != "text"
     with progress_bar(stderr, "jitscope bench") as progress, user_output_to_stderr(machine_readable):
         result, failed = run_bench(targets, shapes, static, arg, options=options, save=save, compare=compare,
-                                   fail_if_slower=fail_if_slower, progress=progress)
+                                   fail_if_slower=fail_if_slower, progress=progress, devices=devices, mesh=mesh)
     console = make_console()
     if fmt_name == "json":
         from jitscope.render.json import dumps

@@ -10,10 +10,11 @@ import typer
 
 from jitscope.cli.options import (
     ArgOpt,
+    DevicesOpt,
+    MeshOpt,
     StaticOpt,
     format_option,
     resolve_format,
-    write_document,
     write_report,
 )
 from jitscope.errors import EXIT_FINDINGS, UsageError
@@ -129,11 +130,14 @@ def lint(
     ] = None,
     static: StaticOpt = None,
     arg: ArgOpt = None,
+    devices: DevicesOpt = None,
+    mesh: MeshOpt = None,
 ) -> None:
     """Lint Python files for JAX hazards (static analysis: never imports or runs your code)."""
     from jitscope.cli.stdout import user_output_to_stderr
     from jitscope.config import load_config
     from jitscope.lint.engine import lint_paths
+    from jitscope.render.console import make_console
 
     fmt_name = resolve_format(fmt, out, tuple(f.value for f in LintFormat))
     targets = paths or [Path(".")]
@@ -148,15 +152,24 @@ def lint(
         raise UsageError("--static-only and --trace contradict each other: drop one")
     trace_targets = [] if static_only else list(trace or lint_config.trace)
     with user_output_to_stderr(fmt_name != "text"):  # --trace runs user code; stdout is the report's
-        extra = _dynamic_findings(trace_targets, shapes, static, arg) if trace_targets else []
+        extra = _dynamic_findings(trace_targets, shapes, static, arg, devices, mesh) if trace_targets else []
         report = lint_paths(targets, lint_config, root=cfg.root, jobs=jobs, extra_findings=extra)
-    if fmt_name in ("text", "markdown", "html"):
-        from jitscope.view.lint import lint_document
+    if fmt_name == "text":
+        from jitscope.render.lint_text import render_lint_text
 
-        document = lint_document(report, layout="flat" if fmt_name == "text" else "grouped",
-                                 show_source=show_source or fmt_name != "text",
-                                 statistics=statistics or fmt_name != "text")
-        write_document(document, fmt_name, out)
+        view = render_lint_text(report, show_source=show_source, statistics=statistics)
+        if out is None:
+            make_console().print(view)
+        else:
+            from jitscope.render.console import plain_console
+
+            with out.open("w", encoding="utf-8") as fh:
+                plain_console(fh).print(view)
+    elif fmt_name in ("markdown", "html"):
+        from jitscope.view.lint import lint_document
+        from jitscope.view.render import render_document
+
+        write_report(render_document(lint_document(report), fmt_name), out)
     else:
         from jitscope.render import lint_formats
 
@@ -170,13 +183,16 @@ def lint(
 
 
 def _dynamic_findings(
-    targets: list[str], shapes: list[str] | None, static: list[str] | None, arg: list[str] | None
+    targets: list[str], shapes: list[str] | None, static: list[str] | None, arg: list[str] | None,
+    devices: int | None = None, mesh: str | None = None,
 ) -> list[Finding]:
     """Trace the targets (abstract inputs, nothing allocated) and turn what happened into findings."""
+    from jitscope.sharding.mesh import mesh_scope
     from jitscope.tracing.checks import lint_targets
     from jitscope.tracing.run import calls_from_flags, load_all
 
-    return lint_targets([(t, calls_from_flags(t, shapes, static, arg)) for t in load_all(targets)])
+    with mesh_scope(devices, mesh):  # set up before the targets load: JAX fixes the device count at start
+        return lint_targets([(t, calls_from_flags(t, shapes, static, arg)) for t in load_all(targets)])
 
 
 def register(app: typer.Typer) -> None:

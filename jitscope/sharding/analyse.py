@@ -165,6 +165,18 @@ def _source_line(file: str, line: int) -> str:
     return linecache.getline(file, line).strip() if file and line else ""
 
 
+#: HLO instruction names XLA derives from JAX's collective primitives (written by the user, in shard_map).
+_EXPLICIT_PREFIXES = ("ppermute", "psum", "pmax", "pmin", "all_gather", "all_to_all", "reduce_scatter", "pbroadcast")
+
+
+def is_requested(c: Collective) -> bool:
+    """True for a collective the user asked for (or may have): written in shard_map, a sharding constraint,
+    or, with no op path in its metadata, the layout change to jit's declared out_shardings at the end of the
+    program (newer XLA gives a gather of a parameter the parameter's own name: it cannot be told apart)."""
+    return ("jit(" not in c.op_name or "shard_map" in c.op_name or "sharding_constraint" in c.op_name
+            or c.name.startswith(_EXPLICIT_PREFIXES) or any(f"/{p}" in c.op_name for p in _EXPLICIT_PREFIXES))
+
+
 def sharding_warnings(inputs: tuple[LeafSharding, ...], outputs: tuple[LeafSharding, ...],
                       collectives: tuple[Collective, ...], devices: int) -> tuple[ShardingWarning, ...]:
     """The usual mistakes: big replicated inputs, gathers in loop bodies, layouts changed behind the user's back."""
@@ -190,7 +202,8 @@ def sharding_warnings(inputs: tuple[LeafSharding, ...], outputs: tuple[LeafShard
                 f"{leaf.role} {leaf.path} was asked to be {leaf.requested} but the compiled program uses "
                 f"{leaf.spec or 'another sharding'}: JAX reshards it on every call")))
     for c in collectives:
-        if c.on_parameter and c.kind in ("all-gather", "all-to-all", "collective-permute") and not c.in_loop:
+        if (c.on_parameter and c.kind in ("all-gather", "all-to-all", "collective-permute") and not c.in_loop
+                and not is_requested(c)):
             out.append(ShardingWarning("resharded", (
                 f"{c.kind} of input {c.on_parameter} ({c.name}): the partitioner changed its layout before using it; "
                 "if that is not what you meant, give it the sharding the computation needs"), c.file, c.line))

@@ -240,8 +240,9 @@ def parse_hlo(text: str, is_user_file: Callable[[str], bool]) -> HloModule:
             if match is None:
                 continue
             name, type_text, opcode, rest = match.groups()
-            operands = _NAME.findall(rest.split(")")[0]) if rest else []
-            operand = next((o for o in operands if not _ARRAY.fullmatch(o) and not o[0].isdigit()), "")
+            inside = rest.split(")")[0] if rest else ""
+            operands = re.findall(r"%([\w.\-]+)", inside) or _NAME.findall(inside)
+            operand = operands[0] if operands else ""
             module.producers[name] = (opcode, operand)
             if entry and opcode == "parameter":
                 label = _OP_NAME.search(rest)

@@ -109,7 +109,7 @@ def to_sharding(shape: Sequence[int], partition: Partition, mesh: Any, what: str
 
 def no_mesh_error(what: str) -> SpecError:
     return SpecError(f"{what} has a sharding but no mesh is set up",
-                     hint="pass --mesh NAME=SIZE,... (for example --mesh data=4; on CPU it also sets --devices)")
+                     hint="pass --mesh NAME=SIZE,..., for example --mesh data=4, which on CPU also sets --devices")
 
 
 def sharding_for(spec: Any) -> Any:

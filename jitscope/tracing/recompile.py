@@ -17,7 +17,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from jitscope.load.specs import SHORT_NAMES, ArgSet, ArraySpec
+from jitscope.load.specs import SHORT_NAMES, ArgSet, ArraySpec, iter_array_specs
+from jitscope.sharding.specs import format_partition
 from jitscope.tracing import cachekeys
 from jitscope.tracing.cachekeys import Key, KeyDiff, diff
 
@@ -64,7 +65,8 @@ def _leaves(path: str, value: Any) -> list[tuple[str, Any]]:
 def _add_leaf(key: Key, path: str, leaf: Any, x64: bool) -> None:
     if isinstance(leaf, ArraySpec):
         dtype = SHORT_NAMES.get(leaf.dtype, leaf.dtype)
-        cachekeys.add_array(key, path, leaf.shape, dtype, leaf.weak_type, x64=x64)
+        sharding = None if leaf.sharding is None else format_partition(leaf.sharding)
+        cachekeys.add_array(key, path, leaf.shape, dtype, leaf.weak_type, sharding, x64=x64)
     elif isinstance(leaf, (bool, int, float, complex)):
         # A Python scalar is traced as a weak-typed 0-d array of its kind's default dtype, so
         # it shares a cache entry with an f32[] weak-typed array (JAX keys on avals only).
@@ -179,5 +181,8 @@ def observe_sequence(target: Any, argsets: tuple[ArgSet, ...]) -> list[bool | No
         except Exception:  # noqa: BLE001 - a failing call is reported by the trace checks
             observed.append(None)
             continue
-        observed.append(runs[0] > before)
+        # JAX's trace cache ignores how (Auto-axis) inputs are sharded, but lowering does not: a new
+        # sharding compiles again without running the body, so a trace-cache hit proves nothing then.
+        sharded = any(s.sharding is not None for s in iter_array_specs((argset.args, argset.kwargs)))
+        observed.append(True if runs[0] > before else None if sharded else False)
     return observed
