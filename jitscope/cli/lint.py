@@ -15,6 +15,7 @@ from jitscope.cli.options import (
     StaticOpt,
     format_option,
     resolve_format,
+    write_document,
     write_report,
 )
 from jitscope.errors import EXIT_FINDINGS, UsageError
@@ -137,7 +138,6 @@ def lint(
     from jitscope.cli.stdout import user_output_to_stderr
     from jitscope.config import load_config
     from jitscope.lint.engine import lint_paths
-    from jitscope.render.console import make_console
 
     fmt_name = resolve_format(fmt, out, tuple(f.value for f in LintFormat))
     targets = paths or [Path(".")]
@@ -154,22 +154,13 @@ def lint(
     with user_output_to_stderr(fmt_name != "text"):  # --trace runs user code; stdout is the report's
         extra = _dynamic_findings(trace_targets, shapes, static, arg, devices, mesh) if trace_targets else []
         report = lint_paths(targets, lint_config, root=cfg.root, jobs=jobs, extra_findings=extra)
-    if fmt_name == "text":
-        from jitscope.render.lint_text import render_lint_text
-
-        view = render_lint_text(report, show_source=show_source, statistics=statistics)
-        if out is None:
-            make_console().print(view)
-        else:
-            from jitscope.render.console import plain_console
-
-            with out.open("w", encoding="utf-8") as fh:
-                plain_console(fh).print(view)
-    elif fmt_name in ("markdown", "html"):
+    if fmt_name in ("text", "markdown", "html"):
         from jitscope.view.lint import lint_document
-        from jitscope.view.render import render_document
 
-        write_report(render_document(lint_document(report), fmt_name), out)
+        document = lint_document(report, layout="flat" if fmt_name == "text" else "grouped",
+                                 show_source=show_source or fmt_name != "text",
+                                 statistics=statistics or fmt_name != "text")
+        write_document(document, fmt_name, out)
     else:
         from jitscope.render import lint_formats
 
