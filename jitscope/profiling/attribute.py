@@ -41,9 +41,19 @@ class Part:
     flops: float
 
 
-def parts(op: Instruction, module: HloModule) -> list[Part]:
-    """The instructions ``op`` ran, with weights (a fusion's fused instructions; else ``op`` itself)."""
-    if op.opcode not in ("fusion", "call") or not any(c in module.computations for c in op.calls):
+#: Executed ops whose work is the computations they call, when those have no events of their own.
+CALLING = ("fusion", "call")
+#: Inside such an op, instructions whose work is in the computations they call (a loop run by a call thunk).
+NESTING = ("fusion", "call", "while", "conditional")
+
+
+def parts(op: Instruction, module: HloModule, top: bool = True) -> list[Part]:
+    """The instructions ``op`` ran, with weights (a fusion's fused instructions, recursively; else ``op``).
+
+    A ``while`` executed as its own thunk or kernels is itself (its body's ops are events of their
+    own); inside a fusion or call, a loop's body is walked once (its trip count is not known).
+    """
+    if (top and op.opcode not in CALLING) or not any(c in module.computations for c in op.calls):
         return [Part(op, 1.0, instruction_flops(op, module, _operands(op, module)))]
     out: list[Part] = []
     for name in op.calls:
@@ -54,8 +64,8 @@ def parts(op: Instruction, module: HloModule) -> list[Part]:
         for inner in computation.instructions:
             if inner.opcode in FREE_OPCODES:
                 continue
-            if inner.opcode in ("fusion", "call"):
-                out.extend(parts(inner, module))
+            if inner.opcode in NESTING and inner.calls:
+                out.extend(parts(inner, module, top=False))
                 continue
             flops = instruction_flops(inner, module, operands)
             scalar_broadcast = inner.opcode == "broadcast" and all(
@@ -84,6 +94,7 @@ class FunctionSpan:
     file: str
     first: int
     last: int
+    name: str = ""
 
     def contains(self, location: Location) -> bool:
         return self.first <= location.line <= self.last and _same_file(location.file, self.file)
@@ -98,8 +109,10 @@ def listed_line(stack: tuple[Location, ...], span: FunctionSpan,
     """(the line to list the work at, whether it is in the function, the helper's line, the stack up to it)."""
     for k, frame in enumerate(stack):
         if span.contains(frame):
+            # One key per line: a lambda or comprehension on the line is the line itself.
             helpers = [f for f in stack[:k] if is_user_file(f.file)]
-            return _bare(frame), True, _bare(helpers[0]) if helpers else None, stack[: k + 1]
+            listed = Location(frame.file, frame.line, span.name or frame.function)
+            return listed, True, _bare(helpers[0]) if helpers else None, stack[: k + 1]
     user = [f for f in stack if is_user_file(f.file)]
     chosen = user[0] if user else stack[0]
     return _bare(chosen), False, None, stack

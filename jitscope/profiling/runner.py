@@ -59,8 +59,8 @@ def function_span(fn: Any) -> FunctionSpan:
     try:
         lines, first = inspect.getsourcelines(fn)
     except (OSError, TypeError):
-        return FunctionSpan(code.co_filename, code.co_firstlineno, code.co_firstlineno)
-    return FunctionSpan(code.co_filename, first, first + len(lines) - 1)
+        return FunctionSpan(code.co_filename, code.co_firstlineno, code.co_firstlineno, code.co_name)
+    return FunctionSpan(code.co_filename, first, first + len(lines) - 1, code.co_name)
 
 
 @contextlib.contextmanager
@@ -172,7 +172,7 @@ def profile_row(target: TargetHandle, argset: ArgSet, options: ProfileOptions,
     return ProfileRow(
         target=name, call=call, label=argset.label,
         statics={k: repr(argset.kwargs[k]) for k in argset.static_names if k in argset.kwargs},
-        function=Location(span.file, span.first, getattr(inspect.unwrap(target.fn), "__name__", "")),
+        function=Location(span.file, span.first, span.name),
         last_line=span.last, module=module.name, events_from=where, calls=calls, lines=attribution.lines,
         ops=attribution.ops, reconciliation=rec, cached=measured.stats,
         warnings=(*prepared.notes, *_notes(times, rec, calls, module.name)),

@@ -24,11 +24,11 @@ def profiling_supported() -> bool:
 
 @pytest.fixture(scope="session")
 def profiled() -> ProfileReport:
-    """hotspot and nested, profiled (few calls, short timing: the tests check attribution, not speed)."""
+    """hotspot, nested and scanned, profiled (few calls, short timing: the tests check attribution, not speed)."""
     if not profiling_supported():
         pytest.skip("this JAX has no jax.profiler.ProfileData")
     from jitscope.bench.plan import plan_calls
     from jitscope.profiling.runner import ProfileOptions, profile_calls
 
-    calls = plan_calls([f"{TARGETS}:hotspot", f"{TARGETS}:nested"])
+    calls = plan_calls([f"{TARGETS}:hotspot", f"{TARGETS}:nested", f"{TARGETS}:scanned"])
     return profile_calls(calls, ProfileOptions(calls=3, budget=0.05))

@@ -1,5 +1,6 @@
 """Functions for the profile tests: one line dominates; helpers nested two deep; several lines fused."""
 
+import jax
 import jax.numpy as jnp
 
 
@@ -25,7 +26,13 @@ def nested(x):
     return z.sum()
 
 
+def scanned(xs, h):
+    h_final, _ = jax.lax.scan(lambda c, x: (helper(c * x), None), h, xs)
+    return h_final
+
+
 JITSCOPE_EXAMPLES = {
     "hotspot": "f32[256,512], f32[512,512]",
     "nested": "f32[64,64]",
+    "scanned": "f32[4,32], f32[32]",
 }

@@ -54,6 +54,20 @@ def test_a_nested_helper_is_listed_at_its_call_line(profiled: ProfileReport) -> 
         assert nested["scale"].stack[-1].line == call_line
 
 
+def test_a_lambda_on_a_line_is_that_line(profiled: ProfileReport) -> None:
+    # The scan's body is a lambda on the scan's own line: one record for the line, the helper nested in it.
+    row = _row(profiled, "scanned")
+    scan_line = _source_line(row, "jax.lax.scan(")
+    numbers = [line.location.line for line in row.lines if line.in_function]
+    assert len(numbers) == len(set(numbers)) and scan_line in numbers
+    top = next(line for line in row.lines if line.location.line == scan_line)
+    assert top.location.function == "scanned"
+    # The body's work is found whether XLA runs the loop as thunks of its own or inside one call thunk.
+    assert {"mul", "exp"} <= set(top.primitives)
+    if top.nested:
+        assert {n.location.function for n in top.nested} <= {"helper", "scale"}
+
+
 def test_parts_reconcile_with_the_measured_time(profiled: ProfileReport) -> None:
     for row in profiled.rows:
         rec = row.reconciliation
