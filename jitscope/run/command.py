@@ -116,25 +116,33 @@ def _value(field: str, raw: str) -> object | None:
 
 
 def run_command(options: RunOptions) -> int:
-    """Run the program under the observer, print the log and summary on stderr; the exit code."""
-    from jitscope.run.program import Program, check_program
-    from jitscope.run.session import run_observed
-    from jitscope.run.summary import Gates
+    """Run the program under the observer, print the log and summary on stderr; the exit code.
 
-    if options.module is not None:
-        target = Program(None, options.module, options.program)
-    elif options.program:
-        target = Program(options.program[0], None, options.program[1:])
-    else:
-        raise UsageError("nothing to run", hint="give a script path, or -m MODULE")
-    fmt = options.report_format()
-    check_program(target)
-    logger = _EventLogger(options.log)
-    gates = Gates(options.max_compiles, options.fail_on_recompile, options.max_compile_time)
+    jitscope's own work before and after the program runs with the garbage collector paused
+    (see ``run/collector.py``).
+    """
+    from jitscope.run.collector import collector_paused
+
+    with collector_paused():
+        from jitscope.run.program import Program, check_program
+        from jitscope.run.session import run_observed
+        from jitscope.run.summary import Gates
+
+        if options.module is not None:
+            target = Program(None, options.module, options.program)
+        elif options.program:
+            target = Program(options.program[0], None, options.program[1:])
+        else:
+            raise UsageError("nothing to run", hint="give a script path, or -m MODULE")
+        fmt = options.report_format()
+        check_program(target)
+        logger = _EventLogger(options.log)
+        gates = Gates(options.max_compiles, options.fail_on_recompile, options.max_compile_time)
     record = run_observed(target, effects=options.effects, gates=gates, on_event=logger)
-    from jitscope.run.report import report
+    with collector_paused():
+        from jitscope.run.report import report
 
-    return report(record, fmt, options.out)
+        return report(record, fmt, options.out)
 
 
 class _EventLogger:

@@ -23,6 +23,7 @@ from typing import Any
 from jitscope.model.common import Location
 from jitscope.model.effects import EffectRecord
 from jitscope.model.run import JAX_INTERNAL, LIBRARY, UNATTRIBUTED, USER, CompileEvent
+from jitscope.run.collector import collector_paused
 from jitscope.tracing.cachekeys import Key, KeyDiff, StaticValues, nearest
 from jitscope.userframes import IsUserFile, default_is_user_file, display_path
 
@@ -131,7 +132,8 @@ class RunObserver:
                 finally:
                     state.tracing = False
             if watch is not None:
-                miss.effects = watch.record().effects
+                with collector_paused():
+                    miss.effects = watch.record().effects
         finally:
             if miss.error is not None:
                 state.miss = None
@@ -181,7 +183,8 @@ class RunObserver:
     def _guard(self, method: Callable[[_Miss], None], miss: _Miss) -> None:
         """The observer runs inside JAX's dispatch: it must never raise into the user's program."""
         try:
-            method(miss)
+            with collector_paused():
+                method(miss)
         except Exception:
             import os
 
@@ -190,11 +193,12 @@ class RunObserver:
             self._internal_errors += 1
 
     def _effect_watch(self, fun: Any) -> contextlib.AbstractContextManager[Any]:
-        from jitscope.run.keys import unwrap_function
-        from jitscope.tracing.effects import watch_effects
+        with collector_paused():  # the effect monitor's import: some 4,000 objects
+            from jitscope.run.keys import unwrap_function
+            from jitscope.tracing.effects import watch_effects
 
-        code = getattr(unwrap_function(fun), "__code__", None)
-        return watch_effects(code, is_user_file=self._is_user_file)
+            code = getattr(unwrap_function(fun), "__code__", None)
+            return watch_effects(code, is_user_file=self._is_user_file)
 
     def _is_user(self, filename: str) -> bool:
         known = self._user_files.get(filename)

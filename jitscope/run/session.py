@@ -7,6 +7,7 @@ import sys
 from collections.abc import Callable, Iterator
 
 from jitscope.model.run import CompileEvent, RunRecord
+from jitscope.run.collector import collector_paused
 from jitscope.run.observer import RunObserver
 from jitscope.run.program import Outcome, Program, run_program, when_imported
 from jitscope.run.summary import Gates, check_gates, summarize
@@ -19,9 +20,10 @@ def observing(observer: RunObserver) -> Iterator[list[str]]:
     uninstall: list[Callable[[], None]] = []
 
     def install() -> None:
-        from jitscope.jaxcompat.compile_hooks import install as install_hooks
+        with collector_paused():
+            from jitscope.jaxcompat.compile_hooks import install as install_hooks
 
-        remove, status = install_hooks(observer)
+            remove, status = install_hooks(observer)
         uninstall.append(remove)
         notes.extend(f"not hooked on this JAX: {m}" for m in status.missing)
 
@@ -42,15 +44,16 @@ def run_observed(program: Program, *, effects: bool = True, gates: Gates | None 
     observer = RunObserver(effects=effects, on_event=on_event)
     outcome = Outcome(1, "did not run")
     with observing(observer) as notes:
-        outcome = run_program(program)
-    wall = observer.elapsed()
-    events = tuple(observer.finish())
-    functions = summarize(events)
-    # the imported module's own version (importlib.metadata costs ~20 ms of imports at exit)
-    jax_version = getattr(sys.modules.get("jax"), "__version__", None)
-    return RunRecord(
-        program=program.display, argv=program.args, exit_code=outcome.exit_code, outcome=outcome.description,
-        wall_s=round(wall, 6), events=events, functions=functions,
-        gate_failures=check_gates(gates, functions) if gates is not None else (),
-        notes=tuple(notes + observer.notes), jax_version=jax_version,
-    )
+        outcome = run_program(program)  # the collector as the program sets it; jitscope's own work pauses it
+    with collector_paused():
+        wall = observer.elapsed()
+        events = tuple(observer.finish())
+        functions = summarize(events)
+        # the imported module's own version (importlib.metadata costs ~20 ms of imports at exit)
+        jax_version = getattr(sys.modules.get("jax"), "__version__", None)
+        return RunRecord(
+            program=program.display, argv=program.args, exit_code=outcome.exit_code,
+            outcome=outcome.description, wall_s=round(wall, 6), events=events, functions=functions,
+            gate_failures=check_gates(gates, functions) if gates is not None else (),
+            notes=tuple(notes + observer.notes), jax_version=jax_version,
+        )

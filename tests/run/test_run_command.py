@@ -146,3 +146,43 @@ def test_a_bad_option_is_one_line_from_typer_with_exit_2(tmp_path):
 def test_the_fast_path_can_be_turned_off(monkeypatch):
     monkeypatch.setenv("JITSCOPE_NO_FAST_PATH", "1")
     assert command.main_fast(["prog.py"]) is None
+
+
+def test_the_program_runs_with_the_collector_as_it_sets_it(tmp_path):
+    """jitscope pauses the garbage collector for its own work only (run/collector.py)."""
+    script = tmp_path / "prog.py"
+    script.write_text(textwrap.dedent("""
+        import gc
+        import jax, jax.numpy as jnp
+        print("at start:", gc.isenabled())
+        jax.jit(lambda x: x + 1)(jnp.ones(2))
+        print("after a compile:", gc.isenabled())
+        gc.disable()
+        jax.jit(lambda x: x * 2)(jnp.ones(2))
+        print("disabled by the program, after a compile:", gc.isenabled())
+    """))
+    done = _run(tmp_path, str(script))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == ["at start: True", "after a compile: True",
+                                        "disabled by the program, after a compile: False"]
+
+
+def test_collector_paused_nests_and_leaves_a_disabled_collector_disabled():
+    import gc
+
+    from jitscope.run.collector import collector_paused
+
+    assert gc.isenabled()
+    with collector_paused():
+        assert not gc.isenabled()
+        with collector_paused():
+            assert not gc.isenabled()
+        assert not gc.isenabled()
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        with collector_paused():
+            pass
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
