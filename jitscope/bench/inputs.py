@@ -16,18 +16,12 @@ from typing import Any
 from jitscope.errors import ResourceError
 from jitscope.load.abstract import leaf_sharding, map_specs
 from jitscope.load.specs import ArgSet, ArraySpec
+from jitscope.view.format import fmt_bytes
 
 #: Refuse inputs that would take more than this fraction of the memory available.
 MEMORY_HEADROOM = 0.8
 #: Integer inputs are drawn from [0, INT_HIGH).
 INT_HIGH = 8
-
-
-def format_size(n: float) -> str:
-    for unit, scale in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
-        if n >= scale:
-            return f"{n / scale:.1f} {unit}"
-    return f"{int(n)} B"
 
 
 def host_available_bytes() -> int | None:
@@ -62,8 +56,8 @@ def check_fits(argset: ArgSet, *, host_available: int | None, device_free: int |
     for where, available, required in checks:
         if available is not None and required > MEMORY_HEADROOM * available:
             raise ResourceError(
-                f"inputs{name} need an estimated {format_size(required)} of {where} memory "
-                f"({argset.describe()}), but only {format_size(available)} is available",
+                f"inputs{name} need an estimated {fmt_bytes(required)} of {where} memory "
+                f"({argset.describe()}), but only {fmt_bytes(available)} is available",
                 hint="use smaller --shapes",
             )
 

@@ -19,6 +19,7 @@ import warnings
 from dataclasses import dataclass
 
 from jitscope.errors import DeviceMemoryError
+from jitscope.view.format import fmt_bytes
 
 #: Where each JAX version keeps its runtime error class: (module, attribute), newest first.
 _CLASS_LOCATIONS = (
@@ -108,13 +109,6 @@ def requested_bytes(text: str) -> int | None:
     return None
 
 
-def _fmt_bytes(n: int) -> str:
-    for scale, unit in ((2**40, "TiB"), (2**30, "GiB"), (2**20, "MiB"), (2**10, "KiB")):
-        if n >= scale:
-            return f"{n / scale:.3g} {unit}"
-    return f"{n} B"
-
-
 def device_memory_error(exc: BaseException, during: str) -> DeviceMemoryError | None:
     """A one-line ``DeviceMemoryError`` when ``exc`` is a device out-of-memory error, else None.
 
@@ -123,6 +117,6 @@ def device_memory_error(exc: BaseException, during: str) -> DeviceMemoryError | 
     oom = out_of_memory(exc)
     if oom is None:
         return None
-    asked = f" (asked for {_fmt_bytes(oom.requested)})" if oom.requested is not None else ""
+    asked = f" (asked for {fmt_bytes(oom.requested)})" if oom.requested is not None else ""
     return DeviceMemoryError(f"the device ran out of memory{asked} while {during}: {oom.message}",
                              hint=PREALLOCATE_HINT)

@@ -17,6 +17,7 @@ from jitscope.model.run import USER, CompileEvent, FunctionSummary, RunRecord
 from jitscope.run.summary import should_log  # noqa: F401 - re-exported: the live-line filter
 from jitscope.view.causes import HINTS, VIA_HINTS, describe_causes, phases_text  # noqa: F401 - re-exported
 from jitscope.view.format import fmt_duration as fmt_time
+from jitscope.view.format import fmt_share
 
 #: How many recompile causes the summary lists per function before "... and N more".
 MAX_CAUSES = 4
@@ -51,10 +52,6 @@ def render_event_line(event: CompileEvent) -> Text:
     return text
 
 
-def _share(part: float, whole: float) -> str:
-    return f"{100 * part / whole:.0f}%" if whole > 0 else "n/a"
-
-
 def render_summary(record: RunRecord) -> RenderableType:
     """The exit summary: per function, compiles, phase times, share of wall time, and the causes."""
     mine = [f for f in record.functions if f.kind == USER]
@@ -65,7 +62,7 @@ def render_summary(record: RunRecord) -> RenderableType:
     head.append(f"{record.program} {record.outcome} after {fmt_time(record.wall_s)}; ")
     head.append(f"{sum(f.compiles for f in mine)} compiles of {len(mine)} jitted function{'s' * (len(mine) != 1)} "
                 f"({recompiles} recompiles), {fmt_time(total)} tracing and compiling "
-                f"= {_share(total, record.wall_s)} of wall time")
+                f"= {fmt_share(total, record.wall_s)} of wall time")
     parts: list[RenderableType] = [head]
     if mine:
         parts.append(_functions_table(mine, record.wall_s))
@@ -100,7 +97,7 @@ def _functions_table(functions: Sequence[FunctionSummary], wall_s: float) -> Tab
         compiles = Text(str(f.compiles if f.compiles else f.events),
                         style="jitscope.warn" if f.events > 1 else "jitscope.number")
         table.add_row(Text(f.function), Text(str(f.defined_at or "?"), style="jitscope.path"), compiles,
-                      fmt_time(f.trace_s), fmt_time(f.lower_s), fmt_time(f.compile_s), _share(f.total_s, wall_s))
+                      fmt_time(f.trace_s), fmt_time(f.lower_s), fmt_time(f.compile_s), fmt_share(f.total_s, wall_s))
     return table
 
 

@@ -12,21 +12,12 @@ import math
 from rich.console import Console, ConsoleOptions, RenderResult
 from rich.text import Text
 
-from jitscope.view.format import fmt_bytes, fmt_count, fmt_duration
+from jitscope.view.format import fmt_value
 from jitscope.view.model import Chart
 
 MARKS = ("●", "▲", "■", "◆")
 ASCII_MARKS = ("o", "x", "+", "*")
 _LABEL = 9  # width of the y axis labels
-
-
-def fmt_value(value: float, unit: str) -> str:
-    """A chart value in its unit: seconds, bytes or a count."""
-    if unit == "seconds":
-        return fmt_duration(value)
-    if unit == "bytes":
-        return fmt_bytes(value)
-    return fmt_count(value)
 
 
 class LogLogChart:

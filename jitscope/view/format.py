@@ -73,6 +73,20 @@ def fmt_count(value: float | None) -> str:
     return f"{value:,.0f}" if value >= 10 else sig3(value)
 
 
+def fmt_value(value: float | None, unit: str) -> str:
+    """A chart value in its unit (``seconds``, ``bytes``, else a count)."""
+    if unit == "seconds":
+        return fmt_duration(value)
+    if unit == "bytes":
+        return fmt_bytes(value)
+    return fmt_count(value)
+
+
+def fmt_share(part: float, whole: float) -> str:
+    """``part`` as a whole percentage of ``whole``: ``12%``; ``n/a`` when ``whole`` is not positive."""
+    return f"{100 * part / whole:.0f}%" if whole > 0 else NA
+
+
 def fmt_slope(value: float | None) -> str:
     """A fitted log-log slope: two decimals."""
     return NA if value is None or _missing(value) else f"{value:.2f}"

@@ -9,7 +9,7 @@ from __future__ import annotations
 import html
 import re
 
-from jitscope.view.format import fmt_bytes, fmt_count, fmt_duration, fmt_slope
+from jitscope.view.format import fmt_slope, fmt_value
 from jitscope.view.model import (
     Block,
     Chart,
@@ -124,27 +124,23 @@ def _listing(listing: CodeListing) -> str:
     return (f"**{escape_md(listing.title)}**\n\n" if listing.title else "") + block
 
 
-def _value(value: float, unit: str) -> str:
-    return fmt_duration(value) if unit == "seconds" else fmt_bytes(value) if unit == "bytes" else fmt_count(value)
-
-
 def _chart(chart: Chart) -> str:
     if chart.kind == "timeline":
         return block_md(timeline_table(chart))
     if chart.kind == "bars":
         header = ["", *[s.name for s in chart.series]]
-        rows = [[cat, *[_value(sum(v for c, v in s.points if int(c) == i), chart.x_unit) for s in chart.series]]
+        rows = [[cat, *[fmt_value(sum(v for c, v in s.points if int(c) == i), chart.x_unit) for s in chart.series]]
                 for i, cat in enumerate(chart.categories)]
         return f"**{escape_md(chart.title)}**\n\n" + _table(header, rows, [False] + [True] * len(chart.series))
     if chart.kind == "distribution":
         ys = sorted(y for s in chart.series[:1] for _, y in s.points)
         if not ys:
             return ""
-        figures = [("samples", str(len(ys))), ("min", _value(ys[0], chart.y_unit)),
-                   ("median", _value(ys[len(ys) // 2], chart.y_unit)), ("max", _value(ys[-1], chart.y_unit))]
+        figures = [("samples", str(len(ys))), ("min", fmt_value(ys[0], chart.y_unit)),
+                   ("median", fmt_value(ys[len(ys) // 2], chart.y_unit)), ("max", fmt_value(ys[-1], chart.y_unit))]
         return f"**{escape_md(chart.title)}**: " + ", ".join(f"{k} {v}" for k, v in figures)
     fits = {name: slope for name, slope, _ in chart.fits}
-    rows = [[s.name, _value(x, chart.x_unit), _value(y, chart.y_unit)] for s in chart.series for x, y in s.points]
+    rows = [[s.name, fmt_value(x, chart.x_unit), fmt_value(y, chart.y_unit)] for s in chart.series for x, y in s.points]
     slopes = "; ".join(f"{name}: slope {fmt_slope(slope)}" for name, slope in fits.items())
     return (f"**{escape_md(chart.title)}**" + (f" ({escape_md(slopes)})" if slopes else "") + "\n\n"
             + _table(["series", chart.x_label or "x", chart.y_label or "y"], rows, [False, True, True]))

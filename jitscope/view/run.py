@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from jitscope.model.effects import EFFECT_ADVICE
 from jitscope.model.run import USER, CompileEvent, FunctionSummary, RunRecord
 from jitscope.view.causes import SAME_KEY, UNKNOWN, cause_hint, nearest_text
-from jitscope.view.format import fmt_count, fmt_duration, plural
+from jitscope.view.format import fmt_count, fmt_duration, fmt_share, plural
 from jitscope.view.model import (
     Block,
     Cell,
@@ -36,10 +36,6 @@ PHASES = ("trace", "lower", "compile")
 INTERNAL_LANE = "internal compiles"
 #: Recompiles listed per function; a report of a pathological program stays readable.
 MAX_RECOMPILES = 100
-
-
-def share(part: float, whole: float) -> str:
-    return f"{100 * part / whole:.0f}%" if whole > 0 else "n/a"
 
 
 def events_of(function: FunctionSummary, events: Sequence[CompileEvent]) -> list[CompileEvent]:
@@ -102,7 +98,7 @@ def headline(record: RunRecord) -> str:
     return (f"{record.program} {record.outcome} after {fmt_duration(record.wall_s)}; "
             f"{sum(f.compiles for f in mine)} compiles of {plural(len(mine), 'jitted function')} "
             f"({recompiles} recompiles), {fmt_duration(record.compile_s)} tracing and compiling "
-            f"= {share(record.compile_s, record.wall_s)} of wall time")
+            f"= {fmt_share(record.compile_s, record.wall_s)} of wall time")
 
 
 def figures(record: RunRecord) -> KeyValues:
@@ -113,7 +109,7 @@ def figures(record: RunRecord) -> KeyValues:
             ("jitted functions", fmt_count(len(mine))), ("compiles", fmt_count(sum(f.compiles for f in mine))),
             ("recompiles", fmt_count(sum(max(f.events - 1, 0) for f in mine))),
             ("tracing and compiling", fmt_duration(record.compile_s)),
-            ("share of wall time", share(record.compile_s, record.wall_s))]
+            ("share of wall time", fmt_share(record.compile_s, record.wall_s))]
     if internal:
         count, seconds = sum(f.events for f in internal), sum(f.total_s for f in internal)
         rows.append(("internal compiles", f"{count:,} in {fmt_duration(seconds)}"))
@@ -127,7 +123,7 @@ def functions_section(functions: Sequence[FunctionSummary], wall_s: float) -> Se
         rows.append((f.function, str(f.defined_at or "?"),
                      pieces(str(count), "jitscope.warn" if f.events > 1 else "jitscope.number"),
                      fmt_duration(f.trace_s), fmt_duration(f.lower_s), fmt_duration(f.compile_s),
-                     fmt_duration(f.total_s), share(f.total_s, wall_s)))
+                     fmt_duration(f.total_s), fmt_share(f.total_s, wall_s)))
     columns = (Column("function"), Column("defined at", style="jitscope.path"), Column("compiles", "right"),
                *(Column(p, "right") for p in PHASES), Column("total", "right"), Column("share", "right"))
     return Section("functions", (Table(columns, tuple(rows)),), "worst first; share: of the wall time",

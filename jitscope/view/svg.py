@@ -9,18 +9,10 @@ from __future__ import annotations
 import math
 from html import escape
 
-from jitscope.view.format import fmt_bytes, fmt_count, fmt_duration, fmt_slope
+from jitscope.view.format import fmt_slope, fmt_value
 from jitscope.view.model import Chart
 
 W, ROW, PAD_L, PAD_R = 640, 26, 150, 16
-
-
-def _fmt(value: float, unit: str) -> str:
-    if unit == "seconds":
-        return fmt_duration(value)
-    if unit == "bytes":
-        return fmt_bytes(value)
-    return fmt_count(value)
 
 
 def _svg(width: int, height: int, body: list[str], title: str) -> str:
@@ -53,9 +45,9 @@ def bars(chart: Chart) -> str:
                 continue
             w = value * scale
             body.append(f'<rect class="c{k % 8}" x="{x:.1f}" y="{y}" width="{max(w, 0.5):.1f}" height="18">'
-                        f'<title>{escape(series.name)}: {_fmt(value, chart.x_unit)}</title></rect>')
+                        f'<title>{escape(series.name)}: {fmt_value(value, chart.x_unit)}</title></rect>')
             x += w
-        body.append(f'<text class="val" x="{min(x + 4, W - 60):.1f}" y="{y + 14}">{_fmt(totals[i], chart.x_unit)}</text>')
+        body.append(f'<text class="val" x="{min(x + 4, W - 60):.1f}" y="{y + 14}">{fmt_value(totals[i], chart.x_unit)}</text>')
     height = 8 + len(cats) * ROW + 22
     body += _legend([s.name for s in chart.series], height - 6)
     return _svg(W, height, body, chart.title)
@@ -74,14 +66,14 @@ def distribution(chart: Chart) -> str:
     q1, med, q3 = samples[n // 4], samples[n // 2], samples[(3 * n) // 4]
     body = [f'<text class="lab" x="{PAD_L - 6}" y="34" text-anchor="end">{escape(chart.series[0].name)}</text>',
             (f'<rect class="box" x="{x(q1):.1f}" y="14" width="{max(x(q3) - x(q1), 1):.1f}" height="32">'
-            f'<title>IQR {_fmt(q1, chart.y_unit)} .. {_fmt(q3, chart.y_unit)}</title></rect>'),
+            f'<title>IQR {fmt_value(q1, chart.y_unit)} .. {fmt_value(q3, chart.y_unit)}</title></rect>'),
             (f'<line class="med" x1="{x(med):.1f}" x2="{x(med):.1f}" y1="10" y2="50"><title>median '
-            f'{_fmt(med, chart.y_unit)}</title></line>')]
+            f'{fmt_value(med, chart.y_unit)}</title></line>')]
     for i, v in enumerate(samples):
         body.append(f'<circle class="dot" cx="{x(v):.1f}" cy="{22 + (i * 7) % 17}" r="2.5"/>')
     labels = [samples[0], samples[-1]] + ([med] if min(x(med) - x(samples[0]), x(samples[-1]) - x(med)) > 60 else [])
     for v in labels:
-        body.append(f'<text class="val" x="{x(v):.1f}" y="66" text-anchor="middle">{_fmt(v, chart.y_unit)}</text>')
+        body.append(f'<text class="val" x="{x(v):.1f}" y="66" text-anchor="middle">{fmt_value(v, chart.y_unit)}</text>')
     return _svg(W, 74, body, chart.title)
 
 
@@ -106,18 +98,18 @@ def loglog(chart: Chart) -> str:
     for t in _log_ticks(x0, x1):
         if x0 <= math.log10(t) <= x1:
             body.append(f'<text class="val" x="{px(math.log10(t)):.1f}" y="{bottom + 14}" text-anchor="middle">'
-                        f'{_fmt(t, chart.x_unit)}</text>')
+                        f'{fmt_value(t, chart.x_unit)}</text>')
     for t in _log_ticks(y0, y1):
         if y0 <= math.log10(t) <= y1:
             body.append(f'<text class="val" x="{left - 4}" y="{py(math.log10(t)) + 4:.1f}" text-anchor="end">'
-                        f'{_fmt(t, chart.y_unit)}</text>')
+                        f'{fmt_value(t, chart.y_unit)}</text>')
     fits = {name: (slope, icpt) for name, slope, icpt in chart.fits}
     names = []
     for k, series in enumerate(chart.series):
         for x, y in series.points:
             if x > 0 and y > 0:
                 body.append(f'<circle class="c{k % 8}" cx="{px(math.log10(x)):.1f}" cy="{py(math.log10(y)):.1f}" r="4">'
-                            f'<title>{escape(series.name)}: {_fmt(y, chart.y_unit)} at {_fmt(x, chart.x_unit)}'
+                            f'<title>{escape(series.name)}: {fmt_value(y, chart.y_unit)} at {fmt_value(x, chart.x_unit)}'
                             '</title></circle>')
         fit = fits.get(series.name)
         label = series.name
@@ -199,7 +191,7 @@ def timeline(chart: Chart) -> str:
                 if widths:
                     widths[longest] += 2 - sum(widths)
             x = px(span.start)
-            phases = ", ".join(f"{series.name} {_fmt(v, chart.x_unit)}"
+            phases = ", ".join(f"{series.name} {fmt_value(v, chart.x_unit)}"
                                for series, v in zip(chart.series, span.lengths, strict=False) if v > 0)
             title = escape("\n".join(t for t in (span.title or span.label, phases) if t))
             parts = [f'<g class="span{" mark" if span.mark else ""}"><title>{title}</title>']
@@ -225,7 +217,7 @@ def timeline(chart: Chart) -> str:
     while tick <= x1 + step * 1e-6:
         body.append(f'<line class="axis" x1="{px(tick):.1f}" x2="{px(tick):.1f}" y1="{y}" y2="{y + 4}"/>'
                     f'<text class="val" x="{px(tick):.1f}" y="{y + 16}" text-anchor="middle">'
-                    f'{_fmt(tick, chart.x_unit) if tick else "0"}</text>')
+                    f'{fmt_value(tick, chart.x_unit) if tick else "0"}</text>')
         tick += step
     if chart.x_label:
         body.append(f'<text class="val" x="{LANE_PAD_L - 8}" y="{y + 16}" text-anchor="end">'

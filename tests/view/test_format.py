@@ -34,3 +34,12 @@ def test_durations_counts_and_rates() -> None:
     assert fmt_change(0.125) == "+12.5%" and fmt_change(None) == "n/a"
     assert [sig3(x) for x in (100.4, 12.34, 1.0, 0.5, 0.01234)] == ["100", "12.3", "1", "0.5", "0.0123"]
     assert plural(1, "file") == "1 file" and plural(2000, "line") == "2,000 lines"
+
+
+def test_chart_values_and_shares() -> None:
+    from jitscope.view.format import fmt_share, fmt_value
+
+    assert [fmt_value(v, unit) for v, unit in ((0.0123, "seconds"), (2048, "bytes"), (2999.4, ""))] == [
+        "12.3 ms", "2 KiB", "2,999"]
+    assert [fmt_share(1, 8), fmt_share(3, 0)] == ["12%", "n/a"]
+    assert fmt_bytes(1000 * 2**20) == "1000 MiB"  # the runtime-error formatter it replaced said 1e+03 MiB
