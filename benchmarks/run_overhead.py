@@ -12,6 +12,11 @@ fast path) and prints how long its step loop took. Two ratios per round, jitscop
   same work as the wall time but is far less inflated when other work shares the machine,
   so it is the steadier figure on a busy one (both are printed).
 
+It also prints how many garbage collections of each generation the program ran under
+each: with JAX loaded a full (generation 2) collection takes some 40 ms on a small VM,
+so one more under ``jitscope run`` would be a large part of its overhead (see
+``jitscope/run/collector.py``).
+
 ``--baseline DIR`` adds a third contender, the jitscope package found under DIR (for
 example an older revision: ``git archive REV jitscope | tar -x -C DIR``), so a change is
 measured before/after side by side in the same run, on the same load.
@@ -40,8 +45,11 @@ from pathlib import Path
 from machine import spread, watch_machine
 
 PROGRAM = '''
-import sys, time
+import atexit, gc, sys, time
 import jax, jax.numpy as jnp
+
+# at interpreter exit, after jitscope's summary: how many collections of each generation ran
+atexit.register(lambda: print("GC", *(s["collections"] for s in gc.get_stats())))
 
 @jax.jit
 def step(params, x, y):
@@ -81,8 +89,8 @@ def bytecode_note(package: Path) -> str | None:
 
 
 def run_once(command: list[str], pythonpath: str | None = None,
-             pycache: str | None = None) -> tuple[float, float, float]:
-    """(whole-process wall seconds, its CPU seconds, loop seconds the program reported)."""
+             pycache: str | None = None) -> tuple[float, float, float, str]:
+    """(whole-process wall seconds, its CPU seconds, loop seconds the program reported, its collections)."""
     env = {**os.environ, "NO_COLOR": "1"}
     if pycache is not None:
         env.pop("PYTHONDONTWRITEBYTECODE", None)
@@ -95,7 +103,8 @@ def run_once(command: list[str], pythonpath: str | None = None,
     wall = time.perf_counter() - start
     cpu = _children_cpu() - cpu
     loop = next(float(line.split()[1]) for line in done.stdout.splitlines() if line.startswith("LOOP "))
-    return wall, cpu, loop
+    collections = next(("/".join(line.split()[1:]) for line in done.stdout.splitlines() if line.startswith("GC ")), "?")
+    return wall, cpu, loop, collections
 
 
 def main() -> None:
@@ -126,11 +135,13 @@ def main() -> None:
         loops: dict[str, list[float]] = {name: [] for name, _, _ in contenders}
         walls: dict[str, list[float]] = {name: [] for name, _, _ in contenders}
         cpus: dict[str, list[float]] = {name: [] for name, _, _ in contenders}
+        collections: dict[str, set[str]] = {name: set() for name, _, _ in contenders}
         print(f"{steps} cached steps per run, {rounds} rounds ({', '.join(loops)} take turns going first)")
         for index in range(rounds):
             shift = index % len(contenders)
             for name, command, path in contenders[shift:] + contenders[:shift]:
-                wall, cpu, loop = run_once(command, path, pycache)
+                wall, cpu, loop, collected = run_once(command, path, pycache)
+                collections[name].add(collected)
                 walls[name].append(wall)
                 cpus[name].append(cpu)
                 loops[name].append(loop)
@@ -147,6 +158,8 @@ def main() -> None:
             print(f"\n{name} run / python, cached-step loop: {spread(loop_ratios, 'rounds')}")
             print(f"{name} run / python, whole process:   {spread(wall_ratios, 'rounds')}")
             print(f"{name} run / python, process CPU:     {spread(cpu_ratios, 'rounds')}")
+        print("\ngarbage collections of generations 0/1/2 in the program (the same in every round unless "
+              "listed twice): " + "; ".join(f"{name} {', '.join(sorted(seen))}" for name, seen in collections.items()))
 
 if __name__ == "__main__":
     main()
