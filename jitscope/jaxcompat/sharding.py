@@ -193,7 +193,20 @@ def raw_compiled_text(compiled: Any) -> str:
 
 
 def executable_device_count(compiled: Any) -> int:
-    """How many devices a compiled program runs on (1 for an ordinary jit)."""
+    """How many devices a compiled program runs on, across every process (1 for an ordinary jit).
+
+    The shardings' device sets are global (``jax.distributed``); the executable's devices are
+    only this process's, so they are the fallback.
+    """
+    from jax.tree_util import tree_leaves
+
+    try:
+        shardings = [*tree_leaves(compiled.input_shardings), *tree_leaves(compiled.output_shardings)]
+        sizes = [len(s.device_set) for s in shardings if hasattr(s, "device_set")]
+    except Exception:  # noqa: BLE001 - an executable that cannot say: ask the runtime
+        sizes = []
+    if sizes:
+        return max(sizes)
     try:
         return len(compiled.runtime_executable().local_devices())
     except Exception:  # noqa: BLE001

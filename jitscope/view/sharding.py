@@ -49,10 +49,16 @@ def collectives_table(record: ShardingRecord) -> Table:
     return Table(columns, tuple(_collective_row(c) for c in record.collectives))
 
 
+def _code(source: str, width: int = 44) -> str:
+    """A source line without its comment, shortened to fit a table cell."""
+    code = source.split("  #")[0].strip()
+    return code if len(code) <= width else code[: width - 1] + "…"
+
+
 def by_line_table(record: ShardingRecord) -> Table:
-    columns = (Column("line"), Column("source"), Column("collectives"), Column("sends/device", "right"),
-               Column("receives/device", "right"))
-    rows = tuple((_where(r.file, r.line), r.source or "", f"{r.count} {', '.join(r.kinds)}", fmt_bytes(r.send_bytes),
+    columns = (Column("line", "right"), Column("file"), Column("source"), Column("collectives"),
+               Column("sends/device", "right"), Column("receives/device", "right"))
+    rows = tuple((str(r.line) if r.file else "", os.path.basename(r.file) or "(no source line)", _code(r.source), f"{r.count} {', '.join(r.kinds)}", fmt_bytes(r.send_bytes),
                   fmt_bytes(r.recv_bytes)) for r in record.by_line)
     return Table(columns, rows)
 
