@@ -139,7 +139,13 @@ class _PmapInfo:
 
 
 def _install_old_pmap(observer: MissObserver) -> list[Callable[[], None]]:
-    """JAX < 0.7: pmap's C++ cache misses call ``api._prepare_pmap``, then ``pxla.xla_pmap_impl_lazy``."""
+    """JAX < 0.7: pmap's C++ cache misses call ``api._prepare_pmap``, then ``pxla.xla_pmap_impl_lazy``.
+
+    JAX 0.6 binds ``_prepare_pmap`` (``functools.partial``) into each pmap when the pmap is built,
+    so a pmap built before ``install`` is not seen here (its compiles are still timed, under
+    JAX's name ``pmap(f)``); ``jitscope run`` installs when the program imports jax, before any
+    pmap exists. Its lowering and compile events are named ``pmap(f)`` (the observer's ``jax_name``).
+    """
     try:
         from jax._src import api
         from jax._src.interpreters import pxla

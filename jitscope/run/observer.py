@@ -65,10 +65,10 @@ class _ThreadState(threading.local):
 
 
 def jax_name(name: str | None) -> str | None:
-    """``jit(f)`` (lowering and compile events) and ``f`` (trace events) both name f."""
+    """``jit(f)`` (lowering and compile events), ``pmap(f)`` (JAX 0.6's pmap) and ``f`` (trace events) all name f."""
     if name is None:
         return None
-    while name.startswith(("jit(", "pjit(")) and name.endswith(")"):
+    while name.startswith(("jit(", "pjit(", "pmap(")) and name.endswith(")"):
         name = name[name.index("(") + 1 : -1]
     return name
 

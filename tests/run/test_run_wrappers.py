@@ -46,9 +46,10 @@ def test_pmap_is_named_after_the_user_function_with_its_static_argument():
     def scaled(x, factor):
         return x * factor
 
-    pm = jax.pmap(scaled, static_broadcasted_argnums=1)
-
     def body():
+        # built under the hooks, as in `jitscope run` (installed when the program imports jax):
+        # JAX 0.6 binds _prepare_pmap into each pmap when the pmap is built
+        pm = jax.pmap(scaled, static_broadcasted_argnums=1)
         pm(jnp.ones((1, 3)), 2)
         pm(jnp.ones((1, 3)), 2)  # cached
         pm(jnp.ones((1, 4)), 2)
