@@ -8,6 +8,7 @@ cross-highlighting between listings that share link keys (``CodeLine.src``/``ops
 from __future__ import annotations
 
 from html import escape
+from urllib.parse import quote
 
 from jitscope import __version__
 from jitscope.view.html_assets import CSS, JS, STYLE_CLASSES
@@ -151,11 +152,21 @@ def block_html(block: Block) -> str:
     raise TypeError(f"not a view block: {type(block).__name__}")
 
 
+def _contents(document: Document) -> str:
+    """Links to the pages (traced calls, linted files) when there are several, as tlparse's index has."""
+    pages = [b for b in document.blocks if isinstance(b, Section) and b.level <= 1 and b.id and b.title]
+    if len(pages) < 2:
+        return ""
+    links = "".join(f'<li><a href="#{quote(p.id, safe="/:._-")}">{escape(p.title)}</a>'
+                    + (f" <small>{escape(p.note)}</small>" if p.note else "") + "</li>" for p in pages)
+    return f'<nav class="toc"><ul>{links}</ul></nav>'
+
+
 def render_html(document: Document) -> str:
     """One self-contained HTML page."""
     meta = "".join(f"<div><dt>{escape(k)}</dt><dd>{escape(v)}</dd></div>" for k, v in document.meta)
     subtitle = f'<p class="mu">{escape(document.subtitle)}</p>' if document.subtitle else ""
-    body = "".join(block_html(b) for b in document.blocks)
+    body = _contents(document) + "".join(block_html(b) for b in document.blocks)
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
         '<meta name="viewport" content="width=device-width,initial-scale=1">'

@@ -1,8 +1,9 @@
 """The HTML report's inline CSS and JavaScript (no fonts, no network: system font stacks).
 
-Colours are CSS variables, swapped under ``prefers-color-scheme: dark``; print CSS drops the
-scroll boxes and opens everything. The script only adds cross-highlighting: the page is
-complete without it.
+Colours are CSS variables, swapped under ``prefers-color-scheme: dark`` (print is always light:
+paper is white); print CSS drops the scroll boxes and shows folded content (``::details-content``;
+the script also opens every ``<details>`` before printing, for browsers without it). The script only
+adds cross-highlighting and that: the page is complete without it.
 """
 
 from __future__ import annotations
@@ -57,6 +58,8 @@ details.fold{margin:0}details.sec>summary{cursor:pointer}details.sec>summary h3{
 .note-box{border-left:4px solid var(--c0);padding:.2rem .6rem;margin:.4rem 0;background:var(--box)}
 .note-box.warning{border-color:var(--warn)}.note-box.error{border-color:var(--bad)}.note-box.good{border-color:var(--good)}
 .code u{text-decoration:underline wavy;text-decoration-skip-ink:none;text-underline-offset:3px}
+nav.toc ul{margin:.2rem 0 1rem;padding-left:1.2rem;columns:2 22rem}nav.toc small{color:var(--mu)}
+a{color:var(--c0)}
 pre.out{background:var(--box);padding:.4rem .6rem;border-radius:6px;white-space:pre-wrap}
 svg.chart{max-width:100%;height:auto;display:block;margin:.4rem 0}
 svg .lab,svg .val{fill:var(--fg);font-size:11px}svg .val{fill:var(--mu)}svg .axis{stroke:var(--mu)}
@@ -71,7 +74,11 @@ footer{margin-top:2rem;color:var(--mu);font-size:12px;border-top:1px solid var(-
 footer dl{display:flex;flex-wrap:wrap;gap:.2rem 1.2rem;margin:0}footer dt{font-weight:600}footer dd{margin:0 0 0 .3rem}
 footer div{display:flex}
 @media (max-width:900px){.panels{grid-template-columns:1fr}.panels>.panel:first-child{position:static}}
-@media print{body{padding:0;font-size:11px}.code{max-height:none;overflow:visible;white-space:pre-wrap;
+@media print{:root{--bg:#fff;--fg:#1f2328;--mu:#59636e;--bd:#d1d9e0;--box:#f6f8fa;--p:#0550ae;--v:#953800;
+--t:#116329;--li:#8250df;--cm:#6e7781;--good:#1a7f37;--warn:#9a6700;--bad:#cf222e;--c0:#0969da;--c1:#bf3989;
+--c2:#1a7f37;--c3:#bc4c00;--c4:#8250df;--c5:#6e7781;--c6:#0598bc;--c7:#cf222e;color-scheme:light}
+details::details-content{content-visibility:visible;display:block}details.fold:not([open])>summary .l::after{content:""}
+body{padding:0;font-size:11px}.code{max-height:none;overflow:visible;white-space:pre-wrap;
 word-break:break-all}.panels{display:block}.panels>.panel:first-child{position:static}
 .l.hl,.l.sel{background:none}section.page{break-before:page}section.page:first-of-type{break-before:auto}}
 """
@@ -94,5 +101,7 @@ document.querySelectorAll('.l.hl,.l.sel').forEach(e=>e.classList.remove('hl','se
 const r=related(el);r.forEach(e=>e.classList.add('hl'));el.classList.add('sel');
 const seen=new Set([el.closest('.code')]);for(const e of r){const c=e.closest('.code');if(seen.has(c))continue;
 seen.add(c);for(let d=e.parentElement.closest('details');d;d=d.parentElement.closest('details'))d.open=true;
-c.scrollTop+=e.getBoundingClientRect().top-c.getBoundingClientRect().top-c.clientHeight/3}});})();
+c.scrollTop+=e.getBoundingClientRect().top-c.getBoundingClientRect().top-c.clientHeight/3}});
+let shut=[];addEventListener('beforeprint',()=>{shut=[...document.querySelectorAll('details:not([open])')];
+shut.forEach(d=>d.open=true)});addEventListener('afterprint',()=>{shut.forEach(d=>d.open=false);shut=[]});})();
 """

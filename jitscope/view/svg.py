@@ -13,6 +13,8 @@ from jitscope.view.format import fmt_slope, fmt_value
 from jitscope.view.model import Chart
 
 W, ROW, PAD_L, PAD_R = 640, 26, 150, 16
+#: Room right of a bar for its total ("12.3 ms").
+LABEL_W = 56
 
 
 def _svg(width: int, height: int, body: list[str], title: str) -> str:
@@ -34,7 +36,7 @@ def bars(chart: Chart) -> str:
     cats = chart.categories
     totals = [sum(v for s in chart.series for c, v in s.points if int(c) == i) for i in range(len(cats))]
     top = max(totals, default=0) or 1.0
-    scale = (W - PAD_L - PAD_R) / top
+    scale = (W - PAD_L - PAD_R - LABEL_W) / top  # the longest bar leaves room for its total
     body: list[str] = []
     for i, name in enumerate(cats):
         y, x = 8 + i * ROW, float(PAD_L)
@@ -47,7 +49,7 @@ def bars(chart: Chart) -> str:
             body.append(f'<rect class="c{k % 8}" x="{x:.1f}" y="{y}" width="{max(w, 0.5):.1f}" height="18">'
                         f'<title>{escape(series.name)}: {fmt_value(value, chart.x_unit)}</title></rect>')
             x += w
-        body.append(f'<text class="val" x="{min(x + 4, W - 60):.1f}" y="{y + 14}">{fmt_value(totals[i], chart.x_unit)}</text>')
+        body.append(f'<text class="val" x="{x + 4:.1f}" y="{y + 14}">{fmt_value(totals[i], chart.x_unit)}</text>')
     height = 8 + len(cats) * ROW + 22
     body += _legend([s.name for s in chart.series], height - 6)
     return _svg(W, height, body, chart.title)

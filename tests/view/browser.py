@@ -103,8 +103,9 @@ class Browser:
             raise RuntimeError(result["exceptionDetails"].get("exception", {}).get("description", expression))
         return result["result"].get("value")
 
-    def emulate(self, *, dark: bool = False, javascript: bool = True) -> None:
-        self.call("Emulation.setEmulatedMedia",
+    def emulate(self, *, dark: bool = False, javascript: bool = True, media: str = "") -> None:
+        """Colour scheme, script on or off, and the media type ("print" for print CSS; "" for screen)."""
+        self.call("Emulation.setEmulatedMedia", media=media,
                   features=[{"name": "prefers-color-scheme", "value": "dark" if dark else "light"}])
         self.call("Emulation.setScriptExecutionDisabled", value=not javascript)
 
@@ -115,6 +116,12 @@ class Browser:
         if full_page:
             params["captureBeyondViewport"] = True
         path.write_bytes(base64.b64decode(self.call("Page.captureScreenshot", **params)["data"]))
+
+    def pdf(self) -> bytes:
+        """The page printed to PDF (print CSS, backgrounds off, as a person's print dialog would)."""
+        import base64
+
+        return base64.b64decode(self.call("Page.printToPDF", printBackground=False)["data"])
 
     def close(self) -> None:
         try:

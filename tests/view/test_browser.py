@@ -153,6 +153,12 @@ def test_lint_report_groups_findings_by_file(browser: Browser, tmp_path: Path) -
     assert browser.errors == []
     assert browser.evaluate("[...document.querySelectorAll('section.page > h2')].map(h => h.firstChild.textContent.trim())"
                             ) == ["examples/impure.py", "examples/static_args.py"]
+    # an index of the files, as tlparse's: every link lands on its file's section
+    assert browser.evaluate("[...document.querySelectorAll('nav.toc a')].map(a => document.getElementById("
+                            "decodeURIComponent(a.hash.slice(1))).querySelector('h2').firstChild.textContent.trim())"
+                            ) == ["examples/impure.py", "examples/static_args.py"]
+    # the flagged code underlined (a wavy line in the finding's colour)
+    assert browser.evaluate("getComputedStyle(document.querySelector('.code u')).textDecorationStyle") == "wavy"
     marked = browser.evaluate("[...document.querySelectorAll('section.page .l.mark')].length")
     assert marked == browser.evaluate("document.querySelectorAll('section.page .code').length") > 0
     rules = browser.evaluate("[...document.querySelectorAll('#rules details.sec')].map(d => [d.id, d.open])")
@@ -203,4 +209,66 @@ def test_run_report_needs_no_script_and_follows_dark_mode(browser: Browser, tmp_
     assert browser.evaluate("document.querySelector('#internal').open") is False
     assert browser.evaluate("[...document.querySelectorAll('h3')].map(h => h.firstChild.textContent.trim())") == [
         "functions", "internal compiles"]
+    browser.emulate()
+
+
+def _bench_page(folder: Path) -> Path:
+    """A bench report from fixed records with every section (eager, cold process, scaling, comparison, warnings)."""
+    import dataclasses
+
+    from jitscope.bench.compare import compare
+    from jitscope.bench.scaling import scaling_records
+    from jitscope.view.bench import bench_document
+    from jitscope.view.html import render_html
+    from tests.bench.conftest import report, row
+    from tests.bench.test_bench_render import full_row
+
+    rows = [full_row(row, "f32[1024,1024], f32[1024,1024]"), row(call="f32[8]", input_bytes=32, median=1e-3)]
+    current = dataclasses.replace(report(*rows), scaling=scaling_records(rows))
+    current = dataclasses.replace(current, comparison=compare(current, report(*rows), threshold=0.1,
+                                                                         baseline_name="base.json"))
+    path = folder / "bench.html"
+    path.write_text(render_html(bench_document(current)), encoding="utf-8")
+    return path
+
+
+@pytest.fixture(scope="module")
+def every_report(tmp_path_factory: pytest.TempPathFactory, trace_report: Path) -> dict[str, Path]:
+    folder = tmp_path_factory.mktemp("kinds")
+    lint, run = folder / "lint.html", folder / "run.html"
+    assert run_cli("lint", "examples/impure.py", "--out", str(lint)).returncode == 1  # findings
+    result = run_cli("run", "--no-effects", "--log", "none", "--out", str(run), "examples/train_loop.py")
+    assert result.returncode == 0, result.stderr
+    return {"trace": trace_report, "bench": _bench_page(folder), "lint": lint, "run": run}
+
+
+#: Something folded (closed ``<details>``) in each report kind, which print must show anyway.
+FOLDED = {"trace": None, "bench": None, "lint": "#rule-JS101 pre", "run": "#internal table"}
+
+
+@pytest.mark.parametrize("kind", ["trace", "bench", "lint", "run"])
+def test_every_report_reads_in_light_dark_and_print(browser: Browser, every_report: dict[str, Path], kind: str) -> None:
+    """No console errors in any mode; dark follows the system; print is light, unboxed and unfolded."""
+    page = every_report[kind]
+    colours = "[getComputedStyle(document.body).backgroundColor, getComputedStyle(document.body).color]"
+    browser.emulate()
+    browser.open(page)
+    assert browser.errors == []
+    assert browser.evaluate(colours) == ["rgb(255, 255, 255)", "rgb(31, 35, 40)"]
+    browser.emulate(dark=True)
+    browser.open(page)
+    assert browser.errors == []
+    assert browser.evaluate(colours) == ["rgb(13, 17, 23)", "rgb(230, 237, 243)"]
+    folded = FOLDED[kind]
+    for javascript in (True, False):
+        browser.emulate(dark=True, media="print", javascript=javascript)  # a dark desktop prints on white paper
+        browser.open(page)
+        assert browser.errors == []
+        assert browser.evaluate(colours) == ["rgb(255, 255, 255)", "rgb(31, 35, 40)"]
+        assert browser.evaluate("[...document.querySelectorAll('.code')].every(c => getComputedStyle(c).maxHeight "
+                                "=== 'none')")
+        if folded is not None:
+            assert browser.evaluate(f"document.querySelector('{folded}').getBoundingClientRect().height") > 0
+    assert browser.pdf().startswith(b"%PDF")
+    assert browser.errors == []
     browser.emulate()
