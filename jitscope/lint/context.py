@@ -35,6 +35,7 @@ from jitscope.lint.analysis.module_analysis import ModuleAnalysis
 from jitscope.lint.analysis.module_index import FuncNode, block_statements
 from jitscope.lint.analysis.parameters import literal_ints, literal_strs, param_defaults, positional_params
 from jitscope.lint.analysis.qualified_names import is_static_result, last_name, words
+from jitscope.lint.analysis.ragged_batches import BatchLoops
 from jitscope.lint.analysis.source import char_column, match_lines
 from jitscope.lint.analysis.taint_calls import MUTATORS
 from jitscope.lint.analysis.taint_flags import ARRAY, CONTAINER, FRESH, FunctionFacts
@@ -53,6 +54,7 @@ __all__ = [
     "CONTAINER",
     "FRESH",
     "MUTATORS",
+    "BatchLoops",
     "CallSite",
     "FuncNode",
     "JitSite",
@@ -194,6 +196,29 @@ class ModuleContext:
         return self.analysis.call_sites
 
     # -- module structure ------------------------------------------------------------------------
+
+    def class_named(self, name: str) -> ast.ClassDef | None:
+        """A module-level class of this module."""
+        return self._index.classes.get(name)
+
+    def makes_closure(self, node: ast.expr) -> bool:
+        """``smoothed_l1(beta)``: a call of a module function that returns a function it defines (a new
+        function object on every call)."""
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)):
+            return False
+        func = self._index.defs.get(node.func.id)
+        if func is None:
+            return False
+        local = {s.name for s in func.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))}
+        return any(
+            isinstance(s, ast.Return)
+            and (isinstance(s.value, ast.Lambda) or (isinstance(s.value, ast.Name) and s.value.id in local))
+            for s in block_statements(func.body)
+        )
+
+    def batch_loops(self, cs: CallSite) -> BatchLoops:
+        """The loops around a call, for questions about ragged batches."""
+        return BatchLoops(cs.loops, cs.function, self._index.defs)
 
     def name_of(self, func: FuncNode) -> str:
         """Qualified name of a function of this module (``Model.step``, ``outer.<locals>.f``)."""

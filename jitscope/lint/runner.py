@@ -20,14 +20,16 @@ from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 
 from jitscope.lint.analysis.discovered import Entry, ExternalRef
-from jitscope.lint.analysis.inherited_tracing import ClassFacts, class_facts, traced_overrides
+from jitscope.lint.analysis.inherited_tracing import class_facts
+from jitscope.lint.analysis.jit_factories import factory_statics
 from jitscope.lint.analysis.module_analysis import ModuleAnalysis, analyze_module
-from jitscope.lint.analysis.module_index import FuncNode, ModuleIndex
+from jitscope.lint.analysis.module_index import FuncNode, ImportedFacts, ModuleIndex
 from jitscope.lint.analysis.parameters import all_params, defaulted_params, positional_params, self_param
 from jitscope.lint.analysis.source import ParsedSource, file_finding, parse_source
 from jitscope.lint.analysis.taint_flags import FunctionFacts
 from jitscope.lint.context import ModuleContext
 from jitscope.lint.files import SourceFileRef
+from jitscope.lint.module_facts import OVERRIDE, ModuleFacts, imported_facts, override_requests
 from jitscope.lint.registry import static_rules
 from jitscope.lint.rule import Rule
 from jitscope.lint.suppression import split_suppressed
@@ -38,8 +40,6 @@ _FOLLOW_ROUNDS = 4
 #: Below this many files the pool costs more than it saves.
 _POOL_MIN_FILES = 24
 _MARKERS = ("jax", "equinox", "flax")
-#: how the reason of an override's request starts
-_OVERRIDE = "overrides"
 #: rules about traced values: re-checked when another module declares some fields static
 _VALUE_CODES = frozenset({"JS201", "JS202", "JS203", "JS204"})
 
@@ -53,12 +53,8 @@ class FileResult:
     lines: int = 0
     suppressed: int = 0
     external: list[ExternalRef] = field(default_factory=list)
-    #: fields this module declares static (dataclass fields, custom pytree registrations)
-    static_fields: frozenset[str] = frozenset()
-    #: dotted names this module imports
-    imports: frozenset[str] = frozenset()
-    #: classes with their bases and traced methods (for overrides traced through a base class)
-    classes: tuple[ClassFacts, ...] = ()
+    #: what other modules may need from this one
+    facts: ModuleFacts = field(default_factory=ModuleFacts)
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,8 +62,8 @@ class FileTask:
     ref: SourceFileRef
     codes: frozenset[str]
     extra: tuple[tuple[str, ExternalRef], ...] = ()
-    #: fields declared static in other linted modules this one imports
-    imported_static: frozenset[str] = frozenset()
+    #: what the other linted modules this one imports know
+    imported: ImportedFacts | None = None
 
 
 _RULE_CACHE: dict[frozenset[str], tuple[Rule, ...]] = {}
@@ -105,7 +101,9 @@ def lint_data(task: FileTask, data: bytes) -> FileResult:
     if not task.extra and not any(marker in parsed.text for marker in _MARKERS):
         # nothing here can be traced; its classes may still override methods traced in a base class
         if "class " in parsed.text:
-            result.classes = class_facts(ModuleIndex(parsed, ref.module, ref.is_package), {})
+            result.facts = ModuleFacts(
+                classes=class_facts(ModuleIndex(parsed, ref.module, ref.is_package), {})
+            )
         return result
     try:
         findings, external = _analyse(parsed, ref, task, result)
@@ -127,14 +125,17 @@ def _analyse(
     parsed: ParsedSource, ref: SourceFileRef, task: FileTask, result: FileResult
 ) -> tuple[list[Finding], list[ExternalRef]]:
     rules = _rules(task.codes)
-    index = ModuleIndex(parsed, ref.module, ref.is_package, task.imported_static)
-    result.static_fields = index.own_static_fields
-    result.imports = frozenset(index.imported_modules())
+    index = ModuleIndex(parsed, ref.module, ref.is_package, task.imported)
     extra, forwarded = _extra_entries(index, task.extra)
     if not rules:
         return [], []
     analysis = analyze_module(index, extra)
-    result.classes = class_facts(index, _traced_by_call(analysis))
+    result.facts = ModuleFacts(
+        index.own_static_fields,
+        tuple(factory_statics(index).items()),
+        class_facts(index, _traced_by_call(analysis)),
+        tuple(index.names.aliases.items()),
+    )
     ctx = ModuleContext(analysis)
     findings: list[Finding] = []
     seen: set[tuple[str, int, int]] = set()
@@ -293,23 +294,19 @@ def lint_files(
     for i, source_ref in enumerate(refs):
         modules.setdefault(source_ref.module, []).append(i)
     requested: dict[int, dict[tuple[object, ...], ExternalRef]] = {}
-    imported_static = _imported_static(modules, results)
-    recheck = sorted(
-        i
-        for i, r in enumerate(results)
-        if i in imported_static and any(f.code in _VALUE_CODES for f in r.findings)
-    )
+    imported = imported_facts(modules, [r.facts for r in results])
+    recheck = [i for i, r in enumerate(results) if i in imported and _needs_recheck(r, imported[i])]
     for i, result in zip(
-        recheck, _run([FileTask(refs[i], codes, (), imported_static[i]) for i in recheck], jobs), strict=True
+        recheck, _run([FileTask(refs[i], codes, (), imported[i]) for i in recheck], jobs), strict=True
     ):
         results[i] = result
     pending = [(i, ref) for i, result in enumerate(results) for ref in result.external]
-    pending.extend(_override_refs(modules, results))
+    pending.extend(override_requests(modules, [r.facts for r in results]))
     for _ in range(_FOLLOW_ROUNDS):
         changed: set[int] = set()
         for position, ref in pending:
             target = _resolve(modules, ref.qualname, refs, position)
-            if target is None or (target[0] == position and not ref.reason.startswith(_OVERRIDE)):
+            if target is None or (target[0] == position and not ref.reason.startswith(OVERRIDE)):
                 continue
             file_index, name = target
             key = (
@@ -332,7 +329,7 @@ def lint_files(
                 refs[i],
                 codes,
                 tuple((str(key[0]), r) for key, r in requested[i].items()),
-                imported_static.get(i, frozenset()),
+                imported.get(i),
             )
             for i in order
         ]
@@ -343,44 +340,9 @@ def lint_files(
     return results
 
 
-def _override_refs(modules: dict[str, list[int]], results: list[FileResult]) -> list[tuple[int, ExternalRef]]:
-    """Requests to trace methods that override a base-class method traced in another module."""
-    classes = [c for result in results for c in result.classes]
-    out: list[tuple[int, ExternalRef]] = []
-    for qualname, (where, flags) in traced_overrides(classes).items():
-        files = modules.get(qualname.rsplit(".", 2)[0])
-        if files:
-            reason = f"{_OVERRIDE} `{where}`, which is traced"
-            out.append((files[0], ExternalRef(qualname, reason, flags)))
-    return out
-
-
-def _imported_static(modules: dict[str, list[int]], results: list[FileResult]) -> dict[int, frozenset[str]]:
-    """Per file: the static fields declared by the other linted modules it imports (when there are any).
-
-    A field kept static by a pytree registration in ``pkg/params.py`` is static wherever its
-    class is used; the rules read traced values by attribute name, so they need the names."""
-    declared = {
-        name: frozenset().union(*(results[i].static_fields for i in files))
-        for name, files in modules.items()
-        if any(results[i].static_fields for i in files)
-    }
-    out: dict[int, frozenset[str]] = {}
-    if not declared:
-        return out
-    for i, result in enumerate(results):
-        fields: set[str] = set()
-        for dotted in result.imports:
-            parts = dotted.split(".")
-            for cut in range(len(parts), 0, -1):
-                found = declared.get(".".join(parts[:cut]))
-                if found is not None:
-                    fields.update(found)
-                    break
-        fields.difference_update(result.static_fields)
-        if fields:
-            out[i] = frozenset(fields)
-    return out
+def _needs_recheck(result: FileResult, imported: ImportedFacts) -> bool:
+    """Whether what other modules know can change this file's findings."""
+    return bool(imported.factories) or any(f.code in _VALUE_CODES for f in result.findings)
 
 
 def _resolve(

@@ -8,7 +8,7 @@ in-place updates in helpers, unhashable statics by name, data-derived statics, j
 loops, and trace-time effects through setattr, partials and map/tree_map. Every hazard line
 carries ``# expect: JSxxx``; any other finding is a false alarm (``clean_*.py`` stay quiet).
 First measured (before any fix for it): recall 0.63 (25 of 40), precision 0.96 (1 false alarm);
-the goals are the issue's: recall >= 0.95, precision >= 0.97.
+after the fixes: 1.00 and 1.00. The goals are the issue's: recall >= 0.95, precision >= 0.97.
 """
 
 from __future__ import annotations
@@ -55,7 +55,6 @@ def test_corpus_is_meaningful(scores: tuple[Found, Found]) -> None:
     assert len(list(CORPUS.glob("clean_*.py"))) >= 6
 
 
-@pytest.mark.xfail(reason="first measurement: 0.63; the fixes follow", strict=False)
 def test_recall(scores: tuple[Found, Found]) -> None:
     expected, found = scores
     missed = sorted(expected - found)
@@ -63,7 +62,6 @@ def test_recall(scores: tuple[Found, Found]) -> None:
     assert recall >= 0.95, f"recall {recall:.2f}; missed: {missed}"
 
 
-@pytest.mark.xfail(reason="first measurement: 0.96; the fixes follow", strict=False)
 def test_precision(scores: tuple[Found, Found]) -> None:
     expected, found = scores
     false_alarms = sorted(found - expected)

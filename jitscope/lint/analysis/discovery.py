@@ -189,6 +189,19 @@ class Discoverer:
                 for item in items:
                     self._body(item, chain, f"passed to lax.{short}")
 
+    def _lifted_module(self, name: str, reason: str, kind: str) -> None:
+        """``nn.jit(Block)``: flax's lifted transform traces the module's ``__call__`` and its
+        ``@nn.compact`` methods (the module's fields stay static)."""
+        cls = self.index.classes.get(name)
+        if cls is None:
+            return
+        for method_name, method in self.index.methods.get(id(cls), {}).items():
+            compact = any(nm.last_name(d) == "compact" for d in method.decorator_list)
+            if method_name == "__call__" or compact:
+                params = positional_params(method)[1:]
+                tainted = frozenset(params) | {a.arg for a in method.args.kwonlyargs}
+                self.out.entries.append(Entry(method, reason, True, tainted, kind=kind))
+
     def _is_partial(self, node: ast.expr, local: dict[str, str] | None) -> bool:
         return self.qualify(node, local) == "functools.partial"
 
@@ -278,6 +291,8 @@ class Discoverer:
             )
             entry.constants = tuple(resolved.constants.items())
             self.out.entries.append(entry)
+        elif label.startswith("flax.linen.") and isinstance(target_expr, ast.Name):
+            self._lifted_module(target_expr.id, reason, kind)
         elif isinstance(resolved, str) and kind not in ("filter_jit", "filter_vmap"):
             nums_kw, names_kw = STATIC_KEYWORDS.get(kind, ("", ""))
             nums = literal_ints(keywords.get(nums_kw)) if nums_kw else ()

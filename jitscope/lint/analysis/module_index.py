@@ -11,6 +11,7 @@ from __future__ import annotations
 import ast
 import bisect
 from collections.abc import Iterator
+from dataclasses import dataclass
 
 from jitscope.lint.analysis.pytree_registrations import registered_static_fields
 from jitscope.lint.analysis.qualified_names import ImportMap
@@ -57,6 +58,23 @@ def block_statements(body: list[ast.stmt]) -> Iterator[ast.stmt]:
                 yield from block_statements(child)
 
 
+#: static_argnums / static_argnames of a jit factory, as literals
+FactoryStatics = tuple[tuple[int, ...] | None, tuple[str, ...] | None]
+
+
+@dataclass(frozen=True, slots=True)
+class ImportedFacts:
+    """What other linted modules that this one imports know (found by the runner after a first pass)."""
+
+    #: fields declared static there (dataclass fields, custom pytree registrations)
+    static_fields: frozenset[str] = frozenset()
+    #: jit factories defined there: (local name here, (static_argnums, static_argnames))
+    factories: tuple[tuple[str, FactoryStatics], ...] = ()
+
+    def __bool__(self) -> bool:
+        return bool(self.static_fields or self.factories)
+
+
 class ModuleIndex:
     """Imports, definitions and module-level names of one parsed module."""
 
@@ -65,7 +83,7 @@ class ModuleIndex:
         parsed: ParsedSource,
         module: str = "",
         is_package: bool = False,
-        imported_static: frozenset[str] = frozenset(),
+        imported: ImportedFacts | None = None,
     ) -> None:
         self.parsed = parsed
         self.path = parsed.path
@@ -100,9 +118,12 @@ class ModuleIndex:
         self._build()
         #: static fields declared here (for other modules: see ``imported_static``)
         self.own_static_fields = frozenset(self.static_fields)
+        imported = imported or ImportedFacts()
         #: fields declared static in modules this one imports (passed in by the runner)
-        self.static_fields.update(imported_static)
-        self.python_fields.difference_update(imported_static)
+        self.static_fields.update(imported.static_fields)
+        self.python_fields.difference_update(imported.static_fields)
+        #: jit factories of other modules, by the local name they are imported as -> (argnums, argnames)
+        self.imported_factories: dict[str, FactoryStatics] = dict(imported.factories)
 
     # -- top level -------------------------------------------------------------------------------
 
@@ -169,10 +190,6 @@ class ModuleIndex:
         elif isinstance(value, ast.Lambda):
             self.owner[id(value)] = None
             self.qualname[id(value)] = name
-
-    def imported_modules(self) -> set[str]:
-        """Dotted names this module imports (modules, or names inside them)."""
-        return set(self.names.aliases.values())
 
     # -- lookups ---------------------------------------------------------------------------------
 

@@ -73,6 +73,10 @@ def _function_shape(ctx: ModuleContext, facts: TracedFunction) -> tuple[dict[str
     return aliases, returned
 
 
+#: a traced argument at the jit boundary: jit hands the function a copy rebuilt from the leaves
+_LOST = "jit passes a copy rebuilt from its leaves, so the caller's object never sees the change"
+
+
 class MutationInTracedCode(Rule):
     """Mutation of an argument, closed-over or global container inside traced code.
 
@@ -169,8 +173,9 @@ class MutationInTracedCode(Rule):
                 traced_value = value is not None and facts.is_traced(value)
                 if where in ("self", "global", "closure") and traced_value:
                     continue  # JS107: a traced value escapes
-                if where in ("param", "alias") and _root_param_traced(ctx, facts, target):
-                    continue  # a traced pytree argument is rebuilt for every trace: changing it is harmless
+                rebuilt = where in ("param", "alias") and _root_param_traced(ctx, facts, target)
+                if rebuilt and facts.kind != "jit":
+                    continue  # a traced argument of a helper or a transform's body: changing it is harmless
                 if where in ("param", "alias") and _returned(ctx, facts, target):
                     continue  # `carry[k] = ...; return carry`: the update leaves through the return value
                 if where in ("self", "param", "global", "closure", "alias"):
@@ -178,7 +183,8 @@ class MutationInTracedCode(Rule):
                         self,
                         node,
                         f"`{facts.qualname}` mutates `{ast.unparse(target)}` ({_ORIGIN_TEXT[where]}) with {verb}; "
-                        "this happens only while tracing" + traced_because(facts),
+                        + (_LOST if rebuilt else "this happens only while tracing")
+                        + traced_because(facts),
                         facts.qualname,
                         "build and return a new value instead of mutating shared state",
                     )

@@ -37,11 +37,37 @@ def _unhashable(ctx: ModuleContext, node: ast.expr) -> str | None:
     if isinstance(node, ast.Call):
         if isinstance(node.func, ast.Name) and node.func.id in ("list", "dict", "set", "bytearray"):
             return node.func.id
+        if isinstance(node.func, ast.Name) and _unhashable_dataclass(ctx.class_named(node.func.id)):
+            return f"`{node.func.id}` (a dataclass with eq and without frozen=True has no __hash__)"
         qualified = ctx.qualified_name(node.func) or ""
         head, _, last = qualified.rpartition(".")
         if head in ("numpy", "jax.numpy") and last in _ARRAY_MAKERS:
             return "array"
     return None
+
+
+def _unhashable_dataclass(cls: ast.ClassDef | None) -> bool:
+    """``@dataclass`` (or ``@dataclasses.dataclass(...)``) without ``frozen=True``, ``eq=False`` or
+    ``unsafe_hash=True`` and without its own ``__hash__``: Python sets ``__hash__`` to None."""
+    if cls is None:
+        return False
+    for dec in cls.decorator_list:
+        func = dec.func if isinstance(dec, ast.Call) else dec
+        name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+        if name != "dataclass":
+            continue
+        keywords = {k.arg: k.value for k in dec.keywords} if isinstance(dec, ast.Call) else {}
+        flags = {k: v.value for k, v in keywords.items() if isinstance(v, ast.Constant)}
+        if len(flags) != len(keywords) or flags.get("frozen") or flags.get("unsafe_hash"):
+            return False
+        if flags.get("eq", True) is False:
+            return False
+        return not any(
+            (isinstance(stmt, ast.FunctionDef) and stmt.name == "__hash__")
+            or (isinstance(stmt, ast.Assign) and any(getattr(t, "id", "") == "__hash__" for t in stmt.targets))
+            for stmt in cls.body
+        )
+    return False
 
 
 def _unhashable_name(ctx: ModuleContext, cs: CallSite, arg: ast.expr) -> str | None:

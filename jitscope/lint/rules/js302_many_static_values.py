@@ -144,7 +144,7 @@ class ManyStaticValues(Rule):
             for param, arg in argument_for(cs.site, cs.call).items():
                 if not filtered and param not in static:
                     continue
-                why = _why(cs, arg, counters) if filtered else _why_static(cs, arg)
+                why = _why(ctx, cs, arg, counters) if filtered else _why_static(ctx, cs, arg)
                 if why:
                     kind = (
                         "argument (held static by the filter_jit-style wrapper)" if filtered else "argument"
@@ -162,24 +162,26 @@ class ManyStaticValues(Rule):
 _FRESH = "is a new function object on every call"
 
 
-def _why_static(cs: CallSite, arg: ast.expr) -> str | None:
+def _why_static(ctx: ModuleContext, cs: CallSite, arg: ast.expr) -> str | None:
     """Why a value for a declared static parameter recompiles."""
-    if _fresh_function(arg) and cs.function is not None:
+    if (_fresh_function(arg) or ctx.makes_closure(arg)) and cs.function is not None:
         return _FRESH
-    if cs.in_loop and uses(arg, cs.loop_vars):
+    if cs.in_loop and (uses(arg, cs.loop_vars) or _set_from_loop_vars(cs, arg)):
         return "changes on every loop iteration"
     if _data_derived(arg) or _data_derived_name(cs, arg):
         return "is computed from array data"
     return None
 
 
-def _why(cs: CallSite, arg: ast.expr, counters: set[str]) -> str | None:
+def _why(ctx: ModuleContext, cs: CallSite, arg: ast.expr, counters: set[str]) -> str | None:
     """Why a Python value given to a filter_jit-style function (which holds non-arrays static) recompiles:
     an int loop counter, a fresh lambda, or a number computed from array data."""
-    if _fresh_function(arg) and (cs.function is not None or cs.in_loop):
+    if (_fresh_function(arg) or ctx.makes_closure(arg)) and (cs.function is not None or cs.in_loop):
         return _FRESH
     if counters and _counter_expr(arg, counters):
-        return "is a Python int that changes on every loop iteration"
+        return "is a Python number that changes on every loop iteration"
+    if _number_of(arg, cs.loop_vars):
+        return "is a Python number that changes on every loop iteration"
     if isinstance(arg, ast.Call) and _data_derived(arg):
         return "is a Python number computed from array data"
     return None
@@ -193,16 +195,68 @@ def _last(func: ast.expr) -> str:
     return func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
 
 
+#: a literal sweep of at least this many numbers is one compilation per value (fewer: a few modes on purpose)
+_SWEEP = 5
+
+
 def _range_vars(cs: CallSite) -> set[str]:
-    """Targets of the enclosing ``for v in range(...)`` loops: Python ints."""
+    """Targets of the enclosing ``for v in range(...)`` loops, or loops over a literal sweep of
+    numbers (``for n in (10, 20, 40, 80, 160)``): Python numbers."""
     return {
         loop.target.id
         for loop in cs.loops
         if isinstance(loop, ast.For)
         and isinstance(loop.target, ast.Name)
-        and isinstance(loop.iter, ast.Call)
-        and _last(loop.iter.func) == "range"
+        and (
+            (isinstance(loop.iter, ast.Call) and _last(loop.iter.func) == "range")
+            or (
+                isinstance(loop.iter, (ast.Tuple, ast.List))
+                and len(loop.iter.elts) >= _SWEEP
+                and all(
+                    isinstance(e, ast.Constant) and type(e.value) in (int, float) for e in loop.iter.elts
+                )
+            )
+        )
     }
+
+
+def _number_of(arg: ast.expr, loop_vars: set[str]) -> bool:
+    """``float(d)`` / ``int(d)`` of a loop variable: a Python number that changes each iteration."""
+    return (
+        isinstance(arg, ast.Call)
+        and isinstance(arg.func, ast.Name)
+        and arg.func.id in ("int", "float")
+        and len(arg.args) == 1
+        and uses(arg.args[0], loop_vars)
+    )
+
+
+def _set_from_loop_vars(cs: CallSite, arg: ast.expr) -> bool:
+    """A name assigned in the loop body, before the call, from the loop variables
+    (``lr = float(schedule(step))``)."""
+    if not isinstance(arg, ast.Name):
+        return False
+    for loop in cs.loops:
+        for stmt in block_statements(getattr(loop, "body", [])):
+            if stmt.lineno >= cs.call.lineno:
+                break
+            if (
+                isinstance(stmt, ast.Assign)
+                and any(isinstance(t, ast.Name) and t.id == arg.id for t in stmt.targets)
+                and uses(stmt.value, cs.loop_vars)
+                and not _clamped(stmt.value, cs.loop_vars)
+            ):
+                return True
+    return False
+
+
+def _clamped(value: ast.expr, loop_vars: set[str]) -> bool:
+    """``min(chunk, n - start)``: a bound that does not change, except at the end (two values)."""
+    return (
+        isinstance(value, ast.Call)
+        and _last(value.func) in ("min", "max")
+        and any(not uses(a, loop_vars) for a in value.args)
+    )
 
 
 def _counter_expr(arg: ast.expr, counters: set[str]) -> bool:

@@ -46,7 +46,7 @@ def _fresh_target(site: JitSite) -> bool:
     if not isinstance(node, ast.Call):
         return True  # @jax.jit on a def inside the loop: a new function object every iteration
     first = node.args[0] if node.args else None
-    if isinstance(first, (ast.Lambda, ast.Attribute)) or _is_partial(first):
+    if isinstance(first, (ast.Lambda, ast.Attribute)) or _is_partial(first) or _is_transformed(first):
         return True
     target = site.target
     return target is not None and site.in_function is not None and _defined_in(target, site.in_function)
@@ -81,6 +81,8 @@ def _what(site: JitSite) -> str:
         first = node.args[0]
         if isinstance(first, ast.Lambda):
             return "lambda"
+        if isinstance(first, ast.Call) and _is_transformed(first):
+            return f"{last_name(first.func)}(...)"
         if isinstance(first, ast.Call):
             return "functools.partial"
         if isinstance(first, ast.Attribute):
@@ -125,6 +127,29 @@ def _fresh_each_call(site: JitSite, owner: ast.FunctionDef | ast.AsyncFunctionDe
 def _is_partial(node: ast.expr | None) -> bool:
     """``functools.partial(...)``: a new, unhashable-by-content object on every call."""
     return isinstance(node, ast.Call) and last_name(node.func) == "partial"
+
+
+#: transforms that return a new function object on every call (``jax.jit(jax.grad(f))`` in a loop)
+_TRANSFORMS = frozenset(
+    {
+        "grad",
+        "value_and_grad",
+        "vmap",
+        "checkpoint",
+        "remat",
+        "jacfwd",
+        "jacrev",
+        "hessian",
+        "filter_grad",
+        "filter_value_and_grad",
+        "filter_vmap",
+    }
+)
+
+
+def _is_transformed(node: ast.expr | None) -> bool:
+    """``jax.value_and_grad(f)``, ``jax.vmap(f)``: a new function object on every call."""
+    return isinstance(node, ast.Call) and last_name(node.func) in _TRANSFORMS
 
 
 def _defined_in(func: ast.AST, owner: ast.AST) -> bool:

@@ -43,7 +43,7 @@ def _growing(cs: CallSite) -> set[str]:
                     or isinstance(value, ast.BinOp)
                     and uses(value, {name})
                     and isinstance(value.right, ast.List)
-                ):
+                ) and not _slides(value, name):
                     names.add(name)
             elif isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
                 func = stmt.value.func
@@ -54,6 +54,31 @@ def _growing(cs: CallSite) -> set[str]:
                 ):
                     names.add(func.value.id)
     return names
+
+
+def _slides(value: ast.expr, name: str) -> bool:
+    """``jnp.concatenate([buf[1:], x[None]])``: every use of ``name`` drops items from its front or
+    back (``name[k:]``, ``name[:-k]``), so the result is a sliding window, not a growing one."""
+    parents = {child: node for node in ast.walk(value) for child in ast.iter_child_nodes(node)}
+    found = False
+    for node in ast.walk(value):
+        if isinstance(node, ast.Name) and node.id == name:
+            parent = parents.get(node)
+            if not (isinstance(parent, ast.Subscript) and parent.value is node and _drops(parent.slice)):
+                return False
+            found = True
+    return found
+
+
+def _drops(part: ast.expr) -> bool:
+    if not isinstance(part, ast.Slice) or part.step is not None:
+        return False
+    lower = part.lower.value if isinstance(part.lower, ast.Constant) else None
+    upper = part.upper
+    negative = isinstance(upper, ast.UnaryOp) and isinstance(upper.op, ast.USub)
+    if part.lower is not None and upper is None:
+        return isinstance(lower, int) and lower > 0
+    return part.lower is None and negative
 
 
 #: creation functions -> positions of their shape arguments (None: every positional argument)
@@ -96,7 +121,7 @@ def _varying(ctx: ModuleContext, arg: ast.expr, loops: _Loops, growing: set[str]
                 upper = part.upper is not None and uses(part.upper, loop_vars)
                 if lower != upper:
                     return "sliced by the loop variable"
-                if lower and upper and loops.ragged_window(part):
+                if lower and upper and (loops.ragged_window(part) or loops.batches.ragged_slice(part)):
                     return "whose last batch is shorter (the range's stop is not a multiple of its step)"
         elif isinstance(sub, ast.Call) and last_name(sub.func) in _SHAPE_MAKERS:
             if any(uses(a, loop_vars) for a in _shape_args(ctx, sub)):
@@ -109,7 +134,7 @@ def _varying(ctx: ModuleContext, arg: ast.expr, loops: _Loops, growing: set[str]
               and not _pads(arg, sub.id) and not loops.fixed_length(sub.id)):
             return f"which grows on every iteration (`{sub.id}`)"
         elif isinstance(sub, ast.Name) and sub.id in loops.shards:
-            return "a shard of np.array_split, whose shards differ in length"
+            return loops.shards[sub.id]
     return None
 
 
@@ -195,22 +220,23 @@ class _Loops:
     """The loops around one call: their changing names, ``range(start, stop, step)`` headers,
     ``np.array_split`` shard variables, and names assigned in their bodies."""
 
-    def __init__(self, cs: CallSite) -> None:
+    def __init__(self, ctx: ModuleContext, cs: CallSite) -> None:
         self.names = cs.loop_vars
         self.loops = cs.loops
         self.ranges: dict[str, ast.Call] = {}
-        self.shards: set[str] = set()
+        self.batches = ctx.batch_loops(cs)
+        #: loop variables holding ragged batches -> why
+        self.shards: dict[str, str] = self.batches.ragged_items(cs.call)
         self.assigned: dict[str, ast.expr] = {}
         for loop in cs.loops:
             if (
                 isinstance(loop, ast.For)
                 and isinstance(loop.target, ast.Name)
                 and isinstance(loop.iter, ast.Call)
+                and last_name(loop.iter.func) == "range"
+                and len(loop.iter.args) == 3
             ):
-                if last_name(loop.iter.func) == "range" and len(loop.iter.args) == 3:
-                    self.ranges[loop.target.id] = loop.iter
-                elif last_name(loop.iter.func) == "array_split":
-                    self.shards.add(loop.target.id)
+                self.ranges[loop.target.id] = loop.iter
             for stmt in block_statements(loop.body):  # type: ignore[attr-defined]
                 if stmt.lineno >= cs.call.lineno:
                     break
@@ -328,7 +354,7 @@ class VaryingShapeInLoop(Rule):
             if not cs.in_loop:
                 continue
             growing = _growing(cs)
-            loops = _Loops(cs)
+            loops = _Loops(ctx, cs)
             varying: list[tuple[ast.expr, str]] = []
             for arg in (*cs.call.args, *(k.value for k in cs.call.keywords)):
                 why = _varying(ctx, arg, loops, growing)
