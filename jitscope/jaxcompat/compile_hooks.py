@@ -139,7 +139,8 @@ class _PmapInfo:
 
 
 def _install_old_pmap(observer: MissObserver) -> list[Callable[[], None]]:
-    """JAX < 0.7: pmap's C++ cache misses call ``api._prepare_pmap``, then ``pxla.xla_pmap_impl_lazy``.
+    """JAX < 0.7: pmap's C++ cache misses call ``api._prepare_pmap``, then ``pxla.xla_pmap_impl_lazy``,
+    which traces through ``pxla.stage_parallel_callable`` when pmap's own cache misses too.
 
     JAX 0.6 binds ``_prepare_pmap`` (``functools.partial``) into each pmap when the pmap is built,
     so a pmap built before ``install`` is not seen here (its compiles are still timed, under
@@ -173,7 +174,16 @@ def _install_old_pmap(observer: MissObserver) -> list[Callable[[], None]]:
 
     setattr(api, "_prepare_pmap", _prepare_pmap)  # noqa: B010 - absent from the JAX mypy checks against
     setattr(pxla, "xla_pmap_impl_lazy", xla_pmap_impl_lazy)  # noqa: B010
-    return [lambda: setattr(api, "_prepare_pmap", prepare), lambda: setattr(pxla, "xla_pmap_impl_lazy", impl)]
+    restores = [lambda: setattr(api, "_prepare_pmap", prepare), lambda: setattr(pxla, "xla_pmap_impl_lazy", impl)]
+    stage = getattr(pxla, "stage_parallel_callable", None)
+    if callable(stage):  # the trace itself, on a miss of pmap's own cache: watched for side effects as jit's
+        def stage_parallel_callable(pci: Any, fun: Any, *rest: Any, **kw: Any) -> Any:
+            with observer.tracing(getattr(fun, "f", fun)):  # the user's function inside lu.WrappedFun
+                return stage(pci, fun, *rest, **kw)
+
+        setattr(pxla, "stage_parallel_callable", stage_parallel_callable)  # noqa: B010
+        restores.append(lambda: setattr(pxla, "stage_parallel_callable", stage))
+    return restores
 
 
 def _takes_ten_arguments(fun: Any) -> bool:

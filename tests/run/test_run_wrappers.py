@@ -65,6 +65,24 @@ def test_pmap_is_named_after_the_user_function_with_its_static_argument():
     assert _causes(events[2]) == ["factor (static): value 2 -> 3"]
 
 
+def test_a_pmap_trace_is_watched_for_side_effects():
+    def noisy(x):
+        print("tracing noisy")
+        return x + 1
+
+    def body():
+        pm = jax.pmap(noisy)
+        pm(jnp.ones((1, 2)))
+        pm(jnp.ones((1, 2)))  # cached: no trace, no effect
+
+    observer = RunObserver(effects=True)
+    with installed(observer):
+        body()
+    events = _mine(observer.finish())
+    assert [e.function.rsplit(".", 1)[-1] for e in events] == ["noisy"]
+    assert events[0].traced and [e.detail for e in events[0].effects] == ["print()"]
+
+
 def test_shard_map_inside_jit_is_the_jitted_function():
     from jax.sharding import Mesh
     from jax.sharding import PartitionSpec as P
