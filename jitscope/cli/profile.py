@@ -10,6 +10,8 @@ import typer
 from jitscope.cli.bench import BenchStaticOpt, ShapesListOpt, report_failures
 from jitscope.cli.options import (
     ArgOpt,
+    DevicesOpt,
+    MeshOpt,
     ReportFormat,
     TargetsArg,
     X64Opt,
@@ -38,6 +40,8 @@ def profile(
     out: Annotated[Path | None, typer.Option(help="Write the report to this file (.html, .md, .json, .txt: the "
                                              "suffix picks the format).", show_default=False)] = None,
     x64: X64Opt = False,
+    devices: DevicesOpt = None,
+    mesh: MeshOpt = None,
 ) -> None:
     """Profile TARGET's cached calls and attribute the device time to its source lines."""
     from jitscope.bench.plan import plan_calls
@@ -45,6 +49,7 @@ def profile(
     from jitscope.profiling.runner import ProfileOptions, profile_calls
     from jitscope.render.console import make_console
     from jitscope.render.progress import progress_bar
+    from jitscope.sharding.mesh import mesh_scope
 
     fmt_name = resolve_format(fmt, out)
     if calls < 1 or not budget > 0:
@@ -57,7 +62,8 @@ def profile(
     stderr = make_console(stderr=True)
     options = ProfileOptions(calls=calls, budget=budget, seed=seed,
                              trace_out=str(trace_out) if trace_out is not None else None)
-    with progress_bar(stderr, "jitscope profile") as progress, user_output_to_stderr(fmt_name != "text"):
+    with mesh_scope(devices, mesh), progress_bar(stderr, "jitscope profile") as progress, \
+            user_output_to_stderr(fmt_name != "text"):
         planned = plan_calls(targets, shapes, static, arg)
         report = profile_calls(planned, options, progress)
     if fmt_name == "json":

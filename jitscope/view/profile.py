@@ -27,6 +27,7 @@ from jitscope.view.model import (
     Table,
     pieces,
 )
+from jitscope.view.sharding import communication_split
 
 #: Width of a heat bar in characters; eighths of a character give it 80 steps.
 BAR = 10
@@ -169,6 +170,7 @@ def row_section(row: ProfileRow) -> Section:
         blocks.append(Section("work from outside the function", (outside,), id="profile-outside"))
     if row.ops:
         blocks.append(Section("top HLO ops", (top_ops(row),), f"module {row.module}", id="profile-ops"))
+        blocks += [s for s in (communication_split(row.ops),) if s is not None]  # sharded programs only
     blocks.append(Section("where a call's time goes", reconciliation(row), id="profile-reconcile"))
     blocks.extend(Note(w, "warning", "warning") for w in row.warnings)
     blocks.append(Note(f"fusions: {row.split_rule}; FLOPs and bytes are estimated from the HLO shapes; peak "

@@ -7,9 +7,11 @@ Markdown and HTML all show it. Records only: no JAX here.
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 
+from jitscope.model.profile import OpRecord
 from jitscope.model.sharding import TRAFFIC_FORMULAS, Collective, LeafSharding, ShardingRecord
-from jitscope.view.format import fmt_bytes, plural
+from jitscope.view.format import fmt_bytes, fmt_duration, plural
 from jitscope.view.model import Block, Column, KeyValues, Note, Paragraph, Section, Table, pieces
 
 
@@ -86,3 +88,24 @@ def sharding_section(record: ShardingRecord, page: str = "t1") -> Section:
         blocks.append(Paragraph(pieces("no collectives: every device works on its own data", "jitscope.muted")))
     note = f"{record.devices} devices; memory analysis is per device"
     return Section("sharding", tuple(blocks), note, id=f"{page}-sharding")
+
+
+def communication_split(ops: Sequence[OpRecord]) -> Section | None:
+    """``profile`` of a sharded program: device time in collectives against compute, copies and control.
+
+    None when no collective ran (an unsharded program). Times are per call, summed over the
+    devices that ran each op, so shares compare like with like.
+    """
+    by_class: dict[str, float] = {}
+    for op in ops:
+        by_class[op.category] = by_class.get(op.category, 0.0) + op.seconds
+    if not by_class.get("collective"):
+        return None
+    total = sum(by_class.values()) or 1.0
+    names = {"collective": "communication (collectives)", "compute": "compute", "copy": "copies",
+             "control": "control flow"}
+    rows = tuple((names.get(kind, kind), fmt_duration(seconds), f"{100 * seconds / total:.0f}%")
+                 for kind, seconds in sorted(by_class.items(), key=lambda kv: -kv[1]))
+    columns = (Column("device time"), Column("per call", "right"), Column("share", "right"))
+    return Section("compute and communication", (Table(columns, rows),),
+                   "summed over devices; collectives include waiting for the slowest device", id="profile-comm")

@@ -44,6 +44,8 @@ COMMANDS: dict[str, list[str]] = {
              "-s", "f32[64,8]@(data,None)", "-s", "f32[64,8]@(None,data)", "-s", "f32[64,8]@(None,data)"],
     "bench": ["bench", f"{EXAMPLES}/sharded_data_parallel.py:train_step", "--mesh", "data=8", "--budget", "0.05",
               "--min-rounds", "2", "--no-dispatch", "-f", "json"],
+    "profile": ["profile", f"{EXAMPLES}/sharded_tensor_parallel.py:mlp_layer", "--mesh", "data=4,model=2",
+                "--calls", "3", "--budget", "0.05"],
     # errors: one line, exit 2
     "too_late": ["trace", f"{T}:scale", "--devices", "16", "-s", "f32[8]"],
     "bad_mesh": ["trace", f"{T}:total", "--devices", "8", "--mesh", "data=3", "-s", "f32[8]"],

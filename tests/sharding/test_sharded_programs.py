@@ -145,6 +145,13 @@ def test_bench_times_the_sharded_step_on_every_device(results: dict[str, Any]) -
     assert report["rows"][0]["call"].startswith("{'w1': f32[512,1024]@()")
 
 
+def test_profile_splits_compute_from_communication(results: dict[str, Any]) -> None:
+    run = results["profile"]
+    assert run["code"] == 0, run["stderr"]
+    section = run["stdout"].split("compute and communication", 1)[1].split("where a call's time goes")[0]
+    assert "communication (collectives)" in section and "compute" in section
+
+
 @pytest.mark.parametrize(("name", "message"), [
     ("too_late", "--devices 16: JAX already started with 8 CPU device(s), too late to ask for 16"),
     ("bad_mesh", "--mesh data=3 needs 3 devices, but 8 are in use"),
