@@ -72,11 +72,12 @@ FILE_METHODS: frozenset[str] = frozenset(
 )
 
 # fmt: off
-#: Methods that change a list, dict, set, bytearray or deque in place.
+#: Methods that change a list, dict, set, bytearray, deque or queue in place: the one list both the
+#: static rules (JS104, JS105) and the tracer's effect monitor read.
 MUTATING_METHODS: frozenset[str] = frozenset(
     {
         "append", "appendleft", "extend", "extendleft", "insert", "pop", "popleft", "popitem", "remove",
-        "clear", "sort", "reverse", "rotate", "update", "setdefault", "add", "discard",
+        "clear", "sort", "reverse", "rotate", "update", "setdefault", "add", "discard", "put",
         "difference_update", "intersection_update", "symmetric_difference_update",
         "__setitem__", "__delitem__", "__iadd__", "__imul__", "__ior__", "__iand__", "__ixor__", "__isub__",
     }

@@ -6,8 +6,9 @@ from __future__ import annotations
 import pytest
 
 from jitscope.lint import lint_source
+from jitscope.lint.analysis.taint_calls import MUTATORS
 from jitscope.lint.registry import RULES
-from jitscope.model.effect_catalogue import CATALOGUE, effect_of_call
+from jitscope.model.effect_catalogue import CATALOGUE, MUTATING_METHODS, effect_of_call
 from jitscope.model.effects import EffectKind
 
 _RULE_FOR: dict[EffectKind, str] = {kind: rule.code for rule in RULES for kind in rule.effect_kinds}
@@ -53,3 +54,9 @@ def test_every_effect_kind_has_a_rule() -> None:
 )
 def test_effect_of_call(qualified: str, kind: EffectKind | None) -> None:
     assert effect_of_call(qualified) is kind
+
+
+def test_one_list_of_mutating_methods() -> None:
+    """The static rules and the tracer's effect monitor read the same list of in-place methods."""
+    assert MUTATORS is MUTATING_METHODS
+    assert {"append", "popleft", "put", "difference_update"} <= MUTATING_METHODS

@@ -39,6 +39,7 @@ from jitscope.lint.analysis.taint_flags import (
 )
 from jitscope.lint.analysis.taint_transforms import TransformCalls
 from jitscope.lint.analysis.taint_transforms import label_of as _label
+from jitscope.model.effect_catalogue import MUTATING_METHODS
 
 _STATIC_BUILTINS = words(
     "len isinstance issubclass type id callable hasattr repr str hash bool int float complex range "
@@ -56,10 +57,8 @@ _ARRAY_METHODS = words(
 _CONCRETE_METHODS = frozenset(
     {"item", "tolist", "__bool__", "__int__", "__float__", "__index__", "__len__", "keys"}
 )
-MUTATORS = words(
-    "append extend insert update add discard remove pop popitem clear setdefault sort reverse "
-    "appendleft extendleft put"
-)
+#: methods that change their receiver in place (the side-effect catalogue's list)
+MUTATORS = MUTATING_METHODS
 _EXTERNAL_SKIP = frozenset(
     {"jax", "jaxlib", "numpy", "scipy", "equinox", "flax", "optax", "chex", "typing"}
 ) | frozenset(sys.stdlib_module_names)
