@@ -14,11 +14,13 @@ Flax's ``nnx.jit`` needs no adapter: it hands ``jax.jit`` a function whose
 ``__wrapped__`` chain (``functools.wraps``) reaches the user's, with the user's
 arguments. Linen's ``nn.jit`` jits ``flax.core.lift``'s ``jitted(fingerprint,
 variable_groups, rng_groups, *args)``, whose ``__wrapped__`` is ``linen.transforms``'
-``core_fn``, which closes over the user's method as ``fn``.
+``core_fn``, which closes over the user's method as ``fn`` (``nn.jit(Module)``), or a
+``functools.partial`` of it holding the method (``nn.jit`` as a method decorator).
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -85,18 +87,29 @@ def _equinox(fun: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> UserCal
 
 
 def _linen(fun: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> UserCall | None:
-    """``flax.linen.jit``: the module's method, called with ``self``, its arguments and its variables."""
+    """``flax.linen.jit``: the module's method, called with ``self``, its arguments and its variables.
+
+    ``nn.jit(Module)`` jits a ``core_fn`` closing over the method as ``fn``; ``nn.jit`` on a method
+    (a decorator) jits ``functools.partial(core_fn, prewrapped_fn, class_fn)``.
+    """
     code = getattr(fun, "__code__", None)
-    core = getattr(fun, "__wrapped__", None)
+    core: Any = getattr(fun, "__wrapped__", None)
+    bound: tuple[Any, ...] = ()
+    if isinstance(core, functools.partial):
+        bound = core.args
+        core = core.func
     core_code = getattr(core, "__code__", None)
     if (code is None or core_code is None or code.co_name != "jitted" or core_code.co_name != "core_fn"
             or "flax" not in code.co_filename or len(args) < 3):
         return None
-    cells = dict(zip(core_code.co_freevars, getattr(core, "__closure__", None) or (), strict=False))
-    try:
-        method = cells["fn"].cell_contents
-    except (KeyError, ValueError):
-        return None
+    if len(bound) >= 2:
+        method = bound[1]  # class_fn: the method as the class defines it
+    else:
+        cells = dict(zip(core_code.co_freevars, getattr(core, "__closure__", None) or (), strict=False))
+        try:
+            method = cells["fn"].cell_contents
+        except (KeyError, ValueError):
+            return None
     fingerprint, variables, _rngs, *rest = args
     proxy = fingerprint[1] if isinstance(fingerprint, tuple) and len(fingerprint) > 1 else fingerprint
     module = getattr(proxy, "module", proxy)

@@ -213,3 +213,25 @@ def test_flax_linen_jit_is_the_module_method_and_library_jits_are_not_the_users(
     assert _causes(mine[-1]) == ["x: shape (4, 3) -> (5, 3)"]
     # flax's own eval_shape checks (jitted lambdas in flax, called by flax) are not the user's jits
     assert all("flax" not in str(e.defined_at) for e in mine)
+
+
+def test_flax_linen_jit_as_a_method_decorator_is_the_method():
+    nn = pytest.importorskip("flax.linen", reason="flax is not installed (pip install -e '.[test-flax]')")
+
+    class Dense(nn.Module):
+        @nn.jit
+        @nn.compact
+        def __call__(self, x):
+            return nn.Dense(2)(x)
+
+    def body():
+        model = Dense()
+        params = model.init(jax.random.PRNGKey(0), jnp.ones((4, 3)))
+        model.apply(params, jnp.ones((4, 3)))
+        model.apply(params, jnp.ones((5, 3)))
+
+    events = _observe(body)
+    assert not [e for e in events if "core_fn" in e.function]
+    mine = _mine(events)
+    assert mine and all(e.function.endswith("Dense.__call__") and e.via == "flax.linen.jit" for e in mine)
+    assert _causes(mine[-1]) == ["x: shape (4, 3) -> (5, 3)"]
