@@ -1,8 +1,9 @@
 """``jitscope run`` records as a view model: the run in figures, a compile timeline, the functions worst
 first, every recompile with its causes, internal compiles and trace-time side effects.
 
-The terminal keeps ``render/run.py`` (the live line and the exit summary, without importing this
-layer); ``--format markdown|html`` render this view. The timeline is a chart as data: one lane per
+``run_document(record)`` is the report (``--format markdown|html``); ``layout="summary"`` is the exit
+summary the terminal prints on stderr (``render/run.py``; ``run/plain.py`` writes the same text without
+rich for the common case). The timeline is a chart as data: one lane per
 function, a bar per trace/compile placed at its start (seconds since the program started), its
 trace / lower / compile phases end to end, labelled with what changed.
 """
@@ -10,10 +11,11 @@ trace / lower / compile phases end to end, labelled with what changed.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Literal
 
 from jitscope.model.effects import EFFECT_ADVICE
 from jitscope.model.run import USER, CompileEvent, FunctionSummary, RunRecord
-from jitscope.view.causes import SAME_KEY, UNKNOWN, cause_hint, nearest_text
+from jitscope.view.causes import SAME_KEY, UNKNOWN, cause_hint, describe_causes, nearest_text
 from jitscope.view.format import fmt_count, fmt_duration, fmt_share, plural
 from jitscope.view.model import (
     Block,
@@ -193,8 +195,66 @@ def effects_section(events: Sequence[CompileEvent]) -> Section | None:
                    id="effects")
 
 
-def run_document(record: RunRecord) -> Document:
-    """The whole run as a report."""
+#: Recompile causes the exit summary lists per function before "... and N more".
+SUMMARY_CAUSES = 4
+
+
+def _summary_causes(functions: Sequence[FunctionSummary], events: Sequence[CompileEvent]) -> list[Block]:
+    lines: list[Block] = []
+    for f in functions:
+        again = [e for e in events_of(f, events) if e.number > 1]
+        if not again:
+            continue
+        lines.append(Paragraph(pieces(f"{f.function}: {len(again)} recompile{'s' if len(again) > 1 else ''}, because:",
+                                      "jitscope.title")))
+        for event in again[:SUMMARY_CAUSES]:
+            site = ((str(event.call_site), "jitscope.path"), (" ", "")) if event.call_site is not None else ()
+            lines.append(Paragraph(((f"  {event.number}: ", ""), *site, (describe_causes(event), ""))))
+        if len(again) > SUMMARY_CAUSES:
+            counts = ", ".join(f"{name} x{n}" for name, n in f.causes[:4])
+            lines.append(Paragraph(pieces(f"  ... and {len(again) - SUMMARY_CAUSES} more (all causes: {counts})",
+                                          "jitscope.muted")))
+    return lines
+
+
+def summary_section(record: RunRecord) -> Section:
+    """The exit summary, one group: the headline, the functions table, each recompile's causes, internal
+    compiles, trace-time side effects and notes (the report's sections, each in a line or two)."""
+    mine = [f for f in record.functions if f.kind == USER]
+    internal = [f for f in record.functions if f.kind != USER]
+    blocks: list[Block] = [Paragraph((("jitscope run: ", "jitscope.title"), (headline(record), "")))]
+    if mine:
+        rows = tuple((f.function, pieces(str(f.defined_at or "?"), "jitscope.path"),
+                      pieces(str(f.compiles or f.events), "jitscope.warn" if f.events > 1 else "jitscope.number"),
+                      fmt_duration(f.trace_s), fmt_duration(f.lower_s), fmt_duration(f.compile_s),
+                      fmt_share(f.total_s, record.wall_s)) for f in mine)
+        blocks.append(Table((Column("function"), Column("defined at"), Column("compiles", "right"),
+                             *(Column(p, "right") for p in PHASES), Column("share", "right")), rows))
+        blocks += _summary_causes(mine, record.events)
+    if internal:
+        count = sum(f.events for f in internal)
+        names = ", ".join(f"{f.function} x{f.events}" if f.events > 1 else f.function for f in internal[:6])
+        more = ", ..." if len(internal) > 6 else ""
+        blocks.append(Paragraph(pieces(f"internal compiles (JAX's eager op-by-op execution, libraries' own jits): "
+                                       f"{count} in {fmt_duration(sum(f.total_s for f in internal))}: {names}{more}",
+                                       "jitscope.muted")))
+    seen: dict[str, int] = {}
+    for effect in (effect for event in record.events for effect in event.effects):
+        seen[effect.describe()] = seen.get(effect.describe(), 0) + 1
+    if seen:
+        blocks.append(Paragraph(pieces("trace-time side effects (they run once per trace, never in the compiled "
+                                       "program):", "jitscope.warn")))
+        blocks += [Paragraph(pieces(f"  {line}" + (f" [{n} traces]" if n > 1 else ""))) for line, n in seen.items()]
+    blocks += [Paragraph(pieces(f"note: {note}", "jitscope.muted")) for note in record.notes]
+    if not record.events:
+        blocks.append(Paragraph(pieces("no JAX traces or compiles were seen", "jitscope.muted")))
+    return Section("", tuple(blocks))
+
+
+def run_document(record: RunRecord, layout: Literal["report", "summary"] = "report") -> Document:
+    """The whole run as a report, or (``summary``) as the terminal's exit summary."""
+    if layout == "summary":
+        return Document("", "run", (summary_section(record),))
     mine = [f for f in record.functions if f.kind == USER]
     internal = [f for f in record.functions if f.kind != USER]
     blocks: list[Block] = [figures(record)]

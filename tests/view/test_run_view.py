@@ -176,6 +176,15 @@ def test_text_lists_the_timeline() -> None:
     ]
 
 
+def test_the_exit_summary_is_the_same_view_in_a_few_lines() -> None:
+    """What ``jitscope run`` prints on stderr at exit: the headline, the functions, each recompile's causes."""
+    lines = [line.rstrip() for line in render_plain(run_document(RECORD, layout="summary"), width=200).splitlines()]
+    assert lines[0].startswith("jitscope run: train.py exited 0 after 2.5 s; ")
+    assert lines[1].split() == ["function", "defined", "at", "compiles", "trace", "lower", "compile", "share"]
+    assert "step: 2 recompiles, because:" in lines
+    assert not any(line.startswith("jitscope run: train.py ━") for line in lines)  # no title rule: one headline
+
+
 def test_labels_never_overlap_nor_leave_the_chart() -> None:
     placed = _label_rows([(200.0, "compile 1"), (210.0, "compile 2: x"), (300.0, "c3"), (860.0, "compile 9")], 876)
     assert [row for row, _ in placed] == [0, 1, 0, 0]
