@@ -12,7 +12,8 @@ from jitscope.lint.registry import rule_infos
 from jitscope.model.trace import SeenArg, TraceRecord
 from jitscope.render.rule import RuleListView
 from jitscope.render.theme import THEME
-from jitscope.render.trace import render_seen
+from jitscope.view.rich_text import render_block
+from jitscope.view.trace import seen_section
 
 
 def _text(renderable, width: int = 200) -> str:
@@ -36,7 +37,7 @@ def test_seen_table_keeps_user_paths_and_reprs():
             SeenArg("mode", "static", "str", value_repr="'[bold]x[/]'"),
         ),
     )
-    out = _text(render_seen(record))
+    out = _text(render_block(seen_section(record)))
     assert "params['[b]']" in out and "'[bold]x[/]'" in out
 
 

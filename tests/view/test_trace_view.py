@@ -1,3 +1,5 @@
+"""The trace view model through the terminal back end, on fixed records: exact text."""
+
 from __future__ import annotations
 
 import io
@@ -7,7 +9,20 @@ from rich.console import Console
 from jitscope.model.common import Location, from_jsonable, to_jsonable
 from jitscope.model.trace import CostRecord, Diagnostic, MemoryRecord, SeenArg, TraceRecord
 from jitscope.render.theme import THEME
-from jitscope.render.trace import render_cost, render_memory, render_trace
+from jitscope.view import trace as view
+from jitscope.view.rich_text import render_block
+
+
+def render_trace(record: TraceRecord, **options: object):
+    return render_block(view.trace_page(record, **options))  # type: ignore[arg-type]
+
+
+def render_cost(cost: CostRecord | None):
+    return render_block(view.cost_section(cost))
+
+
+def render_memory(memory: MemoryRecord | None):
+    return render_block(view.memory_section(memory))
 
 
 def _text(renderable) -> str:
@@ -79,10 +94,8 @@ def test_trace_record_json_round_trip():
 def test_cache_hit_is_one_line():
     from dataclasses import replace
 
-    from jitscope.render.trace import render_cache_hit
-
     hit = replace(RECORD, call_index=3, cache_hit_of=1)
-    assert _text(render_cache_hit(hit)) == "call 3: cache hit (same key as call 1): f(f32[2], threshold=0.0)"
+    assert _text(render_block(view.cache_hit_paragraph(hit))) == "call 3: cache hit (same key as call 1): f(f32[2], threshold=0.0)"
     assert _text(render_trace(replace(RECORD, call_index=2), numbered=True)).splitlines()[1] == (
         "call 2: f(f32[2], threshold=0.0)"
     )
