@@ -22,7 +22,7 @@ from jitscope.model.sharding import (
     ShardingRecord,
     ShardingWarning,
 )
-from jitscope.sharding.collectives import HloCollective, HloModule, parse_hlo
+from jitscope.sharding.collectives import HloCollective, ModuleCollectives, parse_hlo
 from jitscope.sharding.specs import Partition, format_partition
 
 #: An input at least this large (bytes, global) that every device holds whole is worth a warning.
@@ -130,7 +130,7 @@ def traffic(kind: str, result_bytes: int, n: int) -> tuple[int, int]:
     return round(each), round(each)
 
 
-def _collective(hc: HloCollective, axes: tuple[tuple[str, int], ...], devices: int, module: HloModule) -> Collective:
+def _collective(hc: HloCollective, axes: tuple[tuple[str, int], ...], devices: int, module: ModuleCollectives) -> Collective:
     if hc.mesh_axes is not None:
         involved = tuple(axes[i][0] for i in hc.mesh_axes if i < len(axes))
         n = math.prod(axes[i][1] for i in hc.mesh_axes if i < len(axes))

@@ -77,8 +77,8 @@ def test_every_collective_form_is_read() -> None:
     assert reduce.mesh_axes == (1,) and reduce.arrays == 2 and reduce.result_bytes == 16 * 64 * 4 + 8 * 4
     permute = by_kind["collective-permute"]
     assert permute.groups == ((0, 1), (1, 2), (2, 3), (3, 0))
-    # frame 2 is inside JAX; its file is the only one on that stack, so it is kept rather than nothing
-    assert permute.file.endswith("api.py")
+    # frame 2 is inside JAX: its parent (XLA prints parent ids one too high) is the user's line
+    assert (permute.file, permute.line) == ("/home/me/train.py", 7)
     assert module.parameters == {"param.1": "x", "param.2": "params['w']"}
 
 

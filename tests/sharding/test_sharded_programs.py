@@ -147,6 +147,8 @@ def test_bench_times_the_sharded_step_on_every_device(results: dict[str, Any]) -
 
 def test_profile_splits_compute_from_communication(results: dict[str, Any]) -> None:
     run = results["profile"]
+    if run["code"] == 2 and "unsupported JAX version" in run["stderr"]:
+        pytest.skip("jitscope profile needs jax.profiler.ProfileData (JAX >= 0.6)")
     assert run["code"] == 0, run["stderr"]
     section = run["stdout"].split("compute and communication", 1)[1].split("where a call's time goes")[0]
     assert "communication (collectives)" in section and "compute" in section
