@@ -108,7 +108,7 @@ def _notes(times: DeviceTimes, rec: Reconciliation, calls: int, module: str) -> 
     return notes
 
 
-def _run(prepared: PreparedCall, argset: ArgSet, options: ProfileOptions) -> tuple[Any, Any, Any]:
+def _run(prepared: PreparedCall, argset: ArgSet) -> tuple[Any, Any, Any]:
     """(jitted, its outputs, compiled) after the first call."""
     target = prepared.target
     jitted = make_jit(target.fn, target.options)
@@ -135,7 +135,7 @@ def profile_row(target: TargetHandle, argset: ArgSet, options: ProfileOptions,
     say(step, total, f"{name}: making inputs")
     prepared = prepare_call(target, argset, options.seed)
     say(step + 0.1, total, f"{name}: first call")
-    jitted, out, compiled = _run(prepared, argset, options)
+    jitted, out, compiled = _run(prepared, argset)
     module = parse_module(jp.compiled_module_text(compiled))
     block = inp.blocker_for(out)
     clock, calls = options.clock, max(1, options.calls)
