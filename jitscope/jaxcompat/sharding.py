@@ -168,7 +168,8 @@ def compiled_leaves(compiled: Any, lowered: Any) -> tuple[list[tuple[str, Any, A
         shard_leaves = tree_leaves(shardings, is_leaf=lambda x: hasattr(x, "shard_shape"))
         out = []
         for (path, info), sharding in zip(flat, shard_leaves, strict=False):
-            aval = getattr(info, "_aval", None) or getattr(info, "aval", None) or info
+            aval = next((a for a in (getattr(info, "_aval", None), getattr(info, "aval", None)) if a is not None),
+                        info)  # never `or`: a 0-d aval has no truth value
             out.append((keystr(path), aval, sharding))
         return out
 
@@ -176,7 +177,9 @@ def compiled_leaves(compiled: Any, lowered: Any) -> tuple[list[tuple[str, Any, A
         inputs = pair(compiled.args_info, compiled.input_shardings)
     except Exception:  # noqa: BLE001 - an executable that cannot say
         inputs = []
-    out_info = getattr(compiled, "out_info", None) or getattr(lowered, "out_info", None)
+    out_info = getattr(compiled, "out_info", None)
+    if out_info is None:
+        out_info = getattr(lowered, "out_info", None)
     try:
         outputs = pair(out_info, compiled.output_shardings) if out_info is not None else []
     except Exception:  # noqa: BLE001

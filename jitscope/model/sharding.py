@@ -111,7 +111,7 @@ class LineTraffic:
 class ShardingWarning:
     """A likely mistake in how the program is sharded."""
 
-    kind: Literal["replicated", "gather-in-loop", "resharded", "unsharded-output"]
+    kind: Literal["replicated", "gather-in-loop", "resharded", "nothing-sharded"]
     message: str
     file: str = ""
     line: int = 0

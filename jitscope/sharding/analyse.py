@@ -183,7 +183,13 @@ def sharding_warnings(inputs: tuple[LeafSharding, ...], outputs: tuple[LeafShard
     from jitscope.view.format import fmt_bytes
 
     out: list[ShardingWarning] = []
-    if devices > 1:
+    if inputs and all(leaf.replicated or devices <= 1 for leaf in inputs):
+        where = "the program runs on one device" if devices <= 1 else (
+            f"each of the {devices} devices holds every argument whole and computes the same thing")
+        out.append(ShardingWarning("nothing-sharded", (
+            f"no argument is sharded: {where}; shard one in its spec (e.g. f32[64,128]@(data,None)) or declare "
+            "jit's in_shardings")))
+    elif devices > 1:
         for leaf in inputs:
             if leaf.replicated and leaf.global_bytes >= REPLICATED_WARN_BYTES:
                 out.append(ShardingWarning("replicated", (

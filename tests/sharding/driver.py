@@ -46,6 +46,7 @@ COMMANDS: dict[str, list[str]] = {
               "--min-rounds", "2", "--no-dispatch", "-f", "json"],
     "profile": ["profile", f"{EXAMPLES}/sharded_tensor_parallel.py:mlp_layer", "--mesh", "data=4,model=2",
                 "--calls", "3", "--budget", "0.05"],
+    "unsharded": ["trace", f"{T}:total", "--mesh", "data=8", "--stages", "memory", "-f", "json", "-s", "f32[64]"],
     # errors: one line, exit 2
     "too_late": ["trace", f"{T}:scale", "--devices", "16", "-s", "f32[8]"],
     "bad_mesh": ["trace", f"{T}:total", "--devices", "8", "--mesh", "data=3", "-s", "f32[8]"],

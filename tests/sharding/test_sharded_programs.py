@@ -106,6 +106,11 @@ def test_unrequested_gather_of_an_input_is_flagged_and_requested_ones_are_not(re
         ("input", "(data)"), ("output", "()")]
 
 
+def test_a_mesh_with_no_sharded_argument_says_so(results: dict[str, Any]) -> None:
+    s = sharding(results, "unsharded")  # one device, or (newer JAX, mesh as context) all of it replicated
+    assert [w["kind"] for w in s["warnings"]] == ["nothing-sharded"]
+
+
 def test_example_shape_dtype_struct_brings_its_own_mesh(results: dict[str, Any]) -> None:
     s = sharding(results, "example_sds")
     assert s["mesh"]["axes"] == [["data", 4]]
