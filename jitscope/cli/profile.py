@@ -73,11 +73,13 @@ def profile(
     else:
         from jitscope.view.profile import profile_document
 
-        document = profile_document(report)
-        if fmt_name == "text" and out is None:
+        terminal = fmt_name == "text" and out is None
+        document = profile_document(report, failures=not terminal)
+        if terminal:
             from jitscope.view.rich_text import render_rich
 
-            make_console().print(render_rich(document))
+            if report.rows:  # with none, the errors on stderr are the whole story
+                make_console().print(render_rich(document))
         else:
             from jitscope.view.render import render_document
 

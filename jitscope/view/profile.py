@@ -179,9 +179,12 @@ def row_section(row: ProfileRow) -> Section:
     return Section(title, tuple(blocks), level=1, id="profile")
 
 
-def profile_document(report: ProfileReport) -> Document:
+def profile_document(report: ProfileReport, failures: bool = True) -> Document:
+    """The report as a view; ``failures=False`` leaves failed calls out (the terminal says them on stderr)."""
     blocks: list[Block] = [row_section(row) for row in report.rows]
-    blocks.extend(Note(f"{f.target}({f.call}): {f.error}", "error", "error") for f in report.failures)
+    if failures:
+        blocks.extend(Note(f.error + (f" ({f.hint})" if f.hint else ""), "error", "error")
+                      for f in report.failures)
     env = report.environment
     meta = tuple((k, str(v)) for k, v in env.items()) + (
         ("calls profiled", str(report.settings.calls)), ("timing budget", fmt_duration(report.settings.budget)))

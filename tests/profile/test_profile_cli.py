@@ -62,3 +62,12 @@ def test_usage_errors_are_one_line(args, message, cli):
     result = cli(*args, cwd=EXAMPLES)
     assert result.returncode == 2
     assert result.stderr.startswith(message) and result.stderr.count("\n") == 1, result.stderr
+
+
+def test_a_failing_function_is_one_error_and_exit_1(cli):
+    result = cli("profile", "static_args.py:conditional_double", "--calls", "1", "--budget", "0.02", cwd=EXAMPLES)
+    assert result.returncode == 1
+    assert result.stdout == ""
+    first = result.stderr.splitlines()[0]
+    assert first.startswith("error: static_args.py:conditional_double(f32[], threshold=0.0) failed on its first call")
+    assert "jnp.where" in first  # the fix, as bench and trace give it
