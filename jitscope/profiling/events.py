@@ -5,7 +5,7 @@ planes when there are any (GPU kernels, TPU ops), else from the host (the XLA CP
 thunks). Per event the *exclusive* time is kept: a thunk that contains others on the same
 thread (a while loop around its body's thunks) keeps only what its children do not cover.
 Executions are told apart by the ``run_id`` stat (CPU, TPU); without it (GPU) the events are
-cut into ``calls`` equal runs in time order. Busy time is the union of the events' intervals;
+cut at the ``calls - 1`` widest gaps between them (where the device waited for the host). Busy time is the union of the events' intervals;
 idle time is what lies between them inside one execution's span.
 """
 
@@ -117,11 +117,18 @@ def _executions(events: Sequence[XEvent], calls: int) -> list[list[XEvent]]:
         for event in events:
             runs[event.stats["run_id"]].append(event)
         return list(runs.values())
+    # No run ids (GPU kernels): a call's kernels are queued back to back, while between two calls the
+    # device waits for the host to block on the result and dispatch again, so the calls - 1 widest
+    # gaps between one event's end and the next one's start are where one call ends.
     ordered = sorted(events, key=lambda e: e.start_ns)
-    if calls <= 1 or len(ordered) % calls:
+    if calls <= 1 or len(ordered) < calls:
         return [ordered] if ordered else []
-    size = len(ordered) // calls
-    return [ordered[i : i + size] for i in range(0, len(ordered), size)]
+    ends = [ordered[0].end_ns]
+    for event in ordered[1:]:
+        ends.append(max(ends[-1], event.end_ns))
+    gaps = sorted(range(1, len(ordered)), key=lambda i: ordered[i].start_ns - ends[i - 1], reverse=True)
+    cuts = sorted(gaps[: calls - 1])
+    return [ordered[a:b] for a, b in zip([0, *cuts], [*cuts, len(ordered)], strict=True)]
 
 
 def device_times(events: Sequence[XEvent], module: str, calls: int) -> DeviceTimes:
