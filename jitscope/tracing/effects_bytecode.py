@@ -87,13 +87,18 @@ class CallCandidate:
 
 @dataclass(frozen=True, slots=True)
 class HandedCall:
-    """A call that may make C code call a builtin: ``log(x)`` (``log`` a ``functools.partial``) or
-    ``map(f, xs)``/``filter(f, xs)``. A profile hook sees no event for the builtin; confirmed at run time."""
+    """A call that may make C code call a builtin: ``log(x)`` or ``self.log(x)`` (a
+    ``functools.partial``), ``map(f, xs)``/``filter(f, xs)``, ``sorted(xs, key=f)``. A profile hook
+    sees no event for the builtin; confirmed at run time."""
 
     callee: ObjectPath
     #: The first positional argument (``f`` in ``map(f, xs)``), when the walk could name it.
     first_arg: ObjectPath | None
     line: int
+    #: Every argument the walk could name, positional and keyword (``key=f`` in ``sorted``).
+    args: tuple[ObjectPath, ...] = ()
+    #: For a local callee assigned a call's result (``log = make_logger()``): what made it.
+    maker: ObjectPath | None = None
 
 
 #: Builtins that call their first argument from C.
@@ -101,6 +106,14 @@ HANDING_BUILTINS = ("map", "filter")
 #: The walk's mark for a value made by ``functools.partial(...)``, so ``log = partial(print); log(x)``
 #: (a local bound after the frame started) can still be a candidate.
 _PARTIAL_MADE = "functools.partial()"
+
+
+@dataclass(frozen=True, slots=True)
+class _Made:
+    """The result of calling ``callee`` (``log = make_logger()``, ``show = bind(print)``): a local
+    bound to it may be a partial, decided when the frame starts."""
+
+    callee: ObjectPath
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,6 +126,8 @@ class CodeFacts:
     call_candidates: tuple[CallCandidate, ...] = ()
     handed_calls: tuple[HandedCall, ...] = ()
     loaded_globals: frozenset[str] = frozenset()
+    #: True when the code returns a ``functools.partial(...)`` it made (a partial factory).
+    returns_partial: bool = False
     #: Code objects defined inside this one (functions, lambdas, comprehensions), recursively.
     nested_codes: tuple[types.CodeType, ...] = ()
 
@@ -133,7 +148,7 @@ def nested_code_objects(code: types.CodeType) -> tuple[types.CodeType, ...]:
     return tuple(found)
 
 
-_Item = ObjectPath | _Const | None
+_Item = ObjectPath | _Const | _Made | None
 
 #: Opcodes with no effect on the values the walk follows.
 _NO_EFFECT = frozenset(
@@ -206,6 +221,9 @@ class _StackWalk:
         self.handed_calls: list[HandedCall] = []
         #: Locals assigned the result of ``functools.partial(...)``.
         self.partial_locals: set[str] = set()
+        #: Locals assigned the result of another call: what made them.
+        self.made_by: dict[str, ObjectPath] = {}
+        self.returns_partial = False
         self.loaded_globals: set[str] = set()
 
     def pop(self, count: int = 1) -> _Item:
@@ -289,6 +307,9 @@ class _StackWalk:
             self.stack[-1], self.stack[-depth] = self.stack[-depth], self.stack[-1]
         elif name.startswith(("STORE_", "DELETE_")):
             self.store(name, argval)
+        elif name == "RETURN_VALUE" and self.stack and self._is_partial(self.stack[-1]):
+            self.returns_partial = True
+            self.apply_generic(ins)
         elif name in ("CALL", "CALL_KW"):
             made = self.handed_call(int(arg or 0), keywords=name == "CALL_KW")
             if name == "CALL":
@@ -315,6 +336,9 @@ class _StackWalk:
                 StoreSite("attr", target, self.line, attribute=attribute.value, deleting=deleting)
             )
 
+    def _is_partial(self, item: _Item) -> bool:
+        return _partial_mark(self, item)
+
     def handed_call(self, n_args: int, *, keywords: bool) -> _Item:
         """Note a CALL of a plain name (a possible partial) or of ``map``/``filter``; mark ``partial(...)``.
 
@@ -333,16 +357,18 @@ class _StackWalk:
             ObjectPath("global", "functools", (("attr", "partial"),)),
         ):
             return _Const(_PARTIAL_MADE)
-        if callee.steps or callee.root == "name":
+        if callee.root == "name":
             return None
+        args = tuple(item for item in stack[len(stack) - n_args :] if isinstance(item, ObjectPath))
         first = stack[-n_args] if n_args else None
         first_arg = first if isinstance(first, ObjectPath) else None
-        if callee.root == "global" and callee.name in HANDING_BUILTINS:
+        if callee.root == "global" and not callee.steps and callee.name in HANDING_BUILTINS:
             if first_arg is not None:
-                self.handed_calls.append(HandedCall(callee, first_arg, self.line))
+                self.handed_calls.append(HandedCall(callee, first_arg, self.line, args))
             return None
-        self.handed_calls.append(HandedCall(callee, first_arg, self.line))
-        return None
+        maker = self.made_by.get(callee.name) if callee.root == "fast" and not callee.steps else None
+        self.handed_calls.append(HandedCall(callee, first_arg, self.line, args, maker))
+        return _Made(callee)
 
     def load_global(self, name: str, arg: int | None, argval: str) -> None:
         path = ObjectPath("global" if name == "LOAD_GLOBAL" else "name", argval)
@@ -360,10 +386,12 @@ class _StackWalk:
         path = owner.then("attr", argval) if isinstance(owner, ObjectPath) else None
         if path is not None:
             self.note_candidate(path)
-        # 3.11 LOAD_METHOD and 3.12+ LOAD_ATTR with the low bit set push two values
-        # (method and self, or NULL and attribute); both are opaque to a later CALL.
+        # 3.11 LOAD_METHOD and 3.12+ LOAD_ATTR with the low bit set push two values (method and
+        # self, or NULL and attribute): the lower one stands for the callee of a later CALL.
         pushes_two = name == "LOAD_METHOD" or bool(_LOAD_ATTR_HAS_METHOD_FLAG and arg is not None and arg & 1)
-        self.push(None if pushes_two else path, 2 if pushes_two else 1)
+        self.push(path)
+        if pushes_two:
+            self.push(None)
 
     def subscript(self) -> None:
         key, container = self.pop(), self.pop()
@@ -404,8 +432,11 @@ class _StackWalk:
             self.store_name(ObjectPath("deref", argval))
         elif kind in ("FAST", "NAME", "FAST_MAYBE_NULL"):
             if not deleting:
-                if kind != "NAME" and self.stack and self.stack[-1] == _Const(_PARTIAL_MADE):
+                top = self.stack[-1] if self.stack else None
+                if kind != "NAME" and top == _Const(_PARTIAL_MADE):
                     self.partial_locals.add(argval)
+                elif kind != "NAME" and isinstance(top, _Made):
+                    self.made_by[argval] = top.callee
                 self.pop()
                 self.store_name(ObjectPath("name" if kind == "NAME" else "fast", argval))
         elif name == "STORE_FAST_STORE_FAST":  # 3.13: two stores in a row, e.g. ``a, b = pair``
@@ -451,6 +482,12 @@ class _StackWalk:
             self.stack = []
 
 
+def _partial_mark(walk: _StackWalk, item: _Item) -> bool:
+    return item == _Const(_PARTIAL_MADE) or (
+        isinstance(item, ObjectPath) and item.root == "fast" and not item.steps and item.name in walk.partial_locals
+    )
+
+
 def _merge(first: list[_Item], second: list[_Item]) -> list[_Item]:
     """Stack state where two paths meet: keep only what both agree on, aligned from the top."""
     depth = min(len(first), len(second))
@@ -469,8 +506,10 @@ def _plausible_handed_calls(code: types.CodeType, walk: _StackWalk) -> tuple[Han
         call
         for call in walk.handed_calls
         if call.callee.root != "fast"
+        or call.callee.steps
         or call.callee.name in arguments
         or call.callee.name in walk.partial_locals
+        or call.maker is not None
     )
 
 
@@ -492,5 +531,6 @@ def analyse_code(code: types.CodeType, call_names: frozenset[str] = frozenset())
         call_candidates=tuple(walk.candidates),
         handed_calls=_plausible_handed_calls(code, walk),
         loaded_globals=frozenset(walk.loaded_globals),
+        returns_partial=walk.returns_partial,
         nested_codes=nested_code_objects(code),
     )

@@ -17,9 +17,22 @@ from collections.abc import Callable
 from typing import Any
 
 from jitscope.model.effects import EffectKind
-from jitscope.tracing.effects_bytecode import HANDING_BUILTINS, CodeFacts, HandedCall, ObjectPath, StoreSite
+from jitscope.tracing.effects_bytecode import (
+    HANDING_BUILTINS,
+    CodeFacts,
+    HandedCall,
+    ObjectPath,
+    StoreSite,
+    analyse_code,
+)
 from jitscope.tracing.effects_catalog import NumpyRandomSupport
-from jitscope.tracing.effects_state import MISSING, PreexistingObjects, resolve_path, static_attribute
+from jitscope.tracing.effects_state import (
+    MISSING,
+    PreexistingObjects,
+    class_attribute,
+    resolve_path,
+    static_attribute,
+)
 
 #: ``report(kind, detail, code, line)``: count one effect at ``line`` of ``code``.
 Reporter = Callable[[EffectKind, str, types.CodeType, int], None]
@@ -57,6 +70,8 @@ class FrameChecks:
         self._handed_builtins = handed_builtins or {}
         self._report_handed = report_handed
         self._handed_lines: dict[types.FrameType, dict[int, list[HandedCall]]] = {}
+        #: code of a function a local callee was made by -> whether it returns a partial
+        self._partial_factories: dict[types.CodeType, bool] = {}
         self._line_tracing = False
         #: Find NumPy random calls with line events (profile hooks cannot see Cython calls;
         #: sys.monitoring's CALL event can, so that backend turns this off).
@@ -226,8 +241,16 @@ class FrameChecks:
         """The builtin ``call`` makes C code call now (print), None if none; at frame start,
         False when the site can be ruled out for this frame and True when it cannot."""
         callee = resolve_path(call.callee, frame)
+        if callee is MISSING and call.callee.steps:
+            callee = class_attribute(call.callee, frame)
         if callee is MISSING:
-            return True if at_frame_start else None
+            if not at_frame_start:
+                return None
+            if call.callee.steps:
+                return False  # an attribute found in no instance, module or class dict: a method
+            if call.maker is not None:
+                return self._makes_partial(call.maker, frame)
+            return True
         target: object
         if type(callee) is functools.partial:
             target = callee.func
@@ -244,6 +267,20 @@ class FrameChecks:
         if at_frame_start and call.callee.root == "fast":
             return True  # a local (or an argument rebound later) may still become a partial
         return False if at_frame_start else None
+
+    def _makes_partial(self, maker: ObjectPath, frame: types.FrameType) -> bool:
+        """``log = make()``: whether ``make`` is ``functools.partial`` (under any name) or a function
+        of the user's that returns one (``def make_logger(p): return partial(print, p)``)."""
+        made_by = resolve_path(maker, frame)
+        if made_by is functools.partial or made_by is MISSING:
+            return True
+        code = getattr(made_by, "__code__", None) if isinstance(made_by, types.FunctionType) else None
+        if code is None:
+            return False
+        known = self._partial_factories.get(code)
+        if known is None:
+            known = self._partial_factories[code] = analyse_code(code).returns_partial
+        return known
 
     def _watch_random_lines(self, frame: types.FrameType, facts: CodeFacts) -> None:
         lines: dict[int, list[ObjectPath]] = {}

@@ -205,6 +205,24 @@ def resolve_path(path: ObjectPath, frame: types.FrameType) -> object:
     return value
 
 
+def class_attribute(path: ObjectPath, frame: types.FrameType) -> object:
+    """``obj.name`` found in the ``__dict__`` of ``type(obj)`` or a base (a class-level attribute), or
+    ``MISSING``; like :func:`resolve_path`, it runs no user code (no descriptors are called)."""
+    if not path.steps or path.steps[-1][0] != "attr":
+        return MISSING
+    owner = resolve_path(ObjectPath(path.root, path.name, path.steps[:-1]), frame)
+    if owner is MISSING or isinstance(owner, types.ModuleType):
+        return MISSING
+    name = path.steps[-1][1]
+    for cls in type.__getattribute__(type(owner), "__mro__"):
+        found = type.__getattribute__(cls, "__dict__").get(name, MISSING)
+        if isinstance(found, staticmethod):
+            return found.__func__
+        if found is not MISSING:
+            return found
+    return MISSING
+
+
 def static_attribute(value: object, name: object) -> object:
     """``value.name`` from a module or instance ``__dict__`` only, or ``MISSING``."""
     attributes = _instance_dict(value)

@@ -26,7 +26,13 @@ from jitscope.tracing.effects_catalog import (
     numpy_random_support,
 )
 from jitscope.tracing.effects_frames import FrameChecks
-from jitscope.tracing.effects_state import MISSING, PreexistingObjects, WatchedObject, user_type_predicate
+from jitscope.tracing.effects_state import (
+    MISSING,
+    PreexistingObjects,
+    WatchedObject,
+    resolve_path,
+    user_type_predicate,
+)
 from jitscope.userframes import IsUserFile
 
 # Per-code roles, cached as bit flags so the hook decides with one dict lookup.
@@ -223,7 +229,7 @@ class EffectWatch:
     def on_user_c_call(self, frame: types.FrameType, function: Any) -> None:
         """Profile ``c_call`` from a user frame: ``function`` is a builtin, bound to its owner."""
         try:
-            if not self._report_catalogued_callable(frame, function):
+            if not self._report_catalogued_callable(frame, function) and not self._check_handed_args(frame, function):
                 owner = getattr(function, "__self__", None)
                 self._check_c_method(frame, function, owner, getattr(function, "__name__", ""))
         except Exception:  # noqa: BLE001
@@ -256,7 +262,7 @@ class EffectWatch:
         try:
             kind = type(function)
             if kind is types.BuiltinFunctionType:
-                self.on_user_c_call(frame, function)
+                self.on_user_c_call(frame, function)  # also `sorted(xs, key=print)`, `reduce(print, xs)`
             elif kind is types.MethodDescriptorType or kind is types.ClassMethodDescriptorType:
                 if not self._report_catalogued_callable(frame, function):
                     self._check_c_method(frame, function, first_arg, function.__name__)
@@ -269,16 +275,38 @@ class EffectWatch:
         except Exception:  # noqa: BLE001
             self._internal_errors += 1
 
+    def _check_handed_args(self, frame: types.FrameType, function: Any) -> bool:
+        """``sorted(xs, key=print)``, ``functools.reduce(print, xs)``: a C function called from the
+        user's line with print among its arguments calls print from C, unseen. The line's call sites
+        (from the bytecode) name the arguments; True when one was reported."""
+        facts = self._facts.get(id(frame.f_code))
+        if facts is None or not facts.handed_calls:
+            return False
+        line = frame.f_lineno
+        for call in facts.handed_calls:
+            if call.line != line or not call.args or resolve_path(call.callee, frame) is not function:
+                continue
+            for arg in call.args:
+                builtin = resolve_path(arg, frame)
+                if id(builtin) in self.handed_builtins:
+                    self._report_handed_call(frame, builtin, function)
+                    return True
+        return False
+
     def _check_partial_call(self, frame: types.FrameType, function: Any) -> None:
         """``log = functools.partial(print, ...)``; ``log(x)``: print runs from C, unseen."""
         inner = function.func
         while type(inner) is functools.partial:
             inner = inner.func
-        if id(inner) not in self.handed_builtins:
-            return
-        spec = self._catalog.by_callable[inner]
+        if id(inner) in self.handed_builtins:
+            self._report_handed_call(frame, inner, function)
+
+    def _report_handed_call(self, frame: types.FrameType, builtin: Any, function: Any) -> None:
+        """``builtin`` (print) runs from C inside the call of ``function`` made at the frame's line."""
+        spec = self._catalog.by_callable[builtin]
         self._report(spec.kind, spec.detail, frame.f_code, frame.f_lineno)
         if spec.kind is EffectKind.PRINT:
+            # print() writes through sys.stdout.write: do not report that write again.
             self._print_depth += 1
             self._pending_c_calls.append((function, None, "print", frame, frame.f_lineno))
 
