@@ -53,6 +53,7 @@ class LogLogChart:
                     text.append(" ")
                 else:
                     text.append(marks[cell % len(marks)], chart.series[cell].style or None)
+            text.rstrip()  # no trailing spaces after the last point
             yield text
         yield Text(" " * (_LABEL + 1) + "+" + "-" * width, style="jitscope.muted")
         left, right = fmt_value(10**x0, chart.x_unit), fmt_value(10**x1, chart.x_unit)
