@@ -7,54 +7,34 @@ precision >= 0.97.
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 import pytest
 
-from jitscope.lint import lint_paths
+from tests.lint.helpers import Marked, corpus_scores
 
 CORPUS = Path(__file__).resolve().parents[1] / "targets" / "lint_hazards"
-_EXPECT = re.compile(r"#\s*expect:\s*((?:JS\d{3}[,\s]*)+)")
-
-
-def _expected() -> set[tuple[str, int, str]]:
-    out: set[tuple[str, int, str]] = set()
-    for path in sorted(CORPUS.rglob("*.py")):
-        rel = path.relative_to(CORPUS).as_posix()
-        for line_no, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
-            match = _EXPECT.search(line)
-            if match:
-                out.update((rel, line_no, code) for code in re.findall(r"JS\d{3}", match.group(1)))
-    return out
-
-
-def _rel(file: str) -> str:
-    path = Path(file)
-    return (path if path.is_absolute() else Path.cwd() / path).resolve().relative_to(CORPUS).as_posix()
 
 
 @pytest.fixture(scope="module")
-def scores() -> tuple[set[tuple[str, int, str]], set[tuple[str, int, str]]]:
-    report = lint_paths([CORPUS], root=CORPUS, jobs=1)
-    found = {(_rel(f.file), f.line, f.code) for f in report.findings}
-    return _expected(), found
+def scores() -> tuple[Marked, Marked]:
+    return corpus_scores(CORPUS)
 
 
-def test_corpus_is_meaningful(scores: tuple[set[tuple[str, int, str]], set[tuple[str, int, str]]]) -> None:
+def test_corpus_is_meaningful(scores: tuple[Marked, Marked]) -> None:
     expected, _ = scores
     assert len(expected) >= 25
     assert {code for _, _, code in expected} >= {"JS204", "JS301", "JS302", "JS303", "JS304"}
 
 
-def test_recall(scores: tuple[set[tuple[str, int, str]], set[tuple[str, int, str]]]) -> None:
+def test_recall(scores: tuple[Marked, Marked]) -> None:
     expected, found = scores
     missed = sorted(expected - found)
     recall = 1 - len(missed) / len(expected)
     assert recall >= 0.95, f"recall {recall:.2f}; missed: {missed}"
 
 
-def test_precision(scores: tuple[set[tuple[str, int, str]], set[tuple[str, int, str]]]) -> None:
+def test_precision(scores: tuple[Marked, Marked]) -> None:
     expected, found = scores
     false_alarms = sorted(found - expected)
     precision = len(found & expected) / max(len(found), 1)

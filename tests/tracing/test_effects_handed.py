@@ -5,45 +5,28 @@ handed to C callers other than map/filter (``sorted(key=print)``, ``functools.re
 
 from __future__ import annotations
 
-import importlib
-import sys
 import types
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import jax
 import jax.numpy as jnp
 import pytest
 
 from jitscope.model.effects import EffectKind, EffectsRecord
-from jitscope.tracing.effects import watch_effects
-from jitscope.tracing.effects_monitoring import monitoring_available
+from tests.tracing.effect_targets import BACKENDS, TARGETS, import_fresh, marked_line, watch
 
-TARGETS = Path(__file__).resolve().parents[1] / "targets"
 FILE = TARGETS / "effects_project" / "handed.py"
 F32 = jax.ShapeDtypeStruct((4,), jnp.float32)
-BACKENDS = ["profile", *(["monitoring"] if monitoring_available() else [])]
 
 
 @pytest.fixture
 def handed(monkeypatch: pytest.MonkeyPatch) -> Iterator[types.ModuleType]:
-    monkeypatch.syspath_prepend(str(TARGETS))
-    for name in [m for m in sys.modules if m == "effects_project" or m.startswith("effects_project.")]:
-        monkeypatch.delitem(sys.modules, name)
-    yield importlib.import_module("effects_project.handed")
+    yield import_fresh(monkeypatch, "handed")
 
 
 def line_of(marker: str) -> int:
-    lines = FILE.read_text().splitlines()
-    (line,) = [n for n, text in enumerate(lines, 1) if text.rstrip().endswith(f"# effect: {marker}")]
-    return line
-
-
-def watch(fn: Any, backend: str) -> EffectsRecord:
-    with watch_effects(fn.__code__, backend=backend) as watcher:  # type: ignore[arg-type]
-        jax.make_jaxpr(fn)(F32)
-    return watcher.record()
+    return marked_line(FILE, marker)
 
 
 def prints_at(record: EffectsRecord) -> set[int]:
@@ -68,12 +51,18 @@ CASES = [
 @pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize(("function", "markers"), CASES, ids=[c[0] for c in CASES])
 def test_print_handed_to_c_code_is_reported_at_the_user_line(
-    handed: types.ModuleType, backend: str, function: str, markers: list[str], capsys: pytest.CaptureFixture[str]
+    handed: types.ModuleType,
+    backend: str,
+    function: str,
+    markers: list[str],
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
-    record = watch(getattr(handed, function), backend)
+    record = watch(getattr(handed, function), F32, backend=backend)
     assert prints_at(record) == {line_of(m) for m in markers}
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
-def test_partials_and_c_callers_of_other_functions_are_not_effects(handed: types.ModuleType, backend: str) -> None:
-    assert watch(handed.pure_neighbours, backend).effects == ()
+def test_partials_and_c_callers_of_other_functions_are_not_effects(
+    handed: types.ModuleType, backend: str
+) -> None:
+    assert watch(handed.pure_neighbours, F32, backend=backend).effects == ()

@@ -4,45 +4,28 @@ code (``jax.tree_util.tree_map(print, grads)``, ``map(print, xs)``). Both back e
 
 from __future__ import annotations
 
-import importlib
-import sys
 import types
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import jax
 import jax.numpy as jnp
 import pytest
 
 from jitscope.model.effects import EffectKind, EffectsRecord
-from jitscope.tracing.effects import watch_effects
-from jitscope.tracing.effects_monitoring import monitoring_available
+from tests.tracing.effect_targets import BACKENDS, TARGETS, import_fresh, marked_line, watch
 
-TARGETS = Path(__file__).resolve().parents[1] / "targets"
 FILE = TARGETS / "effects_project" / "indirect.py"
 F32 = jax.ShapeDtypeStruct((4,), jnp.float32)
-BACKENDS = ["profile", *(["monitoring"] if monitoring_available() else [])]
 
 
 @pytest.fixture
 def indirect(monkeypatch: pytest.MonkeyPatch) -> Iterator[types.ModuleType]:
-    monkeypatch.syspath_prepend(str(TARGETS))
-    for name in [m for m in sys.modules if m == "effects_project" or m.startswith("effects_project.")]:
-        monkeypatch.delitem(sys.modules, name)
-    yield importlib.import_module("effects_project.indirect")
+    yield import_fresh(monkeypatch, "indirect")
 
 
 def line_of(marker: str) -> int:
-    lines = FILE.read_text().splitlines()
-    (line,) = [n for n, text in enumerate(lines, 1) if text.rstrip().endswith(f"# effect: {marker}")]
-    return line
-
-
-def watch(fn: Any, *args: Any, backend: Any) -> EffectsRecord:
-    with watch_effects(fn.__code__, backend=backend) as watcher:
-        jax.make_jaxpr(fn)(*args)
-    return watcher.record()
+    return marked_line(FILE, marker)
 
 
 def effects_at(record: EffectsRecord) -> set[tuple[EffectKind, int]]:
@@ -70,7 +53,9 @@ def test_print_called_by_library_code_is_reported_at_the_user_line(
     record = watch(indirect.print_through_tree_map, F32, backend=backend)
     found = effects_at(record)
     assert (EffectKind.PRINT, line_of("tree-map-print")) in found
-    assert "float32[4]" in capsys.readouterr().out  # print really ran (a tracer's repr differs by JAX version)
+    assert (
+        "float32[4]" in capsys.readouterr().out
+    )  # print really ran (a tracer's repr differs by JAX version)
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
