@@ -185,7 +185,9 @@ def render_markdown(document: Document) -> str:
     parts = [f"# {escape_md(document.title, line_start=False)}"]
     if document.subtitle:
         parts.append(escape_md(document.subtitle))
-    parts += [p for p in (block_md(b) for b in document.blocks) if p]
+    # Headings nest without gaps: a document of pages (##) has its sections at ###, one without at ##.
+    pages = any(isinstance(b, Section) and b.title and b.level <= 1 for b in document.blocks)
+    parts += [p for p in (block_md(b, 1 if pages else 0) for b in document.blocks) if p]
     if document.meta:
         parts.append("<sub>" + escape_md(", ".join(f"{k} {v}" for k, v in document.meta)) + "</sub>")
     return "\n\n".join(parts) + "\n"

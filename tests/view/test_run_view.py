@@ -78,14 +78,14 @@ train.py exited 0 after 2.5 s; 5 compiles of 2 jitted functions (3 recompiles), 
 | 1.73 s | loss | 20 ms |   | 50 ms | compile 1 |
 | 1.89 s | loss | 10 ms | 5 ms | 100 ms | compile 2: same key as 1 |
 
-### functions — *worst first; share: of the wall time*
+## functions — *worst first; share: of the wall time*
 
 | function | defined at | compiles | trace | lower | compile | total | share |
 | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |
 | step | train.py:10 | 3 | 30 ms | 15 ms | 300 ms | 345 ms | 14% |
 | loss | train.py:20 | 2 | 30 ms | 5 ms | 150 ms | 185 ms | 7% |
 
-### step: 2 recompiles — *defined at train.py:10*
+## step: 2 recompiles — *defined at train.py:10*
 
 compile 1 from train.py:32 at 385 ms: x: f32[64,16], lr: ~f32[]
 
@@ -97,7 +97,7 @@ compile 1 from train.py:32 at 385 ms: x: f32[64,16], lr: ~f32[]
 
 > **hint:** lr: weak_type: a Python scalar one time, an array the other
 
-### loss: 1 recompile — *defined at train.py:20*
+## loss: 1 recompile — *defined at train.py:20*
 
 compile 1 from train.py:35 at 1.73 s: p: dict of 2 leaves
 
@@ -109,7 +109,7 @@ compile 1 from train.py:35 at 1.73 s: p: dict of 2 leaves
 
 > **error:** compile 2: tracing raised TypeError: bad
 
-### trace-time side effects — *they run once per trace, never in the compiled program*
+## trace-time side effects — *they run once per trace, never in the compiled program*
 
 | traced function | effect | at | traces | instead |
 | --- | --- | --- | ---: | --- |
