@@ -1,16 +1,18 @@
 """JAX's profiler for ``jitscope profile``: capture a trace, read its XSpace, and the compiled HLO text.
 
 Everything version-dependent about profiles is here. The trace is captured with the public
-``jax.profiler.trace`` and read with the public ``jax.profiler.ProfileData`` (JAX 0.6+; on
-0.4.38-0.5.x the name is missing and on some 0.6.x builds it is None: both are the one-line
-``unsupported JAX version`` error). The events are copied out into plain ``XEvent`` values so
-that nothing outside this module touches ProfileData's objects.
+``jax.profiler.trace`` and read with the public ``jax.profiler.ProfileData`` where this JAX has it
+(0.10, 0.12); on 0.4.38-0.5.x the name is missing and on some 0.6.x builds it is None, and there
+the ``.xplane.pb`` file is read by ``jaxcompat/xspace.py``, a protobuf wire-format reader that
+yields the same planes, lines, events and stats. The events are copied out into plain ``XEvent``
+values so that nothing outside this module touches either reader's objects.
 
-What the captures hold (seen on jax 0.6.2, 0.10.2 and 0.12.0.1, CPU): plane ``/host:CPU``, one
-line per thread; the XLA CPU client's threads (``tf_XLAPjRtCpuClient/...`` on 0.10,
-``tf_XLAExecute/...`` on 0.12) carry one event per executed thunk, named after the HLO
-instruction, with stats ``hlo_op`` (the instruction), ``hlo_module`` (``jit_f``),
-``program_id``, ``run_id`` (one per execution) and ``device_ordinal``. On GPU the device planes
+What the captures hold (seen on jax 0.4.38, 0.5.3, 0.6.2, 0.10.2 and 0.12.0.1, CPU): plane ``/host:CPU``, one
+line per thread; the XLA CPU client's threads (``tf_XLAPjRtCpuClient/...`` on 0.6 and 0.10,
+``tf_XLAExecute/...`` on 0.12, ``tf_XLATfrtCpuClient/...`` and ``tf_XLAEigen/...`` on 0.4.38
+and 0.5.3) carry one event per executed thunk, named after the HLO instruction, with stats
+``hlo_op`` (the instruction), ``hlo_module`` (``jit_f``), ``program_id`` and, from 0.10 on,
+``run_id`` (one per execution) and ``device_ordinal``. On GPU the device planes
 (``/device:GPU:0``) carry one event per kernel on ``Stream #N`` lines with ``hlo_op``,
 ``hlo_module``, ``program_id`` and ``correlation_id`` stats, and memcpy events.
 """
@@ -26,7 +28,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from jitscope.errors import EXIT_FINDINGS, JitscopeError
 from jitscope.jaxcompat.features import UnsupportedJaxError, jax_version
+from jitscope.jaxcompat.xspace import XSpaceError, read_xspace
 
 #: Stats copied from an event: what attribution needs, and the GPU's memcpy and kernel details.
 KEPT_STATS = frozenset({"hlo_op", "hlo_module", "program_id", "run_id", "device_ordinal", "correlation_id",
@@ -34,6 +38,12 @@ KEPT_STATS = frozenset({"hlo_op", "hlo_module", "program_id", "run_id", "device_
 #: Lines of a device plane that a profiler's post-processing derives from the kernels (not new work).
 DERIVED_LINES = ("XLA Modules", "XLA Ops", "XLA TraceMe", "Steps", "Framework Name Scope", "Framework Ops",
                  "Source code", "TensorFlow Name Scope", "TensorFlow Ops", "SparseCore")
+
+
+class CaptureReadError(JitscopeError):
+    """The profiler's capture file could not be read (truncated or malformed)."""
+
+    exit_code = EXIT_FINDINGS
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,20 +68,25 @@ class XEvent:
 
 
 @functools.cache
-def profile_data_class() -> Any:
-    """``jax.profiler.ProfileData``, or the one-line error for a JAX without it."""
+def profile_data_class() -> Any | None:
+    """``jax.profiler.ProfileData``, or None for a JAX without it (then ``xspace.py`` reads the capture)."""
     try:
         import jax.profiler
 
         cls = getattr(jax.profiler, "ProfileData", None)
     except ImportError:
-        cls = None
-    if cls is None or not hasattr(cls, "from_file"):
+        return None
+    return cls if cls is not None and hasattr(cls, "from_file") else None
+
+
+def check_supported() -> None:
+    """The one-line error for a JAX that cannot capture a profile (``jax.profiler.trace`` missing)."""
+    import jax.profiler
+
+    if not callable(getattr(jax.profiler, "trace", None)):
         raise UnsupportedJaxError(
-            f"unsupported JAX version {jax_version()}: jax.profiler.ProfileData (reading a captured profile) is "
-            "missing; jitscope profile needs jax >= 0.6 built with it (the other commands work on this JAX)",
-            hint="pip install -U jax")
-    return cls
+            f"unsupported JAX version {jax_version()}: jax.profiler.trace (capturing a profile) is missing; "
+            "jitscope profile needs it (the other commands work on this JAX)", hint="pip install -U jax")
 
 
 @contextlib.contextmanager
@@ -103,9 +118,21 @@ def _keep(plane: str, line: str, stats: dict[str, str], name: str) -> bool:
     return plane.startswith("/device:") and ("memcpy" in name.lower() or "memcpy_details" in stats)
 
 
+def _read(path: str) -> Any:
+    """The capture, read by ProfileData where JAX has it, else by ``xspace.py`` (the same planes)."""
+    cls = profile_data_class()
+    if cls is not None:
+        return cls.from_file(path)
+    try:
+        return read_xspace(path)
+    except (OSError, XSpaceError) as exc:
+        raise CaptureReadError(f"could not read the captured profile {path}: {exc}",
+                               hint="run again; if it persists, report it with the file") from None
+
+
 def read_events(path: str) -> list[XEvent]:
     """The XLA events of a captured XSpace: every event with an ``hlo_op`` stat, and device copies."""
-    data = profile_data_class().from_file(path)
+    data = _read(path)  # kept alive while its planes are walked
     events: list[XEvent] = []
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)  # jax 0.12: "builtin type ... has no __module__"

@@ -157,7 +157,7 @@ def profile_row(target: TargetHandle, argset: ArgSet, options: ProfileOptions,
                 wall = (clock() - start) / calls
             files = jp.xspace_files(directory)
             events = jp.read_events(files[-1]) if files else []
-    except UserCodeError:
+    except (UserCodeError, jp.CaptureReadError):  # not the user's code failing
         raise
     except Exception as exc:  # noqa: BLE001 - the user's compiled function failed when run again
         raise user_code_failed(name, call, exc, prepared.target.options, "on a cached call", fn=target.fn,
@@ -185,7 +185,7 @@ def profile_calls(calls: Sequence[tuple[TargetHandle, ArgSet]], options: Profile
     from jitscope.jaxcompat.stages import environment
 
     options = options or ProfileOptions()
-    jp.profile_data_class()  # an unsupported JAX fails here, before anything runs
+    jp.check_supported()  # an unsupported JAX fails here, before anything runs
     rows: list[ProfileRow] = []
     failures: list[BenchFailure] = []
     for i, (target, argset) in enumerate(calls):

@@ -11,22 +11,9 @@ from jitscope.model.profile import ProfileReport
 TARGETS = Path(__file__).with_name("targets.py")
 
 
-def profiling_supported() -> bool:
-    from jitscope.jaxcompat.features import UnsupportedJaxError
-    from jitscope.jaxcompat.profiler import profile_data_class
-
-    try:
-        profile_data_class()
-    except UnsupportedJaxError:
-        return False
-    return True
-
-
 @pytest.fixture(scope="session")
 def profiled() -> ProfileReport:
     """hotspot, nested and scanned, profiled (few calls, short timing: the tests check attribution, not speed)."""
-    if not profiling_supported():
-        pytest.skip("this JAX has no jax.profiler.ProfileData")
     from jitscope.bench.plan import plan_calls
     from jitscope.profiling.runner import ProfileOptions, profile_calls
 

@@ -1,0 +1,323 @@
+"""A reader of the ``*.xplane.pb`` file that ``jax.profiler.trace`` writes, for JAX without ``ProfileData``.
+
+The file is one serialized ``tensorflow.profiler.XSpace`` protobuf message. JAX 0.4.38-0.6.x
+write it but have no public reader (``jax.profiler.ProfileData`` is missing or None), and the
+``protobuf`` package is not a dependency of JAX, so this module decodes the protobuf wire format
+itself: pure Python, no jax import. It yields what ``ProfileData`` yields (checked event by event
+against it in ``tests/profile/test_xspace_reader.py``): planes, their lines, each line's events
+with ``name``, ``start_ns``, ``duration_ns`` and ``stats`` as (name, value) pairs.
+
+Field numbers are those of ``tsl/profiler/protobuf/xplane.proto``, checked against the
+descriptor compiled into jaxlib 0.4.38 and 0.10.2 (identical in both)::
+
+    XSpace          planes=1 errors=2 warnings=3 hostnames=4
+    XPlane          id=1 name=2 lines=3 event_metadata=4 (map<int64, XEventMetadata>)
+                    stat_metadata=5 (map<int64, XStatMetadata>) stats=6
+    XLine           id=1 name=2 timestamp_ns=3 events=4 duration_ps=9 display_id=10 display_name=11
+    XEvent          metadata_id=1 offset_ps=2 | num_occurrences=5 (oneof) duration_ps=3 stats=4
+    XStat           metadata_id=1, value oneof: double=2 uint64=3 int64=4 str=5 bytes=6 ref=7
+    XEventMetadata  id=1 name=2 metadata=3 display_name=4 stats=5 child_id=6
+    XStatMetadata   id=1 name=2 description=3
+
+As ``ProfileData`` does: an event's name is its metadata's name; its start is the line's
+``timestamp_ns`` plus ``offset_ps / 1000``; its stats are its own followed by those of its
+metadata; a ``ref_value`` stat is the name of the stat metadata it points to; ``str_value`` and
+``bytes_value`` are both text (undecodable bytes replaced).
+Unknown fields (a newer proto) are skipped; a truncated or malformed file raises ``XSpaceError``.
+"""
+
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass
+
+StatValue = int | float | str
+
+_DOUBLE = struct.Struct("<d")
+_VARINT, _FIXED64, _LENGTH, _FIXED32 = 0, 1, 2, 5
+_INT64_SIGN = 1 << 63
+_UINT64 = 1 << 64
+
+
+class XSpaceError(ValueError):
+    """The bytes are not a well-formed XSpace (truncated file, or not an ``.xplane.pb``)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Event:
+    name: str
+    start_ns: float
+    duration_ns: float
+    stats: tuple[tuple[str, StatValue], ...]
+
+    @property
+    def end_ns(self) -> float:
+        return self.start_ns + self.duration_ns
+
+
+@dataclass(frozen=True, slots=True)
+class Line:
+    id: int
+    name: str
+    timestamp_ns: int
+    events: tuple[Event, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Plane:
+    id: int
+    name: str
+    lines: tuple[Line, ...]
+    stats: tuple[tuple[str, StatValue], ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Space:
+    planes: tuple[Plane, ...]
+    errors: tuple[str, ...] = ()
+    warnings: tuple[str, ...] = ()
+    hostnames: tuple[str, ...] = ()
+
+
+def read_xspace(path: str) -> Space:
+    """The XSpace in the file at ``path``."""
+    with open(path, "rb") as f:
+        return parse_xspace(f.read())
+
+
+def parse_xspace(data: bytes) -> Space:
+    """The XSpace serialized in ``data``."""
+    try:
+        planes: list[Plane] = []
+        texts: dict[int, list[str]] = {2: [], 3: [], 4: []}  # errors, warnings, hostnames
+        for field, wire, value in _fields(data, 0, len(data)):
+            if wire != _LENGTH:
+                continue
+            if field == 1:
+                planes.append(_plane(data, *value))
+            elif field in texts:
+                texts[field].append(_string(data, value))
+        return Space(tuple(planes), tuple(texts[2]), tuple(texts[3]), tuple(texts[4]))
+    except (IndexError, UnicodeDecodeError, struct.error) as exc:
+        raise XSpaceError(f"not a well-formed XSpace ({type(exc).__name__}: {exc})") from None
+
+
+# -- wire format ---------------------------------------------------------------------------------------
+
+
+def _varint(buf: bytes, i: int) -> tuple[int, int]:
+    """(value, next index) of the base-128 varint at ``i``."""
+    byte = buf[i]
+    if byte < 0x80:
+        return byte, i + 1
+    result, shift = byte & 0x7F, 7
+    while True:
+        i += 1
+        byte = buf[i]
+        result |= (byte & 0x7F) << shift
+        if byte < 0x80:
+            return result, i + 1
+        shift += 7
+        if shift > 63:
+            raise XSpaceError(f"a varint longer than 10 bytes at offset {i}")
+
+
+def _fields(buf: bytes, i: int, end: int) -> list[tuple[int, int, tuple[int, int]]]:
+    """Every field of the message in ``buf[i:end]``: (number, wire type, value).
+
+    The value is ``(integer, 0)`` for a varint, ``(start, stop)`` for a length-delimited field,
+    and the offset of the bytes as ``(start, start + 8 or 4)`` for a fixed64/fixed32.
+    """
+    out = []
+    while i < end:
+        key, i = _varint(buf, i)
+        field, wire = key >> 3, key & 7
+        if wire == _VARINT:
+            n, i = _varint(buf, i)
+            out.append((field, wire, (n, 0)))
+            continue
+        if wire == _LENGTH:
+            n, i = _varint(buf, i)
+            start, i = i, i + n
+        elif wire == _FIXED64:
+            start, i = i, i + 8
+        elif wire == _FIXED32:
+            start, i = i, i + 4
+        else:  # 3, 4: proto2 groups, which xplane.proto never uses; 6, 7: invalid
+            raise XSpaceError(f"wire type {wire} (field {field}) at offset {i}")
+        if i > end:
+            raise XSpaceError(f"field {field} runs past the end of its message ({i} > {end})")
+        out.append((field, wire, (start, i)))
+    if i != end:
+        raise XSpaceError(f"a message overruns its length ({i} > {end})")
+    return out
+
+
+def _int64(n: int) -> int:
+    """A varint read as a signed int64 (negative values are 10-byte two's complement)."""
+    n &= _UINT64 - 1
+    return n - _UINT64 if n & _INT64_SIGN else n
+
+
+def _string(buf: bytes, span: tuple[int, int]) -> str:
+    return buf[span[0]:span[1]].decode()
+
+
+def _ints(buf: bytes, wire: int, value: tuple[int, int]) -> list[int]:
+    """A repeated int64 field's values from one occurrence: unpacked (one varint) or packed."""
+    if wire == _VARINT:
+        return [_int64(value[0])]
+    out, i, end = [], value[0], value[1]
+    while i < end:
+        n, i = _varint(buf, i)
+        out.append(_int64(n))
+    return out
+
+
+# -- messages ------------------------------------------------------------------------------------------
+
+
+def _stat(buf: bytes, start: int, stop: int, stat_names: dict[int, str]) -> tuple[str, StatValue] | None:
+    """An XStat as (name, value); None when its value is unset."""
+    metadata_id, value = 0, None
+    value_found = False
+    for field, wire, (a, b) in _fields(buf, start, stop):
+        if field == 1 and wire == _VARINT:
+            metadata_id = _int64(a)
+        elif field == 2 and wire == _FIXED64:
+            value, value_found = _DOUBLE.unpack_from(buf, a)[0], True
+        elif field == 3 and wire == _VARINT:
+            value, value_found = a, True
+        elif field == 4 and wire == _VARINT:
+            value, value_found = _int64(a), True
+        elif field == 5 and wire == _LENGTH:
+            value, value_found = buf[a:b].decode(errors="replace"), True
+        elif field == 6 and wire == _LENGTH:
+            # ProfileData gives bytes as text too (profile_options is a serialized message).
+            value, value_found = buf[a:b].decode(errors="replace"), True
+        elif field == 7 and wire == _VARINT:
+            value, value_found = stat_names.get(a, ""), True
+    if not value_found or value is None:
+        return None
+    return stat_names.get(metadata_id, ""), value
+
+
+def _stats(buf: bytes, spans: list[tuple[int, int]], stat_names: dict[int, str]) -> tuple[tuple[str, StatValue], ...]:
+    out = []
+    for start, stop in spans:
+        stat = _stat(buf, start, stop, stat_names)
+        if stat is not None:
+            out.append(stat)
+    return tuple(out)
+
+
+@dataclass(frozen=True, slots=True)
+class _EventKind:
+    """What an XEventMetadata gives each of its events: a name and constant stats."""
+
+    name: str
+    stats: tuple[tuple[str, StatValue], ...]
+
+
+def _event_kind(buf: bytes, start: int, stop: int, stat_names: dict[int, str]) -> tuple[int, _EventKind]:
+    kind_id, name, stats = 0, "", []
+    for field, wire, value in _fields(buf, start, stop):
+        if field == 1 and wire == _VARINT:
+            kind_id = _int64(value[0])
+        elif field == 2 and wire == _LENGTH:
+            name = _string(buf, value)
+        elif field == 5 and wire == _LENGTH:
+            stats.append(value)
+    return kind_id, _EventKind(name, _stats(buf, stats, stat_names))
+
+
+def _stat_name(buf: bytes, start: int, stop: int) -> tuple[int, str]:
+    stat_id, name = 0, ""
+    for field, wire, value in _fields(buf, start, stop):
+        if field == 1 and wire == _VARINT:
+            stat_id = _int64(value[0])
+        elif field == 2 and wire == _LENGTH:
+            name = _string(buf, value)
+    return stat_id, name
+
+
+def _map_entry(buf: bytes, start: int, stop: int) -> tuple[int, tuple[int, int] | None]:
+    """(key, span of the value message) of a ``map<int64, Message>`` entry (key=1, value=2)."""
+    key, span = 0, None
+    for field, wire, value in _fields(buf, start, stop):
+        if field == 1 and wire == _VARINT:
+            key = _int64(value[0])
+        elif field == 2 and wire == _LENGTH:
+            span = value
+    return key, span
+
+
+def _plane(buf: bytes, start: int, stop: int) -> Plane:
+    plane_id, name = 0, ""
+    lines, event_entries, stat_entries, stats = [], [], [], []
+    # Lines (field 3) come before the metadata maps (4, 5) on the wire: collect, then decode.
+    for field, wire, value in _fields(buf, start, stop):
+        if field == 1 and wire == _VARINT:
+            plane_id = _int64(value[0])
+        elif wire != _LENGTH:
+            continue
+        elif field == 2:
+            name = _string(buf, value)
+        elif field == 3:
+            lines.append(value)
+        elif field == 4:
+            event_entries.append(value)
+        elif field == 5:
+            stat_entries.append(value)
+        elif field == 6:
+            stats.append(value)
+    stat_names: dict[int, str] = {}
+    for entry in stat_entries:
+        key, span = _map_entry(buf, *entry)
+        # The map's key is the metadata's id; a message without the value keeps the key.
+        stat_names[key] = _stat_name(buf, *span)[1] if span is not None else ""
+    kinds: dict[int, _EventKind] = {}
+    for entry in event_entries:
+        key, span = _map_entry(buf, *entry)
+        kinds[key] = _event_kind(buf, *span, stat_names)[1] if span is not None else _EventKind("", ())
+    return Plane(plane_id, name, tuple(_line(buf, *span, kinds, stat_names) for span in lines),
+                 _stats(buf, stats, stat_names))
+
+
+_NO_KIND = _EventKind("", ())
+
+
+def _line(buf: bytes, start: int, stop: int, kinds: dict[int, _EventKind], stat_names: dict[int, str]) -> Line:
+    line_id, name, timestamp_ns, events = 0, "", 0, []
+    for field, wire, value in _fields(buf, start, stop):
+        if field == 1 and wire == _VARINT:
+            line_id = _int64(value[0])
+        elif field == 2 and wire == _LENGTH:
+            name = _string(buf, value)
+        elif field == 3 and wire == _VARINT:
+            timestamp_ns = _int64(value[0])
+        elif field == 4 and wire == _LENGTH:
+            events.append(value)
+    return Line(line_id, name, timestamp_ns,
+                tuple(_event(buf, a, b, timestamp_ns, kinds, stat_names) for a, b in events))
+
+
+def _event(buf: bytes, start: int, stop: int, timestamp_ns: int, kinds: dict[int, _EventKind],
+           stat_names: dict[int, str]) -> Event:
+    kind_id, offset_ps, duration_ps, stats = 0, 0, 0, []
+    for field, wire, value in _fields(buf, start, stop):
+        if field == 4 and wire == _LENGTH:
+            stats.append(value)
+        elif wire != _VARINT:
+            continue
+        elif field == 1:
+            kind_id = _int64(value[0])
+        elif field == 2:
+            offset_ps = _int64(value[0])
+        elif field == 3:
+            duration_ps = _int64(value[0])
+        elif field == 5:  # num_occurrences: an aggregated event, which starts at the line's start
+            offset_ps = 0
+    kind = kinds.get(kind_id, _NO_KIND)
+    return Event(kind.name, timestamp_ns + offset_ps / 1000, duration_ps / 1000,
+                 _stats(buf, stats, stat_names) + kind.stats)
