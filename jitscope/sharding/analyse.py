@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from jitscope.load.abstract import map_specs
 from jitscope.load.specs import SHORT_NAMES, ArgSet, ArraySpec
@@ -22,8 +22,10 @@ from jitscope.model.sharding import (
     ShardingRecord,
     ShardingWarning,
 )
-from jitscope.sharding.collectives import HloCollective, ModuleCollectives, parse_hlo
 from jitscope.sharding.specs import Partition, format_partition
+
+if TYPE_CHECKING:
+    from jitscope.sharding.collectives import HloCollective, ModuleCollectives
 
 #: An input at least this large (bytes, global) that every device holds whole is worth a warning.
 REPLICATED_WARN_BYTES = 8 << 20
@@ -64,7 +66,8 @@ def _strip(partition: Partition) -> Partition:
     return tuple(out)
 
 
-def _leaf(path: str, role: str, aval: Any, sharding: Any, requested: Partition | None) -> LeafSharding:
+def _leaf(path: str, role: Literal["input", "output"], aval: Any, sharding: Any,
+          requested: Partition | None) -> LeafSharding:
     from jitscope.jaxcompat import sharding as jc
 
     shape = tuple(int(d) for d in getattr(aval, "shape", ()))
@@ -77,7 +80,7 @@ def _leaf(path: str, role: str, aval: Any, sharding: Any, requested: Partition |
     if requested is not None and (partition is None or _strip(requested) != _strip(partition)):
         asked = format_partition(_strip(requested))
     return LeafSharding(
-        path=path, role="input" if role == "input" else "output", dtype=dtype, shape=shape, spec=spec, shard_shape=block,
+        path=path, role=role, dtype=dtype, shape=shape, spec=spec, shard_shape=block,
         shard_bytes=math.prod(block) * itemsize, global_bytes=math.prod(shape) * itemsize,
         replicated=jc.is_fully_replicated(sharding), requested=asked)
 
@@ -219,6 +222,7 @@ def sharding_warnings(inputs: tuple[LeafSharding, ...], outputs: tuple[LeafShard
 def analyse_compiled(lowered: Any, compiled: Any, argset: ArgSet, names: tuple[str, ...] = ()) -> ShardingRecord | None:
     """The ShardingRecord of a compiled program, or None for an unsharded one-device program."""
     from jitscope.jaxcompat import sharding as jc
+    from jitscope.sharding.collectives import parse_hlo  # the HLO reader: only for sharded programs
     from jitscope.sharding.mesh import active_mesh
     from jitscope.userframes import is_user_file
 
