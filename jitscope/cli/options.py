@@ -46,9 +46,6 @@ ArgOpt = Annotated[
 X64Opt = Annotated[
     bool, typer.Option("--x64", help="Enable 64-bit types in JAX (jax_enable_x64) before tracing.")
 ]
-
-
-def enable_x64_if(requested: bool) -> None:
 DevicesOpt = Annotated[
     int | None,
     typer.Option("--devices", min=1, show_default=False,
@@ -61,6 +58,9 @@ MeshOpt = Annotated[
                  help="A named device mesh, e.g. data=4,model=2 (axis sizes multiply to the device count). "
                  "Shard arguments over it in specs: f32[64,128]@(data,None), @() replicated."),
 ]
+
+
+def enable_x64_if(requested: bool) -> None:
     """Turn on jax_enable_x64 before anything is traced."""
     if requested:
         import jax

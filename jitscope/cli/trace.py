@@ -65,13 +65,13 @@ def trace(
     = False,
     profile_html: Annotated[Path | None, typer.Option(help="Write the --profile report as HTML here.")] = None,
     x64: X64Opt = False,
-) -> None:
     devices: DevicesOpt = None,
     mesh: MeshOpt = None,
+) -> None:
     """Trace TARGET with abstract inputs and show its jaxpr, StableHLO, HLO, cost and memory."""
     from jitscope.render.console import make_console
-    from jitscope.tracing.pipeline import run_trace, write_outputs
     from jitscope.sharding.mesh import mesh_scope
+    from jitscope.tracing.pipeline import run_trace, write_outputs
 
     report_file = out if is_report_file(out) else None
     fmt_name = resolve_format(fmt, report_file)
