@@ -85,8 +85,8 @@ def setup_devices(n: int) -> list[Any]:
     if platform == "cpu":
         raise UsageError(
             f"--devices {n}: JAX already started with {len(available)} CPU device(s), too late to ask for {n}",
-            hint="something initialised JAX first (e.g. XLA_FLAGS or code run at import); "
-            f"set XLA_FLAGS={jc.CPU_DEVICES_FLAG}={n} before starting",
+            hint=f"JAX started before jitscope could ask (code run at import, or XLA_FLAGS); start the process "
+            f"with XLA_FLAGS={jc.CPU_DEVICES_FLAG}={n}",
         )
     raise UsageError(f"--devices {n}: only {len(available)} {platform} device(s) here",
                      hint=f"pass --devices {len(available)} or fewer")
