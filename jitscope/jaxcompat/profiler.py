@@ -22,6 +22,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import glob
+import inspect
 import os
 import warnings
 from collections.abc import Iterator
@@ -89,6 +90,25 @@ def check_supported() -> None:
             "jitscope profile needs it (the other commands work on this JAX)", hint="pip install -U jax")
 
 
+#: TraceMe level at which XLA's CPU runtime records each executed thunk (with its ``hlo_op``).
+THUNK_TRACE_LEVEL = 2
+
+
+def _options() -> dict[str, Any]:
+    """``profiler_options`` asking for the thunk events where JAX takes options whose default is below
+    that level (0.6.x defaults ``host_tracer_level`` to 1: its captures then hold no thunk at all)."""
+    import jax
+
+    options_class = getattr(jax.profiler, "ProfileOptions", None)
+    if options_class is None or "profiler_options" not in inspect.signature(jax.profiler.trace).parameters:
+        return {}  # 0.4.38, 0.5.x: no options, and the thunks are recorded
+    options = options_class()
+    if getattr(options, "host_tracer_level", THUNK_TRACE_LEVEL) >= THUNK_TRACE_LEVEL:
+        return {}
+    options.host_tracer_level = THUNK_TRACE_LEVEL
+    return {"profiler_options": options}
+
+
 @contextlib.contextmanager
 def capture(directory: str, perfetto: bool = False) -> Iterator[None]:
     """Profile what runs inside: ``jax.profiler.trace`` into ``directory`` (an ``.xplane.pb`` file, and
@@ -97,7 +117,7 @@ def capture(directory: str, perfetto: bool = False) -> Iterator[None]:
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        with jax.profiler.trace(directory, create_perfetto_trace=perfetto):
+        with jax.profiler.trace(directory, create_perfetto_trace=perfetto, **_options()):
             yield
 
 

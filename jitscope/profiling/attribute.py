@@ -13,11 +13,12 @@ from __future__ import annotations
 
 import os
 from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from jitscope.model.common import Location
 from jitscope.model.profile import LineRecord, NestedLine, OpLine, OpRecord
+from jitscope.profiling.callsites import Chain
 from jitscope.profiling.events import DeviceTimes, classify_op
 from jitscope.profiling.hlo import (
     FREE_OPCODES,
@@ -157,8 +158,13 @@ class Attribution:
 
 
 def attribute(times: DeviceTimes, module: HloModule, span: FunctionSpan, calls: int,
-              is_user_file: Callable[[str], bool]) -> Attribution:
-    """Lines (most time first) and ops (most time first), every time per call."""
+              is_user_file: Callable[[str], bool], chains: Mapping[tuple[str, int], Chain] | None = None
+              ) -> Attribution:
+    """Lines (most time first) and ops (most time first), every time per call.
+
+    ``chains`` (``callsites.call_chains``) completes a one-frame stack (older XLA: no stack-frame
+    tables) outside the function with the calls that lead to it from the function's line.
+    """
     instructions = module.instructions()
     scale = times.busy / times.op_seconds if times.op_seconds > times.busy * CONCURRENT > 0 else 1.0
     total = times.op_seconds * scale / calls if calls else 0.0
@@ -184,6 +190,8 @@ def attribute(times: DeviceTimes, module: HloModule, span: FunctionSpan, calls: 
         for part in op_parts:
             share = part.weight / weight_sum if weight_sum else 0.0
             stack = module.stack(part.instruction) or module.stack(op)
+            if chains and len(stack) == 1 and not span.contains(stack[0]):
+                stack = chains.get((stack[0].file, stack[0].line), stack)
             op_flops += part.flops
             primitive = part.instruction.op_name.rsplit("/", 1)[-1] if part.instruction.op_name else ""
             _add(primitives, primitive, seconds * share)

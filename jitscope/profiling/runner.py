@@ -32,6 +32,7 @@ from jitscope.model.bench import BenchFailure
 from jitscope.model.common import Location
 from jitscope.model.profile import ProfileReport, ProfileRow, ProfileSettings, Reconciliation
 from jitscope.profiling.attribute import Attribution, FunctionSpan, attribute
+from jitscope.profiling.callsites import call_chains
 from jitscope.profiling.events import DeviceTimes, device_times
 from jitscope.profiling.hlo import parse_module
 from jitscope.userframes import is_user_file
@@ -165,7 +166,7 @@ def profile_row(target: TargetHandle, argset: ArgSet, options: ProfileOptions,
     say(step + 0.9, total, f"{name}: attributing")
     times = device_times(events, module.name, calls)
     span = function_span(target.fn)
-    attribution = attribute(times, module, span, calls, is_user_file)
+    attribution = attribute(times, module, span, calls, is_user_file, call_chains(target.fn, is_user_file))
     rec = reconcile(times, attribution, measured.stats.median, wall, calls)
     where = ("GPU kernels" if backend in ("gpu", "cuda", "rocm") else f"{backend.upper()} ops") if times.on_device \
         else "CPU thunks"

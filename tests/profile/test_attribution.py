@@ -48,7 +48,7 @@ def test_a_nested_helper_is_listed_at_its_call_line(profiled: ProfileReport) -> 
     assert call_line in by_line
     assert all(line.in_function for line in row.lines)
     nested = {n.location.function: n for n in by_line[call_line].nested}
-    if nested:  # XLA with stack frames (JAX >= 0.6): the helpers' own lines are kept
+    if nested:  # the helpers' own lines are kept (XLA's stack frames, or the bytecode's calls on older XLA)
         assert {"helper", "scale"} <= set(nested)
         assert nested["scale"].stack[0].function == "scale"
         assert nested["scale"].stack[-1].line == call_line
