@@ -177,29 +177,62 @@ def _ints(buf: bytes, wire: int, value: tuple[int, int]) -> list[int]:
 # -- messages ------------------------------------------------------------------------------------------
 
 
-def _stat(buf: bytes, start: int, stop: int, stat_names: dict[int, str]) -> tuple[str, StatValue] | None:
-    """An XStat as (name, value); None when its value is unset."""
-    metadata_id, value = 0, None
-    value_found = False
-    for field, wire, (a, b) in _fields(buf, start, stop):
-        if field == 1 and wire == _VARINT:
-            metadata_id = _int64(a)
-        elif field == 2 and wire == _FIXED64:
-            value, value_found = _DOUBLE.unpack_from(buf, a)[0], True
-        elif field == 3 and wire == _VARINT:
-            value, value_found = a, True
-        elif field == 4 and wire == _VARINT:
-            value, value_found = _int64(a), True
-        elif field == 5 and wire == _LENGTH:
-            value, value_found = buf[a:b].decode(errors="replace"), True
-        elif field == 6 and wire == _LENGTH:
+def _skip(buf: bytes, i: int, wire: int, end: int) -> int:
+    """The index after a field's value of wire type ``wire`` starting at ``i``."""
+    if wire == _VARINT:
+        return _varint(buf, i)[1]
+    if wire == _LENGTH:
+        n, i = _varint(buf, i)
+        i += n
+    elif wire == _FIXED64:
+        i += 8
+    elif wire == _FIXED32:
+        i += 4
+    else:
+        raise XSpaceError(f"wire type {wire} at offset {i}")
+    if i > end:
+        raise XSpaceError(f"a field runs past the end of its message ({i} > {end})")
+    return i
+
+
+def _stat(buf: bytes, i: int, stop: int, stat_names: dict[int, str]) -> tuple[str, StatValue] | None:
+    """An XStat as (name, value); None when its value is unset.
+
+    Written out as one loop, like ``_event``: events and their stats are nearly all of a capture.
+    """
+    metadata_id = 0
+    value: StatValue | None = None
+    while i < stop:
+        key = buf[i]
+        i += 1
+        if key > 0x7F:
+            key, i = _varint(buf, i - 1)
+        field, wire = key >> 3, key & 7
+        if wire == _VARINT and field in (1, 3, 4, 7):
+            n, i = _varint(buf, i)
+            if field == 1:
+                metadata_id = n if n < _INT64_SIGN else _int64(n)
+            elif field == 3:
+                value = n
+            elif field == 4:
+                value = n if n < _INT64_SIGN else _int64(n)
+            else:
+                value = stat_names.get(n, "")
+        elif wire == _LENGTH and field in (5, 6):
+            n, i = _varint(buf, i)
+            if i + n > stop:
+                raise XSpaceError(f"a stat's text runs past its end ({i + n} > {stop})")
             # ProfileData gives bytes as text too (profile_options is a serialized message).
-            value, value_found = buf[a:b].decode(errors="replace"), True
-        elif field == 7 and wire == _VARINT:
-            value, value_found = stat_names.get(a, ""), True
-    if not value_found or value is None:
-        return None
-    return stat_names.get(metadata_id, ""), value
+            value = buf[i:i + n].decode(errors="replace")
+            i += n
+        elif wire == _FIXED64 and field == 2:
+            value = _DOUBLE.unpack_from(buf, i)[0]
+            i += 8
+        else:
+            i = _skip(buf, i, wire, stop)
+    if i != stop:
+        raise XSpaceError(f"a stat overruns its length ({i} > {stop})")
+    return None if value is None else (stat_names.get(metadata_id, ""), value)
 
 
 def _stats(buf: bytes, spans: list[tuple[int, int]], stat_names: dict[int, str]) -> tuple[tuple[str, StatValue], ...]:
@@ -302,22 +335,38 @@ def _line(buf: bytes, start: int, stop: int, kinds: dict[int, _EventKind], stat_
                 tuple(_event(buf, a, b, timestamp_ns, kinds, stat_names) for a, b in events))
 
 
-def _event(buf: bytes, start: int, stop: int, timestamp_ns: int, kinds: dict[int, _EventKind],
+def _event(buf: bytes, i: int, stop: int, timestamp_ns: int, kinds: dict[int, _EventKind],
            stat_names: dict[int, str]) -> Event:
-    kind_id, offset_ps, duration_ps, stats = 0, 0, 0, []
-    for field, wire, value in _fields(buf, start, stop):
-        if field == 4 and wire == _LENGTH:
-            stats.append(value)
-        elif wire != _VARINT:
-            continue
-        elif field == 1:
-            kind_id = _int64(value[0])
-        elif field == 2:
-            offset_ps = _int64(value[0])
-        elif field == 3:
-            duration_ps = _int64(value[0])
-        elif field == 5:  # num_occurrences: an aggregated event, which starts at the line's start
-            offset_ps = 0
+    kind_id, offset_ps, duration_ps = 0, 0, 0
+    stats: list[tuple[str, StatValue]] = []
+    while i < stop:
+        key = buf[i]
+        i += 1
+        if key > 0x7F:
+            key, i = _varint(buf, i - 1)
+        field, wire = key >> 3, key & 7
+        if wire == _VARINT and field in (1, 2, 3, 5):
+            n, i = _varint(buf, i)
+            if field == 1:
+                kind_id = n if n < _INT64_SIGN else _int64(n)
+            elif field == 2:
+                offset_ps = n if n < _INT64_SIGN else _int64(n)
+            elif field == 3:
+                duration_ps = n if n < _INT64_SIGN else _int64(n)
+            else:  # num_occurrences: an aggregated event, which starts at the line's start
+                offset_ps = 0
+        elif wire == _LENGTH and field == 4:
+            n, i = _varint(buf, i)
+            end = i + n
+            if end > stop:
+                raise XSpaceError(f"a stat runs past the end of its event ({end} > {stop})")
+            stat = _stat(buf, i, end, stat_names)
+            if stat is not None:
+                stats.append(stat)
+            i = end
+        else:
+            i = _skip(buf, i, wire, stop)
+    if i != stop:
+        raise XSpaceError(f"an event overruns its length ({i} > {stop})")
     kind = kinds.get(kind_id, _NO_KIND)
-    return Event(kind.name, timestamp_ns + offset_ps / 1000, duration_ps / 1000,
-                 _stats(buf, stats, stat_names) + kind.stats)
+    return Event(kind.name, timestamp_ns + offset_ps / 1000, duration_ps / 1000, (*stats, *kind.stats))
