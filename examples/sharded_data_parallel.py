@@ -13,8 +13,8 @@ import jax.numpy as jnp
 
 _PARAMS = "{'w1': f32[512,1024]@(), 'b1': f32[1024]@(), 'w2': f32[1024,10]@(), 'b2': f32[10]@()}"
 JITSCOPE_EXAMPLES = {
-    # the batch (256 examples) split over the 'data' axis; parameters replicated (@())
-    "train_step": f"{_PARAMS}, f32[256,512]@(data,None), i32[256]@(data)",
+    # the batch (256 examples) split over the 'data' axis; parameters replicated (@()); on 8 devices
+    "train_step": {"shapes": f"{_PARAMS}, f32[256,512]@(data,None), i32[256]@(data)", "mesh": "data=8"},
 }
 
 

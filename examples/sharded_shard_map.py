@@ -18,7 +18,7 @@ try:
 except ImportError:  # older JAX
     from jax.experimental.shard_map import shard_map
 
-JITSCOPE_EXAMPLES = {"normalise_and_shift": "f32[1024,256]@(data,None)"}
+JITSCOPE_EXAMPLES = {"normalise_and_shift": {"shapes": "f32[1024,256]@(data,None)", "mesh": "data=8"}}
 
 
 def _mesh():

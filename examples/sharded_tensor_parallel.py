@@ -12,8 +12,8 @@ import jax
 from jax.sharding import PartitionSpec as P
 
 JITSCOPE_EXAMPLES = {
-    "mlp_layer": "{'w_in': f32[512,2048]@(None,model), 'w_out': f32[2048,512]@(model,None)}, "
-    "f32[64,512]@(data,None)",
+    "mlp_layer": {"shapes": "{'w_in': f32[512,2048]@(None,model), 'w_out': f32[2048,512]@(model,None)}, "
+                  "f32[64,512]@(data,None)", "mesh": "data=4,model=2"},
 }
 
 

@@ -35,7 +35,7 @@ def run_bench(
     sharding in their spec are placed across the mesh, and the whole sharded step is timed.
     """
     from jitscope.render.json import dumps
-    from jitscope.sharding.mesh import mesh_scope
+    from jitscope.sharding.mesh import example_mesh_scope, mesh_scope
 
     threshold = parse_threshold(fail_if_slower) if fail_if_slower is not None else DEFAULT_THRESHOLD
     baseline = load_report(compare) if compare is not None else None  # fail fast, before measuring
@@ -46,7 +46,8 @@ def run_bench(
                          hint="time the cold call in this process (drop --cold-process)")
     with mesh_scope(devices, mesh):
         calls = plan_calls(targets, shapes, statics, kwargs)
-        result = bench_calls(calls, options, progress)
+        with example_mesh_scope(argset for _, argset in calls):  # the examples' mesh, when --mesh is not given
+            result = bench_calls(calls, options, progress)
     failed = False
     if baseline is not None and compare is not None:
         comparison = compare_reports(result.report, baseline, threshold=threshold, baseline_name=str(compare))

@@ -178,12 +178,14 @@ def _dynamic_findings(
     devices: int | None = None, mesh: str | None = None,
 ) -> list[Finding]:
     """Trace the targets (abstract inputs, nothing allocated) and turn what happened into findings."""
-    from jitscope.sharding.mesh import mesh_scope
+    from jitscope.sharding.mesh import example_mesh_scope, mesh_scope
     from jitscope.tracing.checks import lint_targets
     from jitscope.tracing.run import calls_from_flags, load_all
 
     with mesh_scope(devices, mesh):  # set up before the targets load: JAX fixes the device count at start
-        return lint_targets([(t, calls_from_flags(t, shapes, static, arg)) for t in load_all(targets)])
+        plan = [(t, calls_from_flags(t, shapes, static, arg)) for t in load_all(targets)]
+        with example_mesh_scope(argset for _, calls in plan for argset in calls):
+            return lint_targets(plan)
 
 
 def register(app: typer.Typer) -> None:

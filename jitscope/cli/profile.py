@@ -49,7 +49,7 @@ def profile(
     from jitscope.profiling.runner import ProfileOptions, profile_calls
     from jitscope.render.console import make_console
     from jitscope.render.progress import progress_bar
-    from jitscope.sharding.mesh import mesh_scope
+    from jitscope.sharding.mesh import example_mesh_scope, mesh_scope
 
     fmt_name = resolve_format(fmt, out)
     if calls < 1 or not budget > 0:
@@ -65,7 +65,8 @@ def profile(
     with mesh_scope(devices, mesh), progress_bar(stderr, "jitscope profile") as progress, \
             user_output_to_stderr(fmt_name != "text"):
         planned = plan_calls(targets, shapes, static, arg)
-        report = profile_calls(planned, options, progress)
+        with example_mesh_scope(argset for _, argset in planned):  # the examples' mesh, without --mesh
+            report = profile_calls(planned, options, progress)
     if fmt_name == "json":
         from jitscope.render.json import dumps
 

@@ -27,7 +27,7 @@ from jitscope.errors import SpecError
 from jitscope.load.specs import ArgSet, ArraySpec, build_argset, parse_value
 
 EXAMPLES_ATTR = "JITSCOPE_EXAMPLES"
-_KEYS = frozenset({"shapes", "static", "args", "kwargs", "label"})
+_KEYS = frozenset({"shapes", "static", "args", "kwargs", "label", "mesh"})
 
 
 def _to_spec(value: Any) -> Any:
@@ -74,7 +74,12 @@ def parse_example_entry(key: str, entry: Any, source: str = EXAMPLES_ATTR) -> tu
         kwargs[name] = parse_value(spec, f"{where} kwargs {name}") if isinstance(spec, str) else spec
     statics = dict(entry.get("static", {}))
     kwargs.update(statics)
-    return (ArgSet(args, kwargs, tuple(statics), label=str(entry.get("label", ""))),)
+    argset = ArgSet(args, kwargs, tuple(statics), label=str(entry.get("label", "")))
+    if "mesh" in entry:  # the mesh its @(...) shardings are laid out on, e.g. "data=4,model=2"
+        from jitscope.sharding.specs import on_mesh
+
+        argset = on_mesh(argset, entry["mesh"], where)
+    return (argset,)
 
 
 def examples_for(module: Any, attr_path: str) -> tuple[ArgSet, ...]:

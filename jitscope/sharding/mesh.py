@@ -14,7 +14,7 @@ import contextlib
 import contextvars
 import math
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -124,3 +124,22 @@ def mesh_scope(devices: int | None, mesh: str | None) -> Iterator[Any | None]:
             yield live
     finally:
         _ACTIVE.reset(token)
+
+
+def declared_mesh(argsets: Iterable[Any]) -> str | None:
+    """The one mesh the calls' specs were declared on (an example's ``"mesh"``, a ShapeDtypeStruct's), or None."""
+    from jitscope.load.specs import iter_array_specs
+
+    meshes = {spec.mesh for a in argsets for spec in iter_array_specs((a.args, a.kwargs)) if spec.mesh}
+    return next(iter(meshes)) if len(meshes) == 1 else None  # several: each spec says which it needs
+
+
+@contextlib.contextmanager
+def example_mesh_scope(argsets: Iterable[Any]) -> Iterator[Any | None]:
+    """Without ``--mesh``: the mesh the examples declare, set up as ``--mesh`` would be (devices first)."""
+    text = declared_mesh(argsets) if active_mesh() is None else None
+    if text is None:
+        yield active_mesh()
+        return
+    with mesh_scope(None, text) as mesh:
+        yield mesh

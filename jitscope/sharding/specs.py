@@ -115,26 +115,25 @@ def no_mesh_error(what: str) -> SpecError:
 def sharding_for(spec: Any) -> Any:
     """The ``NamedSharding`` of an ArraySpec with a partition, on the active mesh (``--mesh``).
 
-    A spec taken from a ``ShapeDtypeStruct`` remembers its own mesh's axes (``spec.mesh``):
-    without ``--mesh`` that mesh is rebuilt over the devices here; with one, both must agree.
+    A spec from an example with a ``"mesh"`` key, or from a ``ShapeDtypeStruct``, remembers its
+    mesh (``spec.mesh``): without ``--mesh`` that mesh is built over the devices here (the
+    commands set it up first, ``mesh.example_mesh_scope``); ``--mesh`` overrides it.
     """
     from jitscope.jaxcompat import sharding as jc
     from jitscope.sharding.mesh import active_mesh, build_mesh, parse_mesh
 
     what = str(spec)
     mesh = active_mesh()
-    if spec.mesh:
-        if mesh is None:
-            wanted = parse_mesh(spec.mesh)
-            available = jc.devices()
-            if len(available) < wanted.size:
-                raise SpecError(f"{what} was declared on mesh {spec.mesh} ({wanted.size} devices), but JAX has "
-                                f"{len(available)}", hint=f"pass --devices {wanted.size}")
-            mesh = build_mesh(wanted, available[: wanted.size])
-        elif dict(jc.mesh_axes(mesh)) != dict(parse_mesh(spec.mesh).axes):
-            given = ",".join(f"{k}={v}" for k, v in jc.mesh_axes(mesh))
-            raise SpecError(f"{what} was declared on mesh {spec.mesh}, not on --mesh {given}",
-                            hint="drop --mesh or make it match the example's mesh")
+    # With --mesh, it wins: the spec's axes are checked against it, so an example can be tried on another mesh.
+    if spec.mesh and mesh is None:
+        wanted = parse_mesh(spec.mesh)
+        if not jc.backends_initialized():  # on CPU, JAX can still be given the devices the example needs
+            jc.request_cpu_devices(wanted.size)
+        available = jc.devices()
+        if len(available) < wanted.size:
+            raise SpecError(f"{what} was declared on mesh {spec.mesh} ({wanted.size} devices), but JAX has "
+                            f"{len(available)}", hint=f"pass --devices {wanted.size}")
+        mesh = build_mesh(wanted, available[: wanted.size])
     if mesh is None:
         raise no_mesh_error(what)
     return to_sharding(spec.shape, spec.sharding, mesh, what)
@@ -150,3 +149,23 @@ def partition_of(sharding: Any) -> tuple[Partition | None, str]:
     if partition is None or mesh is None:
         return None, ""
     return partition, ",".join(f"{k}={v}" for k, v in jc.mesh_axes(mesh))
+
+
+def on_mesh(argset: Any, mesh: Any, where: str) -> Any:
+    """An example's ArgSet whose sharded specs are declared on ``mesh`` (its ``"mesh"`` key)."""
+    import dataclasses
+
+    from jitscope.errors import UsageError
+    from jitscope.load.abstract import map_specs
+    from jitscope.sharding.mesh import parse_mesh
+
+    try:
+        text = str(parse_mesh(str(mesh)))
+    except UsageError as exc:
+        raise SpecError(f"{where}: 'mesh' {mesh!r} is not NAME=SIZE,...", hint="for example \"data=4,model=2\"") from exc
+
+    def place(spec: Any) -> Any:
+        return dataclasses.replace(spec, mesh=text) if spec.sharding is not None and not spec.mesh else spec
+
+    args, kwargs = map_specs(argset, place)
+    return dataclasses.replace(argset, args=args, kwargs=kwargs)

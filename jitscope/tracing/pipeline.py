@@ -13,6 +13,7 @@ from jitscope.load.specs import ArgSet
 from jitscope.load.target import TargetHandle, check_call
 from jitscope.model.trace import TraceRecord, TraceReport
 from jitscope.sharding.analyse import ShardingProbe
+from jitscope.sharding.mesh import example_mesh_scope
 from jitscope.stages.compile import lower_and_compile
 from jitscope.tracing.recompile import cache_hits
 from jitscope.tracing.run import calls_from_flags, load_all
@@ -48,22 +49,23 @@ def run_trace(
             check_call(target, argset)
         hits = cache_hits(target, calls)
         plan += [(target, argset, i, hit) for i, (argset, hit) in enumerate(zip(calls, hits, strict=True), 1)]
-    for done, (target, argset, index, hit) in enumerate(plan):
-        if progress is not None:
-            progress(done, len(plan), f"tracing {target.attr_path}({argset.describe()[:40]})")
-        handle = trace_target(target, argset, watch_effects=watch_effects, profile=profile,
-                              want_jaxpr="jaxpr" in stages)
-        # A cache hit needs the earlier call to have traced: a failed trace caches nothing.
-        earlier = records[len(records) - (index - hit)] if hit else None
-        hit_of = hit if earlier is not None and earlier.diagnostic is None else None
-        record = dataclasses.replace(handle.record, call_index=index, cache_hit_of=hit_of)
-        if handle.traced is not None:
-            probe = ShardingProbe(argset, tuple(a.path for a in record.seen if a.kind == "traced"))
-            record = dataclasses.replace(record, stages=lower_and_compile(handle.traced, stages, probe))
-            record = dataclasses.replace(record, sharding=probe.record)
-        records.append(record)
-        if handle.profiler is not None:
-            profilers.append((f"{record.target}({record.call})", handle.profiler))
+    with example_mesh_scope(argset for _, argset, _, _ in plan):  # the examples' mesh, when --mesh is not given
+        for done, (target, argset, index, hit) in enumerate(plan):
+            if progress is not None:
+                progress(done, len(plan), f"tracing {target.attr_path}({argset.describe()[:40]})")
+            handle = trace_target(target, argset, watch_effects=watch_effects, profile=profile,
+                                  want_jaxpr="jaxpr" in stages)
+            # A cache hit needs the earlier call to have traced: a failed trace caches nothing.
+            earlier = records[len(records) - (index - hit)] if hit else None
+            hit_of = hit if earlier is not None and earlier.diagnostic is None else None
+            record = dataclasses.replace(handle.record, call_index=index, cache_hit_of=hit_of)
+            if handle.traced is not None:
+                probe = ShardingProbe(argset, tuple(a.path for a in record.seen if a.kind == "traced"))
+                record = dataclasses.replace(record, stages=lower_and_compile(handle.traced, stages, probe))
+                record = dataclasses.replace(record, sharding=probe.record)
+            records.append(record)
+            if handle.profiler is not None:
+                profilers.append((f"{record.target}({record.call})", handle.profiler))
     return TraceReport(traces=tuple(records), environment=environment()), profilers
 
 

@@ -26,6 +26,8 @@ COMMANDS: dict[str, list[str]] = {
            "-f", "json"],
     "tp": ["trace", f"{EXAMPLES}/sharded_tensor_parallel.py:mlp_layer", "--mesh", "data=4,model=2", "--stages",
            "memory", "-f", "json"],
+    "tp_example_mesh": ["trace", f"{EXAMPLES}/sharded_tensor_parallel.py:mlp_layer", "--stages", "memory", "-f",
+                        "json"],
     "tp_text": ["trace", f"{EXAMPLES}/sharded_tensor_parallel.py:mlp_layer", "--mesh", "data=4,model=2",
                 "--stages", "memory"],
     "shard_map": ["trace", f"{EXAMPLES}/sharded_shard_map.py:normalise_and_shift", "--mesh", "data=8", "--stages",

@@ -67,6 +67,11 @@ def test_tensor_parallel_layer_all_reduces_over_model_only(results: dict[str, An
     assert leaves["params['w_in']"]["spec"] == "(None,model)" and leaves["params['w_in']"]["shard_shape"] == [512, 1024]
 
 
+def test_the_example_declares_its_mesh(results: dict[str, Any]) -> None:
+    # no --mesh: the example's "mesh" key sets it up, as context mesh too (the layer's bare PartitionSpec)
+    assert sharding(results, "tp_example_mesh")["collectives"] == sharding(results, "tp")["collectives"]
+
+
 def test_tensor_parallel_text_report(results: dict[str, Any]) -> None:
     out = results["tp_text"]["stdout"]
     for text in ("sharding  8 devices; memory analysis is per device", "mesh                 data=4, model=2",
@@ -176,6 +181,7 @@ def test_errors_are_one_line_with_exit_code_2(results: dict[str, Any], name: str
 
 
 def test_mesh_sets_the_device_count_before_jax_starts() -> None:
+    # --mesh overrides the example's own mesh (data=8); JAX starts with the 4 devices asked for
     result = run_cli("trace", "sharded_shard_map.py:normalise_and_shift", "--mesh", "data=4", "--stages", "memory",
                      "-f", "json", cwd=EXAMPLES)
     assert result.returncode == 0, result.stderr
