@@ -198,3 +198,79 @@ def test_a_file_that_is_not_an_xspace_is_an_error(tmp_path, monkeypatch):
     monkeypatch.setattr(jp, "profile_data_class", lambda: None)
     with pytest.raises(jp.CaptureReadError, match="could not read the captured profile"):
         jp.read_events(str(bad))
+
+
+# -- against Google's protobuf, with the schema compiled into jaxlib -------------------------------------
+
+
+def _jaxlib_xplane_descriptor() -> bytes | None:
+    """The serialized FileDescriptorProto of xplane.proto that jaxlib's binaries embed (an independent
+    source of the field numbers), or None where it cannot be found."""
+    import mmap
+    import re
+
+    import jaxlib
+
+    def varint(data, i):
+        value = shift = 0
+        while True:
+            byte = data[i]
+            value |= (byte & 0x7F) << shift
+            i, shift = i + 1, shift + 7
+            if byte < 0x80:
+                return value, i
+
+    for library in sorted(Path(jaxlib.__file__).parent.rglob("*.so")):
+        with open(library, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as data:
+            for found in re.finditer(rb"tsl/profiler/protobuf/xplane\.proto", data):
+                # The descriptor starts with its name: field 1 (key 0x0a), a one-byte length, the path.
+                start = next((s for s in range(found.start() - 40, found.start() - 1)
+                              if data[s] == 0x0A and data[s + 1] == found.end() - s - 2), None)
+                if start is None:
+                    continue
+                i = start
+                while True:  # FileDescriptorProto's fields (1-14, varint or length-delimited) until garbage
+                    key, j = varint(data, i)
+                    if not 1 <= key >> 3 <= 14 or key & 7 not in (0, 2):
+                        return bytes(data[start:i])
+                    n, j = varint(data, j)
+                    i = j + (n if key & 7 == 2 else 0)
+    return None
+
+
+def test_the_reader_agrees_with_googles_protobuf_on_a_real_capture(tmp_path):
+    pytest.importorskip("google.protobuf")  # not a dependency of JAX: missing on some installs
+    from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
+
+    blob = _jaxlib_xplane_descriptor()
+    if blob is None:
+        pytest.skip("no xplane.proto descriptor found in jaxlib's binaries")
+    file_proto = descriptor_pb2.FileDescriptorProto.FromString(blob)
+    pool = descriptor_pool.DescriptorPool()
+    pool.Add(file_proto)
+    space = message_factory.GetMessageClass(pool.FindMessageTypeByName("tensorflow.profiler.XSpace"))()
+    path = _capture(tmp_path)
+    space.ParseFromString(Path(path).read_bytes())
+
+    def stats(owner, names):
+        out = []
+        for s in owner.stats:
+            kind = s.WhichOneof("value")
+            if kind is not None:
+                value = getattr(s, kind)
+                out.append((names[s.metadata_id].name, names[value].name if kind == "ref_value" else
+                            value.decode(errors="replace") if kind == "bytes_value" else value))
+        return out
+
+    expected = []
+    for plane in space.planes:
+        lines = []
+        for line in plane.lines:
+            events = []
+            for e in line.events:
+                kind = plane.event_metadata[e.metadata_id]
+                events.append((kind.name, line.timestamp_ns + e.offset_ps / 1000, e.duration_ps / 1000,
+                               stats(e, plane.stat_metadata) + stats(kind, plane.stat_metadata)))
+            lines.append((line.name, events))
+        expected.append((plane.name, stats(plane, plane.stat_metadata), lines))
+    assert _tree(read_xspace(path)) == expected
