@@ -313,14 +313,28 @@ def _plane(buf: bytes, start: int, stop: int) -> Plane:
     for entry in event_entries:
         key, span = _map_entry(buf, *entry)
         kinds[key] = _event_kind(buf, *span, stat_names)[1] if span is not None else _EventKind("", ())
-    return Plane(plane_id, name, tuple(_line(buf, *span, kinds, stat_names) for span in lines),
+    cache = _StatCache(stat_names)
+    return Plane(plane_id, name, tuple(_line(buf, *span, kinds, cache) for span in lines),
                  _stats(buf, stats, stat_names))
 
 
 _NO_KIND = _EventKind("", ())
 
 
-def _line(buf: bytes, start: int, stop: int, kinds: dict[int, _EventKind], stat_names: dict[int, str]) -> Line:
+class _StatCache(dict[bytes, "tuple[str, StatValue] | None"]):
+    """Decoded XStats by their bytes: the events of a capture repeat the same few stats (``hlo_module``,
+    an op's ``hlo_op``, one ``run_id`` per call), so most are decoded once."""
+
+    def __init__(self, stat_names: dict[int, str]) -> None:
+        super().__init__()
+        self.stat_names = stat_names
+
+    def __missing__(self, raw: bytes) -> tuple[str, StatValue] | None:
+        stat = self[raw] = _stat(raw, 0, len(raw), self.stat_names)
+        return stat
+
+
+def _line(buf: bytes, start: int, stop: int, kinds: dict[int, _EventKind], cache: _StatCache) -> Line:
     line_id, name, timestamp_ns, events = 0, "", 0, []
     for field, wire, value in _fields(buf, start, stop):
         if field == 1 and wire == _VARINT:
@@ -332,11 +346,11 @@ def _line(buf: bytes, start: int, stop: int, kinds: dict[int, _EventKind], stat_
         elif field == 4 and wire == _LENGTH:
             events.append(value)
     return Line(line_id, name, timestamp_ns,
-                tuple(_event(buf, a, b, timestamp_ns, kinds, stat_names) for a, b in events))
+                tuple(_event(buf, a, b, timestamp_ns, kinds, cache) for a, b in events))
 
 
 def _event(buf: bytes, i: int, stop: int, timestamp_ns: int, kinds: dict[int, _EventKind],
-           stat_names: dict[int, str]) -> Event:
+           cache: _StatCache) -> Event:
     kind_id, offset_ps, duration_ps = 0, 0, 0
     stats: list[tuple[str, StatValue]] = []
     while i < stop:
@@ -356,11 +370,15 @@ def _event(buf: bytes, i: int, stop: int, timestamp_ns: int, kinds: dict[int, _E
             else:  # num_occurrences: an aggregated event, which starts at the line's start
                 offset_ps = 0
         elif wire == _LENGTH and field == 4:
-            n, i = _varint(buf, i)
+            n = buf[i]  # a stat is nearly always shorter than 128 bytes: a one-byte length
+            if n < 0x80:
+                i += 1
+            else:
+                n, i = _varint(buf, i)
             end = i + n
             if end > stop:
                 raise XSpaceError(f"a stat runs past the end of its event ({end} > {stop})")
-            stat = _stat(buf, i, end, stat_names)
+            stat = cache[buf[i:end]]
             if stat is not None:
                 stats.append(stat)
             i = end
