@@ -15,7 +15,13 @@ fast path) and prints how long its step loop took. Two ratios per round, jitscop
 It also prints how many garbage collections of each generation the program ran under
 each: with JAX loaded a full (generation 2) collection takes some 40 ms on a small VM,
 so one more under ``jitscope run`` would be a large part of its overhead (see
-``jitscope/run/collector.py``).
+``jitscope/run/collector.py``). Whether a few thousand more allocations bring one more
+full collection depends on where in CPython's collection schedule the program ends
+(a full collection comes about every 70,000 net allocations), so one fixed program can
+be lucky or unlucky by ~40 ms. Each round therefore starts the program at another
+phase of that schedule (it first makes 0 to 70,000 objects of cyclic garbage, evenly
+spread over the rounds, the same number for every contender in a round): the median
+over the rounds is what a program of this kind pays, not what one allocation count does.
 
 ``--baseline DIR`` adds a third contender, the jitscope package found under DIR (for
 example an older revision: ``git archive REV jitscope | tar -x -C DIR``), so a change is
@@ -46,10 +52,15 @@ from machine import spread, watch_machine
 
 PROGRAM = '''
 import atexit, gc, sys, time
-import jax, jax.numpy as jnp
 
 # at interpreter exit, after jitscope's summary: how many collections of each generation ran
 atexit.register(lambda: print("GC", *(s["collections"] for s in gc.get_stats())))
+for _ in range(int(sys.argv[2])):  # the round's GC phase: cyclic garbage, counted until collected
+    cycle = []
+    cycle.append(cycle)
+cycle = None
+
+import jax, jax.numpy as jnp
 
 @jax.jit
 def step(params, x, y):
@@ -70,6 +81,11 @@ for _ in range(int(sys.argv[1])):
 jax.block_until_ready(params)
 print(f"LOOP {time.perf_counter() - start:.6f}")
 '''
+
+
+#: Net allocations between two full collections, about: CPython collects generation 0 every 700,
+#: generation 1 every 10 of those, generation 2 every 10 of those (when the old generation grew by 25%).
+GC_PERIOD = 70_000
 
 
 def _children_cpu() -> float:
@@ -122,6 +138,8 @@ def main() -> None:
         script.write_text(PROGRAM)
         plain = [sys.executable, str(script), str(steps)]
         observed = [sys.executable, "-m", "jitscope", "run", "--log", "none", str(script), str(steps)]
+        # the round's GC phase, appended to each command line (see the module docstring)
+        phases = [GC_PERIOD * index // rounds for index in range(rounds)]
         contenders: list[tuple[str, list[str], str | None]] = [("python", plain, None), ("jitscope", observed, None)]
         if opts.baseline:
             contenders.append(("baseline", observed, str(Path(opts.baseline).resolve())))
@@ -131,17 +149,17 @@ def main() -> None:
             print(note)
         if pycache:  # one warm-up run each fills the bytecode cache
             for _, command, path in contenders:
-                run_once([*command[:-1], "10"], path, pycache)
+                run_once([*command[:-1], "10", "0"], path, pycache)
         loops: dict[str, list[float]] = {name: [] for name, _, _ in contenders}
         walls: dict[str, list[float]] = {name: [] for name, _, _ in contenders}
         cpus: dict[str, list[float]] = {name: [] for name, _, _ in contenders}
-        collections: dict[str, set[str]] = {name: set() for name, _, _ in contenders}
+        collections: dict[str, list[str]] = {name: [] for name, _, _ in contenders}
         print(f"{steps} cached steps per run, {rounds} rounds ({', '.join(loops)} take turns going first)")
         for index in range(rounds):
             shift = index % len(contenders)
             for name, command, path in contenders[shift:] + contenders[:shift]:
-                wall, cpu, loop, collected = run_once(command, path, pycache)
-                collections[name].add(collected)
+                wall, cpu, loop, collected = run_once([*command, str(phases[index])], path, pycache)
+                collections[name].append(collected)
                 walls[name].append(wall)
                 cpus[name].append(cpu)
                 loops[name].append(loop)
@@ -158,8 +176,8 @@ def main() -> None:
             print(f"\n{name} run / python, cached-step loop: {spread(loop_ratios, 'rounds')}")
             print(f"{name} run / python, whole process:   {spread(wall_ratios, 'rounds')}")
             print(f"{name} run / python, process CPU:     {spread(cpu_ratios, 'rounds')}")
-        print("\ngarbage collections of generations 0/1/2 in the program (the same in every round unless "
-              "listed twice): " + "; ".join(f"{name} {', '.join(sorted(seen))}" for name, seen in collections.items()))
+        print("\nfull (generation 2) garbage collections in the program, per round: " + "; ".join(
+            f"{name} {' '.join(c.split('/')[-1] for c in seen)}" for name, seen in collections.items()))
 
 if __name__ == "__main__":
     main()
