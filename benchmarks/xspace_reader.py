@@ -17,6 +17,8 @@ import tempfile
 import time
 from collections.abc import Callable
 
+from machine import watch_machine
+
 
 def _best(fn: Callable[[], object], repeat: int) -> float:
     times = []
@@ -47,7 +49,7 @@ def main() -> None:
 
     x = jnp.ones((8, 8))
     program(x).block_until_ready()
-    with tempfile.TemporaryDirectory() as directory:
+    with watch_machine(uses_jax=True), tempfile.TemporaryDirectory() as directory:
         with jp.capture(directory):
             for _ in range(args.calls):
                 program(x).block_until_ready()
