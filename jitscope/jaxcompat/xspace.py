@@ -195,43 +195,24 @@ def _skip(buf: bytes, i: int, wire: int, end: int) -> int:
     return i
 
 
-def _stat(buf: bytes, i: int, stop: int, stat_names: dict[int, str]) -> tuple[str, StatValue] | None:
-    """An XStat as (name, value); None when its value is unset.
-
-    Written out as one loop, like ``_event``: events and their stats are nearly all of a capture.
-    """
+def _stat(buf: bytes, start: int, stop: int, stat_names: dict[int, str]) -> tuple[str, StatValue] | None:
+    """An XStat as (name, value); None when its value is unset."""
     metadata_id = 0
     value: StatValue | None = None
-    while i < stop:
-        key = buf[i]
-        i += 1
-        if key > 0x7F:
-            key, i = _varint(buf, i - 1)
-        field, wire = key >> 3, key & 7
-        if wire == _VARINT and field in (1, 3, 4, 7):
-            n, i = _varint(buf, i)
-            if field == 1:
-                metadata_id = n if n < _INT64_SIGN else _int64(n)
-            elif field == 3:
-                value = n
-            elif field == 4:
-                value = n if n < _INT64_SIGN else _int64(n)
-            else:
-                value = stat_names.get(n, "")
-        elif wire == _LENGTH and field in (5, 6):
-            n, i = _varint(buf, i)
-            if i + n > stop:
-                raise XSpaceError(f"a stat's text runs past its end ({i + n} > {stop})")
+    for field, wire, (a, b) in _fields(buf, start, stop):
+        if field == 1 and wire == _VARINT:
+            metadata_id = _int64(a)
+        elif field == 2 and wire == _FIXED64:
+            value = _DOUBLE.unpack_from(buf, a)[0]
+        elif field == 3 and wire == _VARINT:
+            value = a
+        elif field == 4 and wire == _VARINT:
+            value = _int64(a)
+        elif field in (5, 6) and wire == _LENGTH:
             # ProfileData gives bytes as text too (profile_options is a serialized message).
-            value = buf[i:i + n].decode(errors="replace")
-            i += n
-        elif wire == _FIXED64 and field == 2:
-            value = _DOUBLE.unpack_from(buf, i)[0]
-            i += 8
-        else:
-            i = _skip(buf, i, wire, stop)
-    if i != stop:
-        raise XSpaceError(f"a stat overruns its length ({i} > {stop})")
+            value = buf[a:b].decode(errors="replace")
+        elif field == 7 and wire == _VARINT:
+            value = stat_names.get(a, "")
     return None if value is None else (stat_names.get(metadata_id, ""), value)
 
 
