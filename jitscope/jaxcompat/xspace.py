@@ -153,30 +153,6 @@ def _fields(buf: bytes, i: int, end: int) -> list[tuple[int, int, tuple[int, int
     return out
 
 
-def _int64(n: int) -> int:
-    """A varint read as a signed int64 (negative values are 10-byte two's complement)."""
-    n &= _UINT64 - 1
-    return n - _UINT64 if n & _INT64_SIGN else n
-
-
-def _string(buf: bytes, span: tuple[int, int]) -> str:
-    return buf[span[0]:span[1]].decode()
-
-
-def _ints(buf: bytes, wire: int, value: tuple[int, int]) -> list[int]:
-    """A repeated int64 field's values from one occurrence: unpacked (one varint) or packed."""
-    if wire == _VARINT:
-        return [_int64(value[0])]
-    out, i, end = [], value[0], value[1]
-    while i < end:
-        n, i = _varint(buf, i)
-        out.append(_int64(n))
-    return out
-
-
-# -- messages ------------------------------------------------------------------------------------------
-
-
 def _skip(buf: bytes, i: int, wire: int, end: int) -> int:
     """The index after a field's value of wire type ``wire`` starting at ``i``."""
     if wire == _VARINT:
@@ -193,6 +169,19 @@ def _skip(buf: bytes, i: int, wire: int, end: int) -> int:
     if i > end:
         raise XSpaceError(f"a field runs past the end of its message ({i} > {end})")
     return i
+
+
+def _int64(n: int) -> int:
+    """A varint read as a signed int64 (negative values are 10-byte two's complement)."""
+    n &= _UINT64 - 1
+    return n - _UINT64 if n & _INT64_SIGN else n
+
+
+def _string(buf: bytes, span: tuple[int, int]) -> str:
+    return buf[span[0]:span[1]].decode()
+
+
+# -- messages ------------------------------------------------------------------------------------------
 
 
 def _stat(buf: bytes, start: int, stop: int, stat_names: dict[int, str]) -> tuple[str, StatValue] | None:

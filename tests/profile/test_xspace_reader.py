@@ -169,8 +169,9 @@ def test_negative_and_large_integers():
     assert [e.start_ns for e in line.events] == [-500.0, -1_000.0]  # num_occurrences: at the line's start
 
 
-def test_child_ids_packed_or_not_and_wrong_wire_types_are_ignored():
-    # XEventMetadata.child_id (6) is a repeated int64: packed or one varint per value, both valid.
+def test_child_ids_packed_or_not_and_wrong_wire_types_do_not_disturb_the_rest():
+    # XEventMetadata.child_id (6), a repeated int64 that ProfileData does not show: packed or one varint
+    # per value, both valid protobuf, are stepped over.
     packed = msg(4, num(1, 1), msg(2, num(1, 1), msg(2, "parent"), msg(6, varint(2) + varint(-3))))
     unpacked = msg(4, num(1, 2), msg(2, num(1, 2), msg(2, "child"), num(6, 5), num(6, 6)))
     wrong = num(2, 4)  # XPlane.name sent as a varint: skipped, as protobuf does
