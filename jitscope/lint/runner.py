@@ -98,11 +98,13 @@ def lint_data(task: FileTask, data: bytes) -> FileResult:
             result.findings.append(parsed)
         return result
     result.lines = parsed.line_count
-    if not task.extra and not any(marker in parsed.text for marker in _MARKERS):
-        # nothing here can be traced; its classes may still override methods traced in a base class
-        if "class " in parsed.text:
+    if not task.extra and not task.imported and not any(marker in parsed.text for marker in _MARKERS):
+        # Nothing here names JAX; but its classes may override methods traced in a base class, and
+        # it may call a jit factory imported from another module: keep its top level for the runner.
+        if "class " in parsed.text or "import" in parsed.text:
+            index = ModuleIndex(parsed, ref.module, ref.is_package)
             result.facts = ModuleFacts(
-                classes=class_facts(ModuleIndex(parsed, ref.module, ref.is_package), {})
+                classes=class_facts(index, {}), imports=tuple(index.names.aliases.items())
             )
         return result
     try:

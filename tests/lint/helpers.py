@@ -24,6 +24,7 @@ def codes(source: str) -> list[str]:
 
 def corpus_scores(corpus: Path) -> tuple[Marked, Marked]:
     """The hazards marked ``# expect: JSxxx`` in a corpus of files, and what ``jitscope lint`` finds there."""
+    corpus = corpus.resolve()
     expected: Marked = set()
     for path in sorted(corpus.rglob("*.py")):
         rel = path.relative_to(corpus).as_posix()

@@ -150,19 +150,16 @@ class BatchLoops:
         )
 
     def _cut_at_end(self, lower: ast.expr, upper: ast.expr, loops: list[ast.stmt]) -> bool:
-        """``x[s:e]`` with ``e = min(s + b, n)`` assigned in the loop."""
+        """``x[s : min(s + b, n)]``, or ``x[s:e]`` with ``e = min(s + b, n)`` assigned in the loop."""
+        if _clipped_window(lower, upper):
+            return True
         if not isinstance(upper, ast.Name):
             return False
-        for loop in loops:
-            for value in _assignments(getattr(loop, "body", []), upper.id):
-                if (
-                    isinstance(value, ast.Call)
-                    and last_name(value.func) == "min"
-                    and len(value.args) == 2
-                    and any(_window_width(lower, a) is not None for a in value.args)
-                ):
-                    return True
-        return False
+        return any(
+            _clipped_window(lower, value)
+            for loop in loops
+            for value in _assignments(getattr(loop, "body", []), upper.id)
+        )
 
     def ragged_items(self, call: ast.Call) -> dict[str, str]:
         """Loop variables (of the loops or of a comprehension around ``call``) that are ragged batches,
@@ -226,6 +223,16 @@ class BatchLoops:
             ):
                 return _same(loop.iter.args[2], width) and not _trimmed(loop.iter.args[1], self.function)
         return False
+
+
+def _clipped_window(lower: ast.expr, upper: ast.expr) -> bool:
+    """``min(s + b, n)`` as the end of a window starting at ``s``: the last window is cut short."""
+    return (
+        isinstance(upper, ast.Call)
+        and last_name(upper.func) == "min"
+        and len(upper.args) == 2
+        and any(_window_width(lower, a) is not None for a in upper.args)
+    )
 
 
 def _contains(outer: ast.AST, inner: ast.AST) -> bool:
