@@ -83,7 +83,10 @@ class MutationInTracedCode(Rule):
     ## What it does
     Flags `append`/`extend`/`update`/`pop`/... calls and item or attribute
     assignments on objects that were not created inside the traced function:
-    its arguments, `self`, closed-over variables and module globals.
+    its arguments, `self`, closed-over variables and module globals. A traced argument
+    changed inside a helper or a transform's body is left alone (it is a copy rebuilt for
+    the trace); at the jit boundary it is flagged unless the function returns it, since the
+    caller's object never sees the change.
 
     ## Why is this bad?
     The mutation happens once, at trace time, and cached calls skip it. Under `jit`

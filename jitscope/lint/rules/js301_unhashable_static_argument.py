@@ -129,9 +129,11 @@ class UnhashableStaticArgument(Rule):
     ## What it does
     Flags lists, dicts, sets and arrays passed for (or defaulted into, or annotated
     on) a parameter that `static_argnums`/`static_argnames` marks static -- also when
-    passed by name (`cfg=CONFIG` with a module-level dict, a list built by appends), and
-    for functions jitted by a project's own wrappers (`step = jit_static(f, static_argnames=...)`,
-    or a factory that returns `jax.jit(fn, static_argnums=...)`).
+    passed by name (`cfg=CONFIG` with a module-level dict, a list built by appends), an
+    instance of a `@dataclass` that is neither frozen nor `eq=False` (it has no `__hash__`),
+    and for functions jitted by a project's own wrappers (`step = jit_static(f, static_argnames=...)`,
+    or a factory that returns `jax.jit(fn, static_argnums=...)`, in this module or another one,
+    used as a call or a decorator).
 
     ## Why is this bad?
     Static arguments are part of the compilation cache key and must be hashable;

@@ -72,10 +72,13 @@ class ManyStaticValues(Rule):
 
     ## What it does
     Flags static parameters annotated or defaulted as `float`, and call sites that
-    pass a loop variable, a value computed from array data (`.item()`, `.tolist()`,
-    `int(mask.sum())`) or a fresh lambda/`functools.partial` as a static argument. For
-    `eqx.filter_jit`, `nnx.jit` and `named_jit`, which hold every non-array argument
-    static, it flags int loop counters, fresh lambdas and numbers computed from arrays.
+    pass a loop variable (or a name set from one in the loop, except a `min`/`max` clamp),
+    a value computed from array data (`.item()`, `.tolist()`, `int(mask.sum())`), or a fresh
+    lambda, `functools.partial` or closure made by a factory (`loss_fn=smoothed_l1(beta)`) as
+    a static argument. For `eqx.filter_jit`, `nnx.jit` and `named_jit`, which hold every
+    non-array argument static, it flags loop counters (also over a literal sweep of five or
+    more numbers), `float(v)`/`int(v)` of a loop variable, fresh lambdas and numbers computed
+    from arrays.
 
     ## Why is this bad?
     Each distinct static value compiles a new program. A learning rate, a step

@@ -161,9 +161,11 @@ class JitInLoop(Rule):
     """`jax.jit` applied inside a loop or on every call.
 
     ## What it does
-    Flags `jax.jit(...)` calls (and `@jax.jit` on nested functions) inside loops, and
+    Flags `jax.jit(...)` calls (and `@jax.jit` on nested functions) inside loops, of a
+    lambda, `functools.partial`, bound method or `jax.grad(...)`/`vmap(...)` result, and
     jit of a fresh lambda, `functools.partial` or closure that is created and called
-    on every call of the enclosing function.
+    on every call of the enclosing function (not inside traced code, where the inner jit
+    is traced once with its caller).
 
     ## Why is this bad?
     JAX caches compilations per function object. A new lambda, partial or closure

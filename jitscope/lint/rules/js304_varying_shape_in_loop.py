@@ -314,9 +314,12 @@ class VaryingShapeInLoop(Rule):
     ## What it does
     Flags calls of a jitted function inside a loop whose arguments are sliced by the
     loop variable (`x[:i]`), built with a loop-dependent shape (`jnp.zeros(i)`), grow
-    on every iteration (`acc = jnp.concatenate([acc, y])`), are the ragged last batch
-    of `for s in range(0, n, b): x[s:s + b]`, arrays built from per-item Python lists
-    (`jnp.array([vocab[w] for w in line.split()])`), or `np.array_split` shards.
+    on every iteration (`acc = jnp.concatenate([acc, y])`; not a sliding window
+    `concatenate([buf[1:], y])`), are a ragged last batch (`for s in range(0, n, b): x[s:s + b]`,
+    `for i in range(math.ceil(n / b)): x[i * b:(i + 1) * b]`, `while s < len(x): ... s += b`,
+    `x[s:min(s + b, n)]`, or the items of a generator of this module yielding such slices),
+    arrays built from per-item Python lists (`jnp.array([vocab[w] for w in line.split()])`),
+    or `np.array_split` shards.
 
     ## Why is this bad?
     Shapes are part of the compilation cache key: every new shape traces and
