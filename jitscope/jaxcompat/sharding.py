@@ -58,13 +58,14 @@ def devices() -> list[Any]:
     return list(jax.devices())
 
 
-def make_mesh(shape: Sequence[int], names: Sequence[str], devices: Sequence[Any]) -> Any:
-    """A named ``Mesh`` over ``devices`` (row-major), with Auto axes where JAX has axis types."""
+def make_mesh(shape: Sequence[int], names: Sequence[str], device_list: Sequence[Any]) -> Any:
+    """A named ``Mesh`` over ``device_list`` (row-major), with Auto axes where JAX has axis types."""
+    import jax.sharding
     import numpy as np
     from jax.sharding import Mesh
 
-    grid = np.array(list(devices), dtype=object).reshape(tuple(shape))
-    axis_type = getattr(getattr(__import__("jax").sharding, "AxisType", None), "Auto", None)
+    grid = np.array(list(device_list), dtype=object).reshape(tuple(shape))
+    axis_type = getattr(getattr(jax.sharding, "AxisType", None), "Auto", None)
     if axis_type is not None:
         try:
             return Mesh(grid, tuple(names), axis_types=(axis_type,) * len(names))
