@@ -6,8 +6,9 @@ the function calls points at the helper's line, not at the call line. This modul
 call graph from the bytecode instead: the global and closure names each line of the function
 (and its lambdas and comprehensions) loads that are user functions, then theirs, a few calls deep.
 Each line of those helpers gets the one chain of calls that reaches it from the function; a
-line reached along two different chains (a helper called from two lines) gets none, so its work
-stays listed at the helper's line rather than being guessed.
+helper reached along two different chains (called from two lines), and everything it calls, gets
+none, so its work stays listed at the helper's line rather than being guessed. Each helper is
+walked once, so a wide call graph costs its size, not its number of paths.
 """
 
 from __future__ import annotations
@@ -71,25 +72,45 @@ def call_chains(fn: Any, is_user_file: Callable[[str], bool]) -> dict[tuple[str,
     if fn is None:
         return {}
     found: dict[tuple[str, int], Chain | None] = {}
+    walked: dict[CodeType, Chain] = {}  # each helper is walked once, from the first call reaching it
+    ambiguous: set[CodeType] = set()
 
-    def walk(callee: Any, trail: Chain, seen: frozenset[CodeType]) -> None:
+    def lines(callee: Any) -> Iterator[tuple[tuple[str, int], str]]:
         file = callee.__code__.co_filename
         for code in _codes(callee.__code__):
             for _, _, line in code.co_lines():
-                if line is None:
-                    continue
-                chain = (Location(file, line, code.co_name), *trail)
-                key = (file, line)
-                if found.setdefault(key, chain) != chain:
-                    found[key] = None  # reached along two chains: ambiguous
-        if len(trail) >= DEPTH:
+                if line is not None:
+                    yield (file, line), code.co_name
+
+    def walk(callee: Any, trail: Chain) -> None:
+        if callee.__code__ is top:  # the function itself, reached again by a recursive helper
             return
-        for line, name, inner in _callees(callee, is_user_file):
-            if inner.__code__ not in seen:
-                walk(inner, (Location(file, line, name), *trail), seen | {inner.__code__})
+        if callee.__code__ in walked:
+            if walked[callee.__code__] != trail:
+                forget(callee, 0)  # reached along a second chain: none of its lines has one chain
+            return
+        walked[callee.__code__] = trail
+        for key, name in lines(callee):
+            chain = (Location(*key, name), *trail)
+            if key not in found:
+                found[key] = chain
+            elif found[key] != chain:
+                found[key] = None
+        if len(trail) < DEPTH:
+            for line, name, inner in _callees(callee, is_user_file):
+                walk(inner, (Location(callee.__code__.co_filename, line, name), *trail))
+
+    def forget(callee: Any, depth: int) -> None:
+        if callee.__code__ in ambiguous or callee.__code__ is top:
+            return
+        ambiguous.add(callee.__code__)
+        for key, _ in lines(callee):
+            found[key] = None
+        if depth < DEPTH:
+            for _, _, inner in _callees(callee, is_user_file):
+                forget(inner, depth + 1)
 
     top = fn.__code__
     for line, name, callee in _callees(fn, is_user_file):
-        if callee.__code__ is not top:
-            walk(callee, (Location(top.co_filename, line, name),), frozenset({top, callee.__code__}))
+        walk(callee, (Location(top.co_filename, line, name),))
     return {key: chain for key, chain in found.items() if chain is not None}

@@ -65,3 +65,31 @@ def test_a_helper_reached_from_two_lines_is_left_alone():
 def test_only_user_files_are_followed():
     assert call_chains(targets.nested, lambda path: path != targets.__file__) == {}
     assert call_chains(len, _everywhere) == {}
+
+
+def helper_twice(x):
+    y = targets.nested(x)  # not followed: an attribute of a module
+    z = _inner(x)
+    return _inner(z) + y
+
+
+def _inner(h):
+    return _leaf(h) * 2.0
+
+
+def _leaf(h):
+    return h * 3.0
+
+
+def _recursive(h, n=2):
+    return _recursive(h, n - 1) if n else _inner(h)
+
+
+def test_everything_under_a_helper_called_from_two_lines_is_left_alone():
+    assert call_chains(helper_twice, _everywhere) == {}  # _inner's lines, and _leaf's under them
+
+
+def test_recursion_ends():
+    chains = call_chains(_recursive, _everywhere)
+    chain = chains[(__file__, _line(_leaf, "h * 3.0"))]
+    assert [c.function for c in chain] == ["_leaf", "_inner", "_recursive"]
