@@ -354,3 +354,22 @@ def test_jit_factories_in_another_module(tmp_path: Path) -> None:
     report = lint_paths([tmp_path], root=tmp_path, jobs=1)
     found = {(Path(f.file).name, f.code) for f in report.findings}
     assert found == {("users.py", "JS302"), ("users.py", "JS301")}
+
+
+def test_many_static_values_is_one_finding_per_call() -> None:
+    """``simulate(model, y0, n, 1.0 / n)`` in a sweep recompiles once per iteration, not twice."""
+    source = """
+    import equinox as eqx
+
+    @eqx.filter_jit
+    def simulate(y0, n_substeps, dt):
+        for _ in range(n_substeps):
+            y0 = y0 * dt
+        return y0
+
+    def sweep(y0):
+        return [simulate(y0, n, 1.0 / n) for n in range(1, 50)]
+    """
+    (finding,) = [f for f in lint(source) if f.code == "JS302"]
+    assert "`n_substeps`" in finding.message
+    assert "(also `dt`)" in finding.message

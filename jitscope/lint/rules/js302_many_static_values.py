@@ -144,22 +144,25 @@ class ManyStaticValues(Rule):
             filtered = cs.site.kind == "filter_jit"
             static = static_params(cs.site)
             counters = _range_vars(cs) if filtered else set()
+            varying: list[tuple[str, ast.expr, str]] = []
             for param, arg in argument_for(cs.site, cs.call).items():
                 if not filtered and param not in static:
                     continue
                 why = _why(ctx, cs, arg, counters) if filtered else _why_static(ctx, cs, arg)
                 if why:
-                    kind = (
-                        "argument (held static by the filter_jit-style wrapper)" if filtered else "argument"
-                    )
-                    yield ctx.finding(
-                        self,
-                        arg,
-                        f"static {kind} `{param}` of jitted `{ctx.jitted_name(cs.site)}` "
-                        f"{why}: one compilation per distinct value",
-                        ctx.caller_name(cs),
-                        "pass it as a traced argument (an array), or bucket its values",
-                    )
+                    varying.append((param, arg, why))
+            if varying:  # one finding per call: the values recompile together
+                param, arg, why = varying[0]
+                kind = "argument (held static by the filter_jit-style wrapper)" if filtered else "argument"
+                also = ", ".join(f"`{p}`" for p, _, _ in varying[1:])
+                yield ctx.finding(
+                    self,
+                    arg,
+                    f"static {kind} `{param}` of jitted `{ctx.jitted_name(cs.site)}` "
+                    f"{why}: one compilation per distinct value" + (f" (also {also})" if also else ""),
+                    ctx.caller_name(cs),
+                    "pass it as a traced argument (an array), or bucket its values",
+                )
 
 
 _FRESH = "is a new function object on every call"
