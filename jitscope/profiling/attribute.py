@@ -80,6 +80,36 @@ def parts(op: Instruction, module: HloModule, top: bool = True) -> list[Part]:
     return out
 
 
+def fed_reduce_stack(op: Instruction, module: HloModule) -> tuple[Location, ...]:
+    """The stack of the ``reduce`` that a metadata-less ``reduce-window`` feeds, else ().
+
+    XLA's CPU tree-reduction rewrite (JAX 0.4.38-0.6.x) splits a large reduce into a
+    reduce-window and a smaller reduce and gives the reduce-window no metadata; on those versions
+    the parallel task assigner may also move it into a computation of its own, run by a ``call``.
+    Its work is the reduce's (a ``jnp.mean``, a ``sum``), so it goes to the reduce's line (the
+    reduce may be fused into the instruction that reads the reduce-window).
+    """
+    if op.opcode != "reduce-window":
+        return ()
+    instructions = module.instructions()
+    name, computation = op.name, instructions[op.name][1] if op.name in instructions else None
+    if computation is not None and op.is_root and not computation.is_entry:
+        caller = next((i for c in module.computations.values() for i in c.instructions
+                       if i.opcode == "call" and computation.name in i.calls), None)
+        name, computation = (caller.name, instructions[caller.name][1]) if caller is not None else ("", None)
+    for user in computation.instructions if computation is not None else ():
+        if name not in user.operands:
+            continue
+        # The reduce itself, or a fusion the reduce was fused into.
+        inner = [user] if user.opcode == "reduce" else [
+            i for c in user.calls if c in module.computations and user.opcode == "fusion"
+            for i in module.computations[c].instructions if i.opcode == "reduce"]
+        stack = next((module.stack(i) for i in inner if module.stack(i)), ())
+        if stack:
+            return stack
+    return ()
+
+
 def _operands(op: Instruction, module: HloModule) -> dict[str, Instruction]:
     for computation in module.computations.values():
         names = computation.by_name()
@@ -189,7 +219,7 @@ def attribute(times: DeviceTimes, module: HloModule, span: FunctionSpan, calls: 
         op_flops = 0.0
         for part in op_parts:
             share = part.weight / weight_sum if weight_sum else 0.0
-            stack = module.stack(part.instruction) or module.stack(op)
+            stack = module.stack(part.instruction) or module.stack(op) or fed_reduce_stack(part.instruction, module)
             if chains and len(stack) == 1 and not span.contains(stack[0]):
                 stack = chains.get((stack[0].file, stack[0].line), stack)
             op_flops += part.flops
