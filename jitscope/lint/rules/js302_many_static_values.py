@@ -206,24 +206,31 @@ _SWEEP = 5
 
 
 def _range_vars(cs: CallSite) -> set[str]:
-    """Targets of the enclosing ``for v in range(...)`` loops, or loops over a literal sweep of
-    numbers (``for n in (10, 20, 40, 80, 160)``): Python numbers."""
+    """Targets of the enclosing ``for v in range(...)`` loops and comprehensions, or of those over a
+    literal sweep of numbers (``for n in (10, 20, 40, 80, 160)``): Python numbers."""
+    headers: list[tuple[ast.expr, ast.expr]] = [
+        (loop.target, loop.iter) for loop in cs.loops if isinstance(loop, ast.For)
+    ]
+    if cs.in_comp and cs.function is not None:
+        for node in ast.walk(cs.function):
+            if isinstance(node, _COMPS) and any(sub is cs.call for sub in ast.walk(node)):
+                headers.extend((gen.target, gen.iter) for gen in node.generators)
     return {
-        loop.target.id
-        for loop in cs.loops
-        if isinstance(loop, ast.For)
-        and isinstance(loop.target, ast.Name)
+        target.id
+        for target, it in headers
+        if isinstance(target, ast.Name)
         and (
-            (isinstance(loop.iter, ast.Call) and _last(loop.iter.func) == "range")
+            (isinstance(it, ast.Call) and _last(it.func) == "range")
             or (
-                isinstance(loop.iter, (ast.Tuple, ast.List))
-                and len(loop.iter.elts) >= _SWEEP
-                and all(
-                    isinstance(e, ast.Constant) and type(e.value) in (int, float) for e in loop.iter.elts
-                )
+                isinstance(it, (ast.Tuple, ast.List))
+                and len(it.elts) >= _SWEEP
+                and all(isinstance(e, ast.Constant) and type(e.value) in (int, float) for e in it.elts)
             )
         )
     }
+
+
+_COMPS = (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)
 
 
 def _number_of(arg: ast.expr, loop_vars: set[str]) -> bool:
