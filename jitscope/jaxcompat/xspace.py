@@ -20,10 +20,12 @@ descriptor compiled into jaxlib 0.4.38 and 0.10.2 (identical in both)::
     XStatMetadata   id=1 name=2 description=3
 
 As ``ProfileData`` does: an event's name is its metadata's name; its start is the line's
-``timestamp_ns`` plus ``offset_ps / 1000``; its stats are its own followed by those of its
-metadata; a ``ref_value`` stat is the name of the stat metadata it points to; ``str_value`` and
-``bytes_value`` are both text (undecodable bytes replaced).
+``timestamp_ns`` plus ``offset_ps`` in whole nanoseconds (truncated, like its duration); its stats
+are its own (not its metadata's); a ``ref_value`` stat is the name of the stat metadata it points
+to; ``str_value`` and ``bytes_value`` are both text (undecodable bytes replaced).
 Unknown fields (a newer proto) are skipped; a truncated or malformed file raises ``XSpaceError``.
+Where ProfileData stumbles on odd input this reader goes on: a stat without a value is left out
+(ProfileData gives ``(None, None)``), invalid UTF-8 is replaced (ProfileData raises).
 """
 
 from __future__ import annotations
@@ -177,6 +179,11 @@ def _int64(n: int) -> int:
     return n - _UINT64 if n & _INT64_SIGN else n
 
 
+def _ns(picoseconds: int) -> int:
+    """Whole nanoseconds, truncated toward zero as ProfileData's C++ does."""
+    return picoseconds // 1000 if picoseconds >= 0 else -(-picoseconds // 1000)
+
+
 def _string(buf: bytes, span: tuple[int, int]) -> str:
     return buf[span[0]:span[1]].decode()
 
@@ -214,24 +221,14 @@ def _stats(buf: bytes, spans: list[tuple[int, int]], stat_names: dict[int, str])
     return tuple(out)
 
 
-@dataclass(frozen=True, slots=True)
-class _EventKind:
-    """What an XEventMetadata gives each of its events: a name and constant stats."""
-
-    name: str
-    stats: tuple[tuple[str, StatValue], ...]
-
-
-def _event_kind(buf: bytes, start: int, stop: int, stat_names: dict[int, str]) -> tuple[int, _EventKind]:
-    kind_id, name, stats = 0, "", []
+def _event_name(buf: bytes, start: int, stop: int) -> str:
+    """An XEventMetadata's name (its id is the map's key; ProfileData shows neither its stats nor
+    its display name)."""
+    name = ""
     for field, wire, value in _fields(buf, start, stop):
-        if field == 1 and wire == _VARINT:
-            kind_id = _int64(value[0])
-        elif field == 2 and wire == _LENGTH:
+        if field == 2 and wire == _LENGTH:
             name = _string(buf, value)
-        elif field == 5 and wire == _LENGTH:
-            stats.append(value)
-    return kind_id, _EventKind(name, _stats(buf, stats, stat_names))
+    return name
 
 
 def _stat_name(buf: bytes, start: int, stop: int) -> tuple[int, str]:
@@ -279,16 +276,13 @@ def _plane(buf: bytes, start: int, stop: int) -> Plane:
         key, span = _map_entry(buf, *entry)
         # The map's key is the metadata's id; a message without the value keeps the key.
         stat_names[key] = _stat_name(buf, *span)[1] if span is not None else ""
-    kinds: dict[int, _EventKind] = {}
+    kinds: dict[int, str] = {}
     for entry in event_entries:
         key, span = _map_entry(buf, *entry)
-        kinds[key] = _event_kind(buf, *span, stat_names)[1] if span is not None else _EventKind("", ())
+        kinds[key] = _event_name(buf, *span) if span is not None else ""
     cache = _StatCache(stat_names)
     return Plane(plane_id, name, tuple(_line(buf, *span, kinds, cache) for span in lines),
                  _stats(buf, stats, stat_names))
-
-
-_NO_KIND = _EventKind("", ())
 
 
 class _StatCache(dict[bytes, "tuple[str, StatValue] | None"]):
@@ -304,7 +298,7 @@ class _StatCache(dict[bytes, "tuple[str, StatValue] | None"]):
         return stat
 
 
-def _line(buf: bytes, start: int, stop: int, kinds: dict[int, _EventKind], cache: _StatCache) -> Line:
+def _line(buf: bytes, start: int, stop: int, kinds: dict[int, str], cache: _StatCache) -> Line:
     line_id, name, timestamp_ns, events = 0, "", 0, []
     for field, wire, value in _fields(buf, start, stop):
         if field == 1 and wire == _VARINT:
@@ -319,7 +313,7 @@ def _line(buf: bytes, start: int, stop: int, kinds: dict[int, _EventKind], cache
                 tuple(_event(buf, a, b, timestamp_ns, kinds, cache) for a, b in events))
 
 
-def _event(buf: bytes, i: int, stop: int, timestamp_ns: int, kinds: dict[int, _EventKind],
+def _event(buf: bytes, i: int, stop: int, timestamp_ns: int, kinds: dict[int, str],
            cache: _StatCache) -> Event:
     kind_id, offset_ps, duration_ps = 0, 0, 0
     stats: list[tuple[str, StatValue]] = []
@@ -356,5 +350,4 @@ def _event(buf: bytes, i: int, stop: int, timestamp_ns: int, kinds: dict[int, _E
             i = _skip(buf, i, wire, stop)
     if i != stop:
         raise XSpaceError(f"an event overruns its length ({i} > {stop})")
-    kind = kinds.get(kind_id, _NO_KIND)
-    return Event(kind.name, timestamp_ns + offset_ps / 1000, duration_ps / 1000, (*stats, *kind.stats))
+    return Event(kinds.get(kind_id, ""), float(timestamp_ns + _ns(offset_ps)), float(_ns(duration_ps)), tuple(stats))

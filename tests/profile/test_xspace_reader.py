@@ -124,6 +124,22 @@ def _space() -> bytes:
     return plane + msg(2, "an error") + msg(4, "host-a")
 
 
+def test_hand_built_bytes_read_as_profile_data_reads_them():
+    cls = jp.profile_data_class()
+    if cls is None or not hasattr(cls, "from_serialized_xspace"):
+        pytest.skip("this JAX has no jax.profiler.ProfileData to compare with")
+    unknown = num(15, 3) + double(16, 1.5) + fixed32(17, 9) + msg(18, "later")
+    odd = msg(1, unknown, msg(2, "odd"), stat_metadata(1, "n"), event_metadata(1, "e"), event_metadata(2, "f"),
+              msg(3, msg(2, "l"), num(3, 5), msg(4, num(1, 1), num(2, 1_234_567), num(3, 2_500), unknown,
+                                                stat(4, 1, num(4, -7))),
+                  msg(4, num(1, 2), num(5, 3), stat(4, 1, msg(6, b"\x00\x01")))))
+    for data in (_space(), odd):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DeprecationWarning)
+            expected = _tree(cls.from_serialized_xspace(data))
+        assert _tree(parse_xspace(data)) == expected
+
+
 def test_fields_in_their_wire_order_decode_to_named_values():
     space = parse_xspace(_space())
     (plane,) = space.planes
@@ -132,11 +148,10 @@ def test_fields_in_their_wire_order_decode_to_named_values():
     assert (line.id, line.name, line.timestamp_ns) == (11, "tf_XLAEigen/1", 1_000)
     (event,) = line.events
     assert event.name == "dot.3"  # the metadata's name, not its display name
-    assert (event.start_ns, event.duration_ns, event.end_ns) == (3_500.0, 1.5, 3_501.5)
+    assert (event.start_ns, event.duration_ns, event.end_ns) == (3_500.0, 1.0, 3_501.0)  # whole ns
     assert event.stats == (("hlo_op", "dot.3"), ("run_id", -5), ("big", 2**64 - 1), ("ratio", 0.25),
                            ("ref", "hlo_op"),  # a ref_value names a stat metadata
-                           ("raw", "\x08\x01"),  # bytes are text, as ProfileData gives them
-                           ("run_id", 9))  # the metadata's own stats come last
+                           ("raw", "\x08\x01"))  # bytes are text; the metadata's stats are not shown
     assert (space.errors, space.warnings, space.hostnames) == (("an error",), (), ("host-a",))
 
 
@@ -167,6 +182,19 @@ def test_negative_and_large_integers():
     line = plane_read.lines[0]
     assert (plane_read.id, line.id, line.timestamp_ns) == (-1, -2**63, -1_000)
     assert [e.start_ns for e in line.events] == [-500.0, -1_000.0]  # num_occurrences: at the line's start
+
+
+@pytest.mark.parametrize(("timestamp_ns", "offset_ps", "duration_ps", "expected"), [
+    (1_000, 2_500_500, 1_999, (3_500.0, 1.0)),  # picoseconds truncated to whole nanoseconds
+    (0, 999, 999, (0.0, 0.0)),
+    (7, -1_500, -1_500, (6.0, -1.0)),  # toward zero, as C++ divides
+    (10**18, 123_456_789, 5, (float(10**18 + 123_456), 0.0)),  # added as integers, then made a float
+])
+def test_times_are_whole_nanoseconds_as_profile_data_gives_them(timestamp_ns, offset_ps, duration_ps, expected):
+    plane = msg(1, msg(3, num(3, timestamp_ns), msg(4, num(1, 1), num(2, offset_ps), num(3, duration_ps))),
+                event_metadata(1, "e"))
+    event = parse_xspace(plane).planes[0].lines[0].events[0]
+    assert (event.start_ns, event.duration_ns) == expected
 
 
 def test_child_ids_packed_or_not_and_wrong_wire_types_do_not_disturb_the_rest():
