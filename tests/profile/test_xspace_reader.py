@@ -298,8 +298,8 @@ def test_the_reader_agrees_with_googles_protobuf_on_a_real_capture(tmp_path):
             events = []
             for e in line.events:
                 kind = plane.event_metadata[e.metadata_id]
-                events.append((kind.name, line.timestamp_ns + e.offset_ps / 1000, e.duration_ps / 1000,
-                               stats(e, plane.stat_metadata) + stats(kind, plane.stat_metadata)))
+                events.append((kind.name, float(line.timestamp_ns + int(e.offset_ps / 1000)),
+                               float(int(e.duration_ps / 1000)), stats(e, plane.stat_metadata)))
             lines.append((line.name, events))
         expected.append((plane.name, stats(plane, plane.stat_metadata), lines))
     assert _tree(read_xspace(path)) == expected
