@@ -221,24 +221,14 @@ def _stats(buf: bytes, spans: list[tuple[int, int]], stat_names: dict[int, str])
     return tuple(out)
 
 
-def _event_name(buf: bytes, start: int, stop: int) -> str:
-    """An XEventMetadata's name (its id is the map's key; ProfileData shows neither its stats nor
-    its display name)."""
+def _name(buf: bytes, start: int, stop: int) -> str:
+    """The name (field 2) of an XEventMetadata or XStatMetadata; their id is the map's key, and
+    ProfileData shows nothing else of them (display name, stats, description)."""
     name = ""
     for field, wire, value in _fields(buf, start, stop):
         if field == 2 and wire == _LENGTH:
             name = _string(buf, value)
     return name
-
-
-def _stat_name(buf: bytes, start: int, stop: int) -> tuple[int, str]:
-    stat_id, name = 0, ""
-    for field, wire, value in _fields(buf, start, stop):
-        if field == 1 and wire == _VARINT:
-            stat_id = _int64(value[0])
-        elif field == 2 and wire == _LENGTH:
-            name = _string(buf, value)
-    return stat_id, name
 
 
 def _map_entry(buf: bytes, start: int, stop: int) -> tuple[int, tuple[int, int] | None]:
@@ -275,11 +265,11 @@ def _plane(buf: bytes, start: int, stop: int) -> Plane:
     for entry in stat_entries:
         key, span = _map_entry(buf, *entry)
         # The map's key is the metadata's id; a message without the value keeps the key.
-        stat_names[key] = _stat_name(buf, *span)[1] if span is not None else ""
+        stat_names[key] = _name(buf, *span) if span is not None else ""
     kinds: dict[int, str] = {}
     for entry in event_entries:
         key, span = _map_entry(buf, *entry)
-        kinds[key] = _event_name(buf, *span) if span is not None else ""
+        kinds[key] = _name(buf, *span) if span is not None else ""
     cache = _StatCache(stat_names)
     return Plane(plane_id, name, tuple(_line(buf, *span, kinds, cache) for span in lines),
                  _stats(buf, stats, stat_names))
