@@ -530,6 +530,49 @@ PAIRS: dict[str, tuple[str, str, str]] = {
             return -s.x
         """,
     ),
+    # found on the "fresh" corpus (chex, orbax, tensorflow_probability, ...), read before any fix for it
+    "code-under-a-module-flag-set-to-false": (
+        "JS203",
+        """
+        import numpy as np
+        JAX_MODE = False
+        if JAX_MODE:
+            import jax
+            @jax.custom_jvp
+            def maximum(x, y):
+                return np.maximum(x, y)
+        """,
+        """
+        import numpy as np
+        JAX_MODE = True
+        if JAX_MODE:
+            import jax
+            @jax.custom_jvp
+            def maximum(x, y):
+                return np.maximum(x, y)
+        """,
+    ),
+    "name-rebound-to-a-partial-of-itself": (
+        "JS201",
+        """
+        import functools
+        import jax
+        def run(xs):
+            def foo(x, y, flag):
+                return x * 2 + y if flag else x + y
+            foo = functools.partial(foo, flag=True)
+            return jax.pmap(foo)(xs, xs)
+        """,
+        """
+        import functools
+        import jax
+        def run(xs):
+            def foo(x, y, flag):
+                return x * 2 + y if flag else x + y
+            bar = functools.partial(foo, flag=True)
+            return jax.pmap(foo)(xs, xs, xs)
+        """,
+    ),
 }
 
 

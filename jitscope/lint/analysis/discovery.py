@@ -11,6 +11,7 @@ for ``jit``/``pmap``, a :class:`JitSite` that the recompilation rules inspect.
 from __future__ import annotations
 
 import ast
+import itertools
 import re
 
 from jitscope.lint.analysis import qualified_names as nm
@@ -70,6 +71,7 @@ class Discoverer(TransformApplication):
         self.index = index
         self.out = Discovery()
         self._local_aliases: dict[int, dict[str, str]] = {}
+        self._false_flags: frozenset[str] | None = None
 
     def run(self) -> Discovery:
         text = self.index.parsed.text
@@ -91,8 +93,27 @@ class Discoverer(TransformApplication):
             if chain:
                 statements.setdefault(id(chain[-1]), (chain, set()))[1].add(line)
         for chain, lines in statements.values():
-            self._statement(chain, lines)
+            if not self._dead(chain):
+                self._statement(chain, lines)
         return self.out
+
+    def _dead(self, chain: list[ast.stmt]) -> bool:
+        """Inside ``if JAX_MODE:`` where the module sets ``JAX_MODE = False`` and nothing else: code that
+        never runs as written (TFP's NumPy backend, rewritten into a JAX one by a build step)."""
+        flags = self._false_flags
+        if flags is None:
+            flags = self._false_flags = _false_flags(self.index.parsed.tree)
+        if not flags:
+            return False
+        for stmt, inner in itertools.pairwise(chain):
+            if isinstance(stmt, ast.If) and any(inner is s for s in stmt.body):
+                test = stmt.test
+                terms = (
+                    test.values if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) else [test]
+                )
+                if any(isinstance(t, ast.Name) and t.id in flags for t in terms):
+                    return True
+        return False
 
     # -- helpers ---------------------------------------------------------------------------------
 
@@ -285,8 +306,26 @@ class Discoverer(TransformApplication):
         if enclosing and isinstance(enclosing[-1], ast.ClassDef) and id(func) not in self.index.method_class:
             self.index.method_class[id(func)] = enclosing[-1]
 
+
 # -- small helpers -------------------------------------------------------------------------------
 
 
 def _interesting(qualified: str) -> bool:
     return nm.classify_transform(qualified) is not None or nm.is_lax_family(qualified)
+
+
+def _false_flags(tree: ast.Module) -> frozenset[str]:
+    """Module-level names only ever assigned ``False`` at module level (``JAX_MODE = False``)."""
+    values: dict[str, list[ast.expr | None]] = {}
+    for stmt in block_statements(tree.body):
+        if isinstance(stmt, ast.Assign):
+            for target in stmt.targets:
+                if isinstance(target, ast.Name):
+                    values.setdefault(target.id, []).append(stmt.value)
+        elif isinstance(stmt, (ast.AugAssign, ast.AnnAssign)) and isinstance(stmt.target, ast.Name):
+            values.setdefault(stmt.target.id, []).append(stmt.value)
+    return frozenset(
+        name
+        for name, assigned in values.items()
+        if all(isinstance(v, ast.Constant) and v.value is False for v in assigned)
+    )

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from jitscope.lint.analysis.ast_walk import child_nodes
-from jitscope.lint.analysis.module_index import DefNode, FuncNode, ModuleIndex
+from jitscope.lint.analysis.module_index import DefNode, FuncNode, ModuleIndex, block_statements
 from jitscope.lint.analysis.parameters import (
     literal_ints,
     literal_strs,
@@ -39,10 +39,15 @@ class ResolvedFunction:
 
 
 def resolve_function(
-    index: ModuleIndex, expr: ast.expr, chain: list[ast.stmt], local: dict[str, str] | None = None
+    index: ModuleIndex,
+    expr: ast.expr,
+    chain: list[ast.stmt],
+    local: dict[str, str] | None = None,
+    rebinding: bool = True,
 ) -> ResolvedFunction | str | None:
     """The function an expression refers to: a def/lambda in this module, a qualified name
-    in another module (str), or None when it cannot be known statically."""
+    in another module (str), or None when it cannot be known statically. A name rebound to a
+    partial of itself earlier in the function (``foo = partial(foo, flag=True)``) is that partial."""
     if isinstance(expr, ast.Lambda):
         owner = innermost_function(chain)
         index.owner.setdefault(id(expr), owner)
@@ -54,7 +59,7 @@ def resolve_function(
         and index.names.qualify(expr.func, local) == "functools.partial"
         and expr.args
     ):
-        inner = resolve_function(index, expr.args[0], chain, local)
+        inner = resolve_function(index, expr.args[0], chain, local, rebinding)
         if isinstance(inner, ResolvedFunction):
             inner.bound_args = tuple(expr.args[1:])
             inner.bound_keywords = partial_keywords(inner.func, expr)
@@ -62,6 +67,10 @@ def resolve_function(
         return inner
     functions = [s for s in chain if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))]
     if isinstance(expr, ast.Name):
+        if rebinding and functions and chain[-1] is not functions[-1]:
+            rebound = _rebound_partial(index, functions[-1], expr.id, chain[-1].lineno, local)
+            if rebound is not None:
+                return resolve_function(index, rebound, chain, local, rebinding=False)
         for func in reversed(functions):
             found = index.local_defs(func).get(expr.id)
             if found is not None:
@@ -93,6 +102,34 @@ def resolve_function(
                 return ResolvedFunction(found_method, None)
         return index.names.qualify(expr, local)
     return None
+
+
+def _rebound_partial(
+    index: ModuleIndex,
+    func: ast.FunctionDef | ast.AsyncFunctionDef,
+    name: str,
+    before: int,
+    local: dict[str, str] | None,
+) -> ast.Call | None:
+    """The ``functools.partial(name, ...)`` that ``name`` was last bound to in ``func`` before line
+    ``before``, if that was its last binding there (None otherwise)."""
+    found: ast.Call | None = None
+    for stmt in block_statements(func.body):
+        if stmt.lineno >= before:
+            break
+        if isinstance(stmt, ast.Assign) and any(
+            isinstance(t, ast.Name) and t.id == name for t in stmt.targets
+        ):
+            value = stmt.value
+            is_partial = (
+                isinstance(value, ast.Call)
+                and value.args
+                and isinstance(value.args[0], ast.Name)
+                and value.args[0].id == name
+                and index.names.qualify(value.func, local) == "functools.partial"
+            )
+            found = value if is_partial else None  # type: ignore[assignment]
+    return found
 
 
 def header_roots(stmt: ast.stmt) -> list[ast.AST]:
