@@ -40,3 +40,15 @@ def corpus_scores(corpus: Path) -> tuple[Marked, Marked]:
 def _relative(file: str, corpus: Path) -> str:
     path = Path(file)
     return (path if path.is_absolute() else Path.cwd() / path).resolve().relative_to(corpus).as_posix()
+
+
+def assert_recall(expected: Marked, found: Marked, at_least: float) -> None:
+    missed = sorted(expected - found)
+    recall = 1 - len(missed) / len(expected)
+    assert recall >= at_least, f"recall {recall:.2f}; missed: {missed}"
+
+
+def assert_precision(expected: Marked, found: Marked, at_least: float) -> None:
+    false_alarms = sorted(found - expected)
+    precision = len(found & expected) / max(len(found), 1)
+    assert precision >= at_least, f"precision {precision:.2f}; false alarms: {false_alarms}"

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.lint.helpers import Marked, corpus_scores
+from tests.lint.helpers import Marked, assert_precision, assert_recall, corpus_scores
 
 CORPUS = Path(__file__).resolve().parents[1] / "targets" / "lint_heldout"
 
@@ -35,14 +35,8 @@ def test_corpus_is_meaningful(scores: tuple[Marked, Marked]) -> None:
 
 
 def test_recall(scores: tuple[Marked, Marked]) -> None:
-    expected, found = scores
-    missed = sorted(expected - found)
-    recall = 1 - len(missed) / len(expected)
-    assert recall >= 0.95, f"recall {recall:.2f}; missed: {missed}"
+    assert_recall(*scores, at_least=0.95)
 
 
 def test_precision(scores: tuple[Marked, Marked]) -> None:
-    expected, found = scores
-    false_alarms = sorted(found - expected)
-    precision = len(found & expected) / max(len(found), 1)
-    assert precision >= 0.97, f"precision {precision:.2f}; false alarms: {false_alarms}"
+    assert_precision(*scores, at_least=0.97)
