@@ -37,7 +37,8 @@ def test_json_round_trips_and_keeps_the_raw_profile(tmp_path, profiled, cli):
     report = from_jsonable(ProfileReport, data)
     assert json.loads(dumps(report)) == data
     row = report.rows[0]
-    assert row.lines[0].primitives[0] == "dot_general"
+    # Which line ranks first is test_attribution's business (with more calls); two calls under load can flip it.
+    assert any("dot_general" in line.primitives for line in row.lines)
     assert list(trace_dir.rglob("*.xplane.pb")) and list(trace_dir.rglob("*.trace.json.gz"))
     assert "raw profile kept in" in result.stderr
 
