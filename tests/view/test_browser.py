@@ -212,6 +212,40 @@ def test_run_report_needs_no_script_and_follows_dark_mode(browser: Browser, tmp_
     browser.emulate()
 
 
+@pytest.fixture(scope="module")
+def profile_report(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("profile") / "profile.html"
+    result = run_cli("profile", "profile_hotspot.py:layer", "--calls", "8", "--budget", "0.05", "--out", str(path),
+                     cwd=EXAMPLES)
+    assert result.returncode == 0, result.stderr
+    return path
+
+
+def test_profile_report_shows_the_hot_line_and_folds_helpers(browser: Browser, profile_report: Path) -> None:
+    browser.emulate()
+    browser.open(profile_report)
+    assert browser.errors == []
+    assert browser.evaluate("[...document.querySelectorAll('h3')].map(h => h.firstChild.textContent.trim())") == [
+        "top source lines", "source", "top HLO ops", "where a call's time goes"]
+    # the matmul's line is the marked (hottest) line of the listing, with the longest heat bar
+    hot = browser.evaluate("[...document.querySelectorAll('#profile-source .l.mark')].map(l => l.dataset.src)")
+    assert hot == ["profile_hotspot.py:18"]
+    assert browser.evaluate("document.querySelector('#profile-source .l.mark').textContent").strip().endswith(
+        "y = h @ w")
+    bars = browser.evaluate("""[...document.querySelectorAll('#profile-source > .l')].map(l => {
+        const bar = l.querySelector('span:nth-child(2)'); return bar ? bar.getBoundingClientRect().width : 0; })""")
+    assert max(bars) > 0
+    # the helper's lines sit folded under the call line (return normalize(y)), and fold away
+    fold = "document.querySelector('#profile-source details.fold')"
+    assert browser.evaluate(f"{fold}.querySelector('summary .l').dataset.src") == "profile_hotspot.py:20"
+    helper = browser.evaluate(f"[...{fold}.querySelectorAll(':scope > .l')].map(l => l.dataset.src)")
+    assert helper == ["profile_hotspot.py:11", "profile_hotspot.py:12"]
+    assert browser.evaluate(f"(() => {{ const d = {fold}; d.querySelector('summary').click(); "
+                            "return [d.open, d.querySelector(':scope > .l').checkVisibility()]; })()"
+                            ) == [False, False]
+    _screenshot(browser, "profile")
+
+
 def _bench_page(folder: Path) -> Path:
     """A bench report from fixed records with every section (eager, cold process, scaling, comparison, warnings)."""
     import dataclasses
@@ -233,20 +267,21 @@ def _bench_page(folder: Path) -> Path:
 
 
 @pytest.fixture(scope="module")
-def every_report(tmp_path_factory: pytest.TempPathFactory, trace_report: Path) -> dict[str, Path]:
+def every_report(tmp_path_factory: pytest.TempPathFactory, trace_report: Path,
+                 profile_report: Path) -> dict[str, Path]:
     folder = tmp_path_factory.mktemp("kinds")
     lint, run = folder / "lint.html", folder / "run.html"
     assert run_cli("lint", "examples/impure.py", "--out", str(lint)).returncode == 1  # findings
     result = run_cli("run", "--no-effects", "--log", "none", "--out", str(run), "examples/train_loop.py")
     assert result.returncode == 0, result.stderr
-    return {"trace": trace_report, "bench": _bench_page(folder), "lint": lint, "run": run}
+    return {"trace": trace_report, "bench": _bench_page(folder), "lint": lint, "run": run, "profile": profile_report}
 
 
 #: Something folded (closed ``<details>``) in each report kind, which print must show anyway.
-FOLDED = {"trace": None, "bench": None, "lint": "#rule-JS101 pre", "run": "#internal table"}
+FOLDED = {"trace": None, "bench": None, "lint": "#rule-JS101 pre", "run": "#internal table", "profile": None}
 
 
-@pytest.mark.parametrize("kind", ["trace", "bench", "lint", "run"])
+@pytest.mark.parametrize("kind", ["trace", "bench", "lint", "run", "profile"])
 def test_every_report_reads_in_light_dark_and_print(browser: Browser, every_report: dict[str, Path], kind: str) -> None:
     """No console errors in any mode; dark follows the system; print is light, unboxed and unfolded."""
     page = every_report[kind]
