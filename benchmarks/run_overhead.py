@@ -27,6 +27,10 @@ over the rounds is what a program of this kind pays, not what one allocation cou
 example an older revision: ``git archive REV jitscope | tar -x -C DIR``), so a change is
 measured before/after side by side in the same run, on the same load.
 
+``--no-effects`` adds ``jitscope run --no-effects`` as a contender: on Python 3.11 the
+effect monitor (a ``sys.setprofile`` hook while the user's functions trace) is most of what
+``jitscope run`` adds.
+
 ``--bytecode-cache`` runs every process with ``PYTHONPYCACHEPREFIX`` set to a fresh folder
 (and ``PYTHONDONTWRITEBYTECODE`` unset) after one warm-up run of each contender, so every
 module, jitscope's included, is loaded from cached bytecode, as in an installed package.
@@ -34,7 +38,8 @@ Without it, a checkout in an environment with ``PYTHONDONTWRITEBYTECODE=1`` comp
 jitscope's modules from source in every process (JAX and rich have theirs from pip), which
 the script says in its header.
 
-    python benchmarks/run_overhead.py [--steps 3000] [--rounds 5] [--quick] [--baseline DIR] [--bytecode-cache]
+    python benchmarks/run_overhead.py [--steps 3000] [--rounds 5] [--quick] [--baseline DIR] [--no-effects]
+                                      [--bytecode-cache]
 """
 
 from __future__ import annotations
@@ -129,6 +134,8 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--quick", action="store_true", help="500 steps, 2 rounds")
     parser.add_argument("--baseline", metavar="DIR", help="also run the jitscope package under DIR")
+    parser.add_argument("--no-effects", action="store_true",
+                        help="also run jitscope run --no-effects (without the trace-time effect monitor)")
     parser.add_argument("--bytecode-cache", action="store_true",
                         help="load every module from cached bytecode (PYTHONPYCACHEPREFIX), as installed")
     opts = parser.parse_args()
@@ -141,6 +148,8 @@ def main() -> None:
         # the round's GC phase, appended to each command line (see the module docstring)
         phases = [GC_PERIOD * index // rounds for index in range(rounds)]
         contenders: list[tuple[str, list[str], str | None]] = [("python", plain, None), ("jitscope", observed, None)]
+        if opts.no_effects:
+            contenders.append(("no-effects", [*observed[:4], "--no-effects", *observed[4:]], None))
         if opts.baseline:
             contenders.append(("baseline", observed, str(Path(opts.baseline).resolve())))
         pycache = str(Path(tmp) / "pycache") if opts.bytecode_cache else None
