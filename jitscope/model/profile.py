@@ -14,12 +14,25 @@ from jitscope.model.bench import BenchFailure, Environment, TimingStats
 from jitscope.model.common import Location
 
 PROFILE_KIND = "jitscope.profile"
-PROFILE_SCHEMA_VERSION = "1.0"
+#: 1.1 added the device's published peaks (``ProfileRow.device_kind``, ``ProfileRow.peak``) and each line's
+#: and op's share of them (``flops_peak_share``, ``bytes_peak_share``; ``OpRecord.dtype``); 1.0 documents
+#: still load, with none.
+PROFILE_SCHEMA_VERSION = "1.1"
 
 #: How the time of one instruction that came from several lines (a fusion) is shared among them.
 SPLIT_RULE = ("a fusion's time is split among the instructions fused into it in proportion to their estimated "
               "FLOPs (output elements for data movement; parameters, constants and scalar broadcasts get none); "
               "an unfused instruction's time goes to its own line")
+
+
+@dataclass(frozen=True, slots=True)
+class DevicePeak:
+    """A device's published dense peaks (``profiling/peaks.py``): FLOP/s per element type, memory bytes/s."""
+
+    device: str  # the table's name for it: "NVIDIA H100 SXM5"
+    flops: dict[str, float]  # f64, f32, tf32 (f32 matmuls on tensor cores), bf16, f16; absent: none published
+    bytes_per_second: float
+    source: str  # the vendor document the figures come from
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,6 +61,10 @@ class LineRecord:
     hlo_ops: tuple[str, ...] = ()  # the instructions (fusions) it ran in, most time first
     nested: tuple[NestedLine, ...] = ()  # lines of helpers called from this line
     in_function: bool = True
+    # Achieved over the device's peak (None: device or element type not in the table, or no FLOPs):
+    # the time the line's FLOPs would take at each one's element-type peak, over the line's time.
+    flops_peak_share: float | None = None
+    bytes_peak_share: float | None = None  # bytes_per_second over the peak memory bandwidth
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,6 +88,9 @@ class OpRecord:
     lines: tuple[OpLine, ...] = ()  # the source lines it came from, biggest share first
     fusion_kind: str = ""
     primitives: tuple[str, ...] = ()
+    dtype: str = ""  # element type of its result (the first array of a tuple)
+    flops_peak_share: float | None = None  # as LineRecord's
+    bytes_peak_share: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,6 +128,8 @@ class ProfileRow:
     statics: dict[str, str] = field(default_factory=dict)
     split_rule: str = SPLIT_RULE
     warnings: tuple[str, ...] = ()
+    device_kind: str = ""  # as JAX names the device ("NVIDIA H100 80GB HBM3", "cpu"); "" in 1.0 documents
+    peak: DevicePeak | None = None  # its published peaks, where profiling/peaks.py knows the device
 
     @property
     def device_time(self) -> float:

@@ -35,6 +35,7 @@ from jitscope.profiling.attribute import Attribution, FunctionSpan, attribute
 from jitscope.profiling.callsites import call_chains
 from jitscope.profiling.events import DeviceTimes, device_times
 from jitscope.profiling.hlo import parse_module
+from jitscope.profiling.peaks import peak_for
 from jitscope.userframes import is_user_file
 
 Progress = Callable[[float, int, str], None]
@@ -140,7 +141,7 @@ def profile_row(target: TargetHandle, argset: ArgSet, options: ProfileOptions,
     module = parse_module(jp.compiled_module_text(compiled))
     block = inp.blocker_for(out)
     clock, calls = options.clock, max(1, options.calls)
-    backend, _ = jp.device_description()
+    backend, kind = jp.device_description()
     args, kwargs, donated = prepared.args, prepared.kwargs, prepared.donated
     try:
         say(step + 0.2, total, f"{name}: cached calls (no profiler)")
@@ -166,7 +167,9 @@ def profile_row(target: TargetHandle, argset: ArgSet, options: ProfileOptions,
     say(step + 0.9, total, f"{name}: attributing")
     times = device_times(events, module.name, calls)
     span = function_span(target.fn)
-    attribution = attribute(times, module, span, calls, is_user_file, call_chains(target.fn, is_user_file))
+    peak = peak_for(kind)
+    attribution = attribute(times, module, span, calls, is_user_file, call_chains(target.fn, is_user_file),
+                            peak)
     rec = reconcile(times, attribution, measured.stats.median, wall, calls)
     where = ("GPU kernels" if backend in ("gpu", "cuda", "rocm") else f"{backend.upper()} ops") if times.on_device \
         else "CPU thunks"
@@ -176,7 +179,7 @@ def profile_row(target: TargetHandle, argset: ArgSet, options: ProfileOptions,
         function=Location(span.file, span.first, span.name),
         last_line=span.last, module=module.name, events_from=where, calls=calls, lines=attribution.lines,
         ops=attribution.ops, reconciliation=rec, cached=measured.stats,
-        warnings=(*prepared.notes, *_notes(times, rec, calls, module.name)),
+        warnings=(*prepared.notes, *_notes(times, rec, calls, module.name)), device_kind=kind, peak=peak,
     )
 
 

@@ -55,33 +55,62 @@ def _pct(share: float) -> str:
     return f"{share:.0%}" if share >= 0.01 or share == 0 else "<1%"
 
 
-def _line_row(line: LineRecord, home: str) -> tuple[str, ...]:
+#: The share-of-peak columns, shown only for a device whose peaks are known (``ProfileRow.peak``).
+PEAK_COLUMNS = (Column("% peak FLOP/s", "right"), Column("% peak B/s", "right"))
+
+
+def _of_peak(record: LineRecord | OpRecord, known: bool) -> tuple[str, ...]:
+    if not known:
+        return ()
+    return tuple(_pct(s) if s is not None else NA for s in (record.flops_peak_share, record.bytes_peak_share))
+
+
+def _line_row(line: LineRecord, home: str, known: bool = False) -> tuple[str, ...]:
     where = short_location(line.location, home) + ("" if line.in_function else f" ({line.location.function or '?'})")
     return (where, fmt_duration(line.seconds), _pct(line.share), fmt_count(line.ops),
             fmt_si(line.flops, "FLOP") if line.flops else NA, fmt_bytes(line.bytes),
             fmt_rate(line.flops_per_second, "FLOP"), fmt_rate(line.bytes_per_second, "B"),
-            ", ".join(line.primitives[:4]))
+            *_of_peak(line, known), ", ".join(line.primitives[:4]))
 
 
 def top_lines(row: ProfileRow) -> Table:
+    known = row.peak is not None
     columns = (Column("line"), Column("time/call", "right"), Column("share", "right"), Column("ops", "right"),
                Column("FLOPs", "right"), Column("bytes", "right"), Column("FLOP/s", "right"),
-               Column("bytes/s", "right"), Column("primitives"))
-    return Table(columns, tuple(_line_row(line, row.function.file) for line in row.lines[:TOP_LINES]))
+               Column("bytes/s", "right"), *(PEAK_COLUMNS if known else ()), Column("primitives"))
+    return Table(columns, tuple(_line_row(line, row.function.file, known) for line in row.lines[:TOP_LINES]))
 
 
-def _op_row(op: OpRecord, home: str) -> tuple[str, ...]:
+def _op_row(op: OpRecord, home: str, known: bool = False) -> tuple[str, ...]:
     lines = ", ".join(f"{short_location(p.location, home)} ({_pct(p.share)})" for p in op.lines[:4])
     more = f" +{len(op.lines) - 4}" if len(op.lines) > 4 else ""
     kind = op.opcode + (f" {op.fusion_kind}" if op.fusion_kind else "")
     return (op.name, kind or "?", op.category, fmt_duration(op.seconds), _pct(op.share), fmt_count(op.events),
-            fmt_si(op.flops, "FLOP") if op.flops else NA, fmt_bytes(op.bytes), (lines + more) or "no source")
+            fmt_si(op.flops, "FLOP") if op.flops else NA, fmt_bytes(op.bytes), *_of_peak(op, known),
+            (lines + more) or "no source")
 
 
 def top_ops(row: ProfileRow) -> Table:
+    known = row.peak is not None
     columns = (Column("op"), Column("kind"), Column("class"), Column("time/call", "right"), Column("share", "right"),
-               Column("runs", "right"), Column("FLOPs", "right"), Column("bytes", "right"), Column("from lines"))
-    return Table(columns, tuple(_op_row(op, row.function.file) for op in row.ops[:TOP_OPS]))
+               Column("runs", "right"), Column("FLOPs", "right"), Column("bytes", "right"),
+               *(PEAK_COLUMNS if known else ()), Column("from lines"))
+    return Table(columns, tuple(_op_row(op, row.function.file, known) for op in row.ops[:TOP_OPS]))
+
+
+def peak_note(row: ProfileRow) -> Note | None:
+    """Which peaks the "% peak" columns are shares of, and why f32 matmuls can pass 100%."""
+    peak = row.peak
+    if peak is None:
+        return None
+    rates = ", ".join(f"{fmt_rate(rate, 'FLOP')} {dtype}" for dtype, rate in peak.flops.items())
+    text = (f"% peak: achieved over the published dense peaks of {peak.device} ({peak.source}): {rates}, "
+            f"{fmt_rate(peak.bytes_per_second, 'B')} memory; FLOPs are compared with the peak of their result's "
+            "element type (f32 with the f32 peak)")
+    if "tf32" in peak.flops:
+        text += ("; at JAX's default matmul precision f32 matmuls may run as TF32 on tensor cores, whose higher "
+                 "ceiling can put them above 100%")
+    return Note(text, "muted")
 
 
 def _heat_pieces(seconds: float, share: float, top: float) -> tuple[tuple[str, str], ...]:
@@ -173,6 +202,7 @@ def row_section(row: ProfileRow) -> Section:
         blocks += [s for s in (communication_split(row.ops),) if s is not None]  # sharded programs only
     blocks.append(Section("where a call's time goes", reconciliation(row), id="profile-reconcile"))
     blocks.extend(Note(w, "warning", "warning") for w in row.warnings)
+    blocks += [n for n in (peak_note(row),) if n is not None]
     blocks.append(Note(f"fusions: {row.split_rule}; FLOPs and bytes are estimated from the HLO shapes; peak "
                        "memory per line is not shown (XLA's buffer assignment is not public)", "muted"))
     title = f"{row.target}({row.call})" + (f" [{row.label}]" if row.label else "")
@@ -182,6 +212,9 @@ def row_section(row: ProfileRow) -> Section:
 def profile_document(report: ProfileReport, failures: bool = True) -> Document:
     """The report as a view; ``failures=False`` leaves failed calls out (the terminal says them on stderr)."""
     blocks: list[Block] = [row_section(row) for row in report.rows]
+    unknown = sorted({row.device_kind for row in report.rows if row.peak is None and row.device_kind})
+    blocks.extend(Note(f"device peak unknown for {kind}: no share of peak FLOP/s or bandwidth shown", "muted")
+                  for kind in unknown)
     if failures:
         blocks.extend(Note(f.error + (f" ({f.hint})" if f.hint else ""), "error", "error")
                       for f in report.failures)
