@@ -34,6 +34,10 @@ _META_INT = re.compile(r"(\w+)=(-?\d+)(?=\s|$)")
 _TABLE_ROW = re.compile(r"^(\d+)\s+(.*)$")
 _KIND = re.compile(r"\bkind=(k\w+)")
 _DIMS = re.compile(r"\b(lhs_contracting_dims)=\{([\d,]*)\}")
+#: A dot XLA's GPU compiler hands to cuBLAS / cuBLASLt (hipBLAS on ROCm): a custom call whose result is a
+#: tuple (the product, an s8 workspace) and whose backend_config keeps the dot's dimension numbers.
+_GEMM_TARGET = re.compile(r'custom_call_target="__cublas\$(?:lt\$)?(?:gemm|matmul)')
+_GEMM_CONTRACTING = re.compile(r'"lhs_contracting_dimensions":\[([^\]]*)\]')
 
 #: Bytes per element of XLA's primitive types (sub-byte types rounded as XLA packs them).
 DTYPE_BYTES: dict[str, float] = {
@@ -295,6 +299,27 @@ def _conv_flops(instruction: Instruction, operands: dict[str, Instruction]) -> f
     return 2.0 * instruction.shape.elements * kernel.shape.elements / max(out_features, 1)
 
 
+def _prod(dims: tuple[int, ...]) -> int:
+    n = 1
+    for d in dims:
+        n *= d
+    return n
+
+
+def _gemm_flops(instruction: Instruction, operands: dict[str, Instruction]) -> float:
+    """2 x product elements x contracted size of a cuBLAS gemm custom call; 0 for any other custom call."""
+    match = _GEMM_CONTRACTING.search(instruction.attrs)
+    if not _GEMM_TARGET.search(instruction.attrs) or match is None or not instruction.shape.arrays:
+        return 0.0
+    lhs = operands.get(instruction.operands[0]) if instruction.operands else None
+    if lhs is None or not lhs.shape.arrays:
+        return 0.0
+    dims = lhs.shape.arrays[0][1]
+    axes = [int(d) for d in (a.strip().strip('"') for a in match.group(1).split(",")) if d.isdigit()]
+    contracted = _prod(tuple(dims[a] for a in axes if a < len(dims)))
+    return 2.0 * _prod(instruction.shape.arrays[0][1]) * contracted
+
+
 def instruction_flops(instruction: Instruction, module: HloModule, operands: dict[str, Instruction]) -> float:
     """Estimated floating-point operations, as XLA's cost analysis counts them (roughly)."""
     op = instruction.opcode
@@ -313,7 +338,7 @@ def instruction_flops(instruction: Instruction, module: HloModule, operands: dic
     if op in ("while", "conditional"):
         return 0.0  # their bodies run as instructions (thunks, kernels) of their own, profiled as such
     if op == "custom-call":
-        return 0.0  # a library call (cuBLAS, oneDNN ...): XLA itself does not know its cost
+        return _gemm_flops(instruction, operands)  # 0 for other library calls: XLA does not know their cost
     return float(instruction.shape.elements)
 
 
@@ -327,4 +352,7 @@ def instruction_bytes(instruction: Instruction, operands: dict[str, Instruction]
     if instruction.opcode in FREE_OPCODES:
         return 0.0
     read = sum(operands[o].shape.nbytes for o in instruction.operands if o in operands)
+    if instruction.opcode == "custom-call" and _GEMM_TARGET.search(instruction.attrs) and instruction.shape.arrays:
+        # The product only: the s8 workspace in the result tuple is scratch, not data the gemm moves.
+        return read + Shape(instruction.shape.arrays[:1]).nbytes
     return read + instruction.shape.nbytes

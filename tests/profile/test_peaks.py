@@ -69,9 +69,21 @@ def test_peaks_are_per_element_type():
                    if k in peak.flops and "f32" in peak.flops)
 
 
-def _attributed(events, kind: str):
+#: The gemm as XLA's GPU compiler writes it: the product and an s8 workspace, the dot's dimensions in backend_config.
+GEMM = ('%custom-call.1 = (f32[64,256]{1,0}, s8[4194304]{0}) custom-call(%x.1, %w.1), '
+        'custom_call_target="__cublas$gemm", backend_config={"operation_queue_id":"0","wait_on_operation_queues":[],'
+        '"gemm_backend_config":{"alpha_real":1,"alpha_imag":0,"beta":0,"dot_dimension_numbers":{'
+        '"lhs_contracting_dimensions":["1"],"rhs_contracting_dimensions":["0"],"lhs_batch_dimensions":[],'
+        '"rhs_batch_dimensions":[]},"precision_config":{"operand_precision":["DEFAULT","DEFAULT"],'
+        '"algorithm":"ALG_UNSET"},"epilogue":"DEFAULT"}}, metadata={op_name="jit(f)/dot_general" stack_frame_id=1}\n'
+        '  %get-tuple-element.1 = f32[64,256]{1,0} get-tuple-element(%custom-call.1), index=0')
+GEMM_HLO = HLO.replace(next(line.strip() for line in HLO.splitlines() if "__cublas$gemm" in line), GEMM).replace(
+    "fusion(%custom-call.1)", "fusion(%get-tuple-element.1)")
+
+
+def _attributed(events, kind: str, hlo: str = HLO):
     times = device_times(events, "jit_f", calls=2)
-    return attribute(times, parse_module(HLO), FunctionSpan("/proj/model.py", 9, 12), 2,
+    return attribute(times, parse_module(hlo), FunctionSpan("/proj/model.py", 9, 12), 2,
                      lambda f: f.startswith("/proj"), peak=peak_for(kind))
 
 
@@ -87,6 +99,18 @@ def test_shares_of_peak_on_a_gpu_capture(gpu_events):  # noqa: F811
     assert line.bytes_peak_share == pytest.approx(line.bytes_per_second / 3.35e12)
     gemm = next(r for r in result.lines if r.location.line == 10)  # a cuBLAS call: FLOPs not estimated
     assert gemm.flops_peak_share is None and gemm.bytes_peak_share is not None
+
+
+def test_a_cublas_gemm_gets_its_dot_flops_and_a_share_of_peak(gpu_events):  # noqa: F811
+    result = _attributed(gpu_events, H100, GEMM_HLO)
+    gemm = next(op for op in result.ops if op.name == "custom-call.1")
+    assert gemm.flops == 2 * 64 * 256 * 128 and gemm.dtype == "f32"
+    assert gemm.bytes == (64 * 128 + 128 * 256 + 64 * 256) * 4  # operands and product; not the workspace
+    assert gemm.flops_peak_share == pytest.approx(2 * 64 * 256 * 128 / 66.9e12 / 30e-6)
+    line = next(r for r in result.lines if r.location.line == 10)
+    assert line.flops_peak_share == pytest.approx(gemm.flops_peak_share)
+    fusion = next(op for op in result.ops if op.name == "loop_tanh_fusion")  # reads the product through the gte
+    assert fusion.bytes == 2 * 64 * 256 * 4
 
 
 def test_no_shares_on_an_unknown_device(gpu_events):  # noqa: F811
