@@ -87,6 +87,12 @@ def fmt_share(part: float, whole: float) -> str:
     return f"{100 * part / whole:.0f}%" if whole > 0 else NA
 
 
+def fmt_fraction(share: float) -> str:
+    """A share given as a fraction of 1: ``12%``; ``<1%`` for a small share that is not zero (a hot-spot table
+    should not claim ``0%`` for work that took time)."""
+    return f"{share:.0%}" if share >= 0.01 or share == 0 else "<1%"
+
+
 def fmt_slope(value: float | None) -> str:
     """A fitted log-log slope: two decimals."""
     return NA if value is None or _missing(value) else f"{value:.2f}"

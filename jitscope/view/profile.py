@@ -12,7 +12,7 @@ import os
 from jitscope.model.common import Location
 from jitscope.model.profile import LineRecord, OpRecord, ProfileReport, ProfileRow
 from jitscope.userframes import read_source_lines
-from jitscope.view.format import NA, fmt_bytes, fmt_count, fmt_duration, fmt_rate, fmt_si
+from jitscope.view.format import NA, fmt_bytes, fmt_count, fmt_duration, fmt_fraction, fmt_rate, fmt_si
 from jitscope.view.links import src_key
 from jitscope.view.model import (
     Block,
@@ -51,10 +51,6 @@ def short_location(location: Location, home: str = "") -> str:
     return f"{os.path.basename(location.file)}:{location.line}"
 
 
-def _pct(share: float) -> str:
-    return f"{share:.0%}" if share >= 0.01 or share == 0 else "<1%"
-
-
 #: The share-of-peak columns, shown only for a device whose peaks are known (``ProfileRow.peak``).
 PEAK_COLUMNS = (Column("% peak FLOP/s", "right"), Column("% peak B/s", "right"))
 
@@ -62,12 +58,12 @@ PEAK_COLUMNS = (Column("% peak FLOP/s", "right"), Column("% peak B/s", "right"))
 def _of_peak(record: LineRecord | OpRecord, known: bool) -> tuple[str, ...]:
     if not known:
         return ()
-    return tuple(_pct(s) if s is not None else NA for s in (record.flops_peak_share, record.bytes_peak_share))
+    return tuple(fmt_fraction(s) if s is not None else NA for s in (record.flops_peak_share, record.bytes_peak_share))
 
 
 def _line_row(line: LineRecord, home: str, known: bool = False) -> tuple[str, ...]:
     where = short_location(line.location, home) + ("" if line.in_function else f" ({line.location.function or '?'})")
-    return (where, fmt_duration(line.seconds), _pct(line.share), fmt_count(line.ops),
+    return (where, fmt_duration(line.seconds), fmt_fraction(line.share), fmt_count(line.ops),
             fmt_si(line.flops, "FLOP") if line.flops else NA, fmt_bytes(line.bytes),
             fmt_rate(line.flops_per_second, "FLOP"), fmt_rate(line.bytes_per_second, "B"),
             *_of_peak(line, known), ", ".join(line.primitives[:4]))
@@ -82,10 +78,10 @@ def top_lines(row: ProfileRow) -> Table:
 
 
 def _op_row(op: OpRecord, home: str, known: bool = False) -> tuple[str, ...]:
-    lines = ", ".join(f"{short_location(p.location, home)} ({_pct(p.share)})" for p in op.lines[:4])
+    lines = ", ".join(f"{short_location(p.location, home)} ({fmt_fraction(p.share)})" for p in op.lines[:4])
     more = f" +{len(op.lines) - 4}" if len(op.lines) > 4 else ""
     kind = op.opcode + (f" {op.fusion_kind}" if op.fusion_kind else "")
-    return (op.name, kind or "?", op.category, fmt_duration(op.seconds), _pct(op.share), fmt_count(op.events),
+    return (op.name, kind or "?", op.category, fmt_duration(op.seconds), fmt_fraction(op.share), fmt_count(op.events),
             fmt_si(op.flops, "FLOP") if op.flops else NA, fmt_bytes(op.bytes), *_of_peak(op, known),
             (lines + more) or "no source")
 
@@ -118,7 +114,7 @@ def _heat_pieces(seconds: float, share: float, top: float) -> tuple[tuple[str, s
         return ((" " * (BAR + 16), ""),)  # the width of a bar and its " 1.24 ms  87% "
     style = "jitscope.bad" if share >= 0.5 else "jitscope.warn" if share >= 0.1 else "jitscope.muted"
     return ((heat_bar(seconds / top if top > 0 else 0.0), style),
-            (f" {fmt_duration(seconds):>9} {_pct(share):>4} ", "jitscope.number"))
+            (f" {fmt_duration(seconds):>9} {fmt_fraction(share):>4} ", "jitscope.number"))
 
 
 def source_listing(row: ProfileRow) -> CodeListing | None:
@@ -156,7 +152,7 @@ def _outside(row: ProfileRow) -> Block | None:
     return Table((Column("line outside the function"), Column("function"), Column("time/call", "right"),
                   Column("share", "right")),
                  tuple((short_location(line.location, row.function.file), line.location.function, fmt_duration(line.seconds),
-                        _pct(line.share)) for line in lines))
+                        fmt_fraction(line.share)) for line in lines))
 
 
 def reconciliation(row: ProfileRow) -> tuple[Block, ...]:
@@ -185,7 +181,7 @@ def row_section(row: ProfileRow) -> Section:
     device = row.device_time
     on_lines = rec.lines / (rec.lines + rec.no_source) if rec.lines + rec.no_source > 0 else 0.0
     headline = (f"{fmt_duration(device)} of device time per call ({row.events_from}, {row.calls} calls profiled), "
-                f"{_pct(on_lines)} of it on source lines; a call takes {fmt_duration(rec.measured)} without "
+                f"{fmt_fraction(on_lines)} of it on source lines; a call takes {fmt_duration(rec.measured)} without "
                 "the profiler")
     blocks: list[Block] = [Paragraph(pieces(headline))]
     if row.lines:

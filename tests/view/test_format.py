@@ -37,9 +37,10 @@ def test_durations_counts_and_rates() -> None:
 
 
 def test_chart_values_and_shares() -> None:
-    from jitscope.view.format import fmt_share, fmt_value
+    from jitscope.view.format import fmt_fraction, fmt_share, fmt_value
 
     assert [fmt_value(v, unit) for v, unit in ((0.0123, "seconds"), (2048, "bytes"), (2999.4, ""))] == [
         "12.3 ms", "2 KiB", "2,999"]
     assert [fmt_share(1, 8), fmt_share(3, 0)] == ["12%", "n/a"]
+    assert [fmt_fraction(0.125), fmt_fraction(0.004), fmt_fraction(0.0)] == ["12%", "<1%", "0%"]
     assert fmt_bytes(1000 * 2**20) == "1000 MiB"  # the runtime-error formatter it replaced said 1e+03 MiB
