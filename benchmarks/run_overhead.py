@@ -76,8 +76,8 @@ def step(params, x, y):
     return [p - 0.01 * g for p, g in zip(params, grads)]
 
 key = jax.random.PRNGKey(0)
-params = [jax.random.normal(key, (32, 64)) * 0.1, jax.random.normal(key, (64, 1)) * 0.1]
-x, y = jnp.ones((16, 32)), jnp.ones((16, 1))
+params = [jax.random.normal(key, (D_IN, HIDDEN)) * 0.1, jax.random.normal(key, (HIDDEN, D_OUT)) * 0.1]
+x, y = jnp.ones((BATCH, D_IN)), jnp.ones((BATCH, D_OUT))
 params = step(params, x, y)
 jax.block_until_ready(params)
 start = time.perf_counter()
@@ -87,6 +87,12 @@ jax.block_until_ready(params)
 print(f"LOOP {time.perf_counter() - start:.6f}")
 '''
 
+
+#: The step's sizes (batch, inputs, hidden units, outputs). ``tiny`` (~25 us a step on a 2-core VM): 3,000
+#: steps take well under 0.1 s, so the process is mostly ``import jax`` and the compile, and the ratio is
+#: what jitscope's fixed start-up costs such a program (the harshest case). ``mlp``: the sizes of
+#: examples/mlp.py (128 x 784 -> 512 -> 10, ~1 ms a step here), a small but real training step.
+MODELS: dict[str, tuple[int, int, int, int]] = {"tiny": (16, 32, 64, 1), "mlp": (128, 784, 512, 10)}
 
 #: Net allocations between two full collections, about: CPython collects generation 0 every 700,
 #: generation 1 every 10 of those, generation 2 every 10 of those (when the old generation grew by 25%).
@@ -133,6 +139,8 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=3000)
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--quick", action="store_true", help="500 steps, 2 rounds")
+    parser.add_argument("--model", choices=sorted(MODELS), default="tiny",
+                        help="the step's sizes: tiny (start-up dominated, the default) or mlp (examples/mlp.py's)")
     parser.add_argument("--baseline", metavar="DIR", help="also run the jitscope package under DIR")
     parser.add_argument("--no-effects", action="store_true",
                         help="also run jitscope run --no-effects (without the trace-time effect monitor)")
@@ -142,7 +150,9 @@ def main() -> None:
     steps, rounds = (500, 2) if opts.quick else (opts.steps, opts.rounds)
     with tempfile.TemporaryDirectory() as tmp, watch_machine(uses_jax=True) as machine:
         script = Path(tmp) / "train.py"
-        script.write_text(PROGRAM)
+        batch, d_in, hidden, d_out = MODELS[opts.model]
+        script.write_text(PROGRAM.replace("BATCH", str(batch)).replace("D_IN", str(d_in))
+                          .replace("HIDDEN", str(hidden)).replace("D_OUT", str(d_out)))
         plain = [sys.executable, str(script), str(steps)]
         observed = [sys.executable, "-m", "jitscope", "run", "--log", "none", str(script), str(steps)]
         # the round's GC phase, appended to each command line (see the module docstring)
@@ -163,7 +173,7 @@ def main() -> None:
         walls: dict[str, list[float]] = {name: [] for name, _, _ in contenders}
         cpus: dict[str, list[float]] = {name: [] for name, _, _ in contenders}
         collections: dict[str, list[str]] = {name: [] for name, _, _ in contenders}
-        print(f"{steps} cached steps per run, {rounds} rounds ({', '.join(loops)} take turns going first)")
+        print(f"{steps} cached steps of the {opts.model} model {MODELS[opts.model]} per run, {rounds} rounds ({', '.join(loops)} take turns going first)")
         for index in range(rounds):
             shift = index % len(contenders)
             for name, command, path in contenders[shift:] + contenders[:shift]:
