@@ -19,6 +19,7 @@ from collections.abc import Sequence
 
 from jitscope.model.run import USER, RunRecord
 from jitscope.view.format import fmt_duration as fmt_time
+from jitscope.view.format import fmt_share
 
 #: The console width when stderr is piped (``render.console.PIPE_WIDTH``; importing it imports rich).
 PIPE_WIDTH = 100
@@ -36,10 +37,6 @@ def plain_stderr() -> bool:
     if stream is None or os.environ.get("FORCE_COLOR") not in (None, ""):
         return False
     return not bool(getattr(stream, "isatty", lambda: False)())
-
-
-def _share(part: float, whole: float) -> str:
-    return f"{100 * part / whole:.0f}%" if whole > 0 else "n/a"
 
 
 def _table(rows: Sequence[Sequence[str]], width: int) -> list[str] | None:
@@ -63,11 +60,11 @@ def plain_summary(record: RunRecord, width: int = PIPE_WIDTH) -> str | None:
     lines = [(f"jitscope run: {record.program} {record.outcome} after {fmt_time(record.wall_s)}; "
               f"{sum(f.compiles for f in mine)} compiles of {len(mine)} jitted function{'s' * (len(mine) != 1)} "
               f"({recompiles} recompiles), {fmt_time(total)} tracing and compiling "
-              f"= {_share(total, record.wall_s)} of wall time")]
+              f"= {fmt_share(total, record.wall_s)} of wall time")]
     if mine:
         rows = [_HEADERS] + [
             (f.function, str(f.defined_at or "?"), str(f.compiles if f.compiles else f.events), fmt_time(f.trace_s),
-             fmt_time(f.lower_s), fmt_time(f.compile_s), _share(f.total_s, record.wall_s)) for f in mine]
+             fmt_time(f.lower_s), fmt_time(f.compile_s), fmt_share(f.total_s, record.wall_s)) for f in mine]
         if any(not cell for row in rows for cell in row):
             return None
         table = _table(rows, width)

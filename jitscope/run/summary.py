@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from jitscope.model.run import USER, CompileEvent, FunctionSummary
+from jitscope.view.format import fmt_duration
 
 
 def should_log(event: CompileEvent, mode: str) -> bool:
@@ -76,5 +77,5 @@ def check_gates(gates: Gates, functions: Sequence[FunctionSummary]) -> tuple[str
     if gates.max_compile_time is not None:
         total = sum(f.total_s for f in functions)
         if total > gates.max_compile_time:
-            failures.append(f"{total:.2f} s spent tracing and compiling (--max-compile-time {gates.max_compile_time:g})")
+            failures.append(f"{fmt_duration(total)} spent tracing and compiling (--max-compile-time {gates.max_compile_time:g})")
     return tuple(failures)
