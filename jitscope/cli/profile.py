@@ -18,6 +18,7 @@ from jitscope.cli.options import (
     enable_x64_if,
     format_option,
     resolve_format,
+    write_document,
     write_report,
 )
 from jitscope.errors import EXIT_FINDINGS, UsageError
@@ -75,16 +76,8 @@ def profile(
         from jitscope.view.profile import profile_document
 
         terminal = fmt_name == "text" and out is None
-        document = profile_document(report, failures=not terminal)
-        if terminal:
-            from jitscope.view.rich_text import render_rich
-
-            if report.rows:  # with none, the errors on stderr are the whole story
-                make_console().print(render_rich(document))
-        else:
-            from jitscope.view.render import render_document
-
-            write_report(render_document(document, fmt_name), out)
+        if report.rows or not terminal:  # on a terminal with no rows, the errors on stderr are the whole story
+            write_document(profile_document(report, failures=not terminal), fmt_name, out)
     if trace_out is not None:
         stderr.print(f"raw profile kept in {trace_out} (open the .xplane.pb in XProf/TensorBoard, or the "
                      ".trace.json.gz in Perfetto)", markup=False, highlight=False)
