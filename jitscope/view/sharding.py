@@ -11,7 +11,7 @@ from collections.abc import Sequence
 
 from jitscope.model.profile import OpRecord
 from jitscope.model.sharding import TRAFFIC_FORMULAS, Collective, LeafSharding, ShardingRecord
-from jitscope.view.format import fmt_bytes, fmt_duration, plural
+from jitscope.view.format import fmt_bytes, fmt_duration, fmt_share, plural
 from jitscope.view.model import Block, Column, KeyValues, Note, Paragraph, Section, Table, pieces
 
 
@@ -104,7 +104,7 @@ def communication_split(ops: Sequence[OpRecord]) -> Section | None:
     total = sum(by_class.values()) or 1.0
     names = {"collective": "communication (collectives)", "compute": "compute", "copy": "copies",
              "control": "control flow"}
-    rows = tuple((names.get(kind, kind), fmt_duration(seconds), f"{100 * seconds / total:.0f}%")
+    rows = tuple((names.get(kind, kind), fmt_duration(seconds), fmt_share(seconds, total))
                  for kind, seconds in sorted(by_class.items(), key=lambda kv: -kv[1]))
     columns = (Column("device time"), Column("per call", "right"), Column("share", "right"))
     return Section("compute and communication", (Table(columns, rows),),
