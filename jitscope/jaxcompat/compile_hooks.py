@@ -34,7 +34,10 @@ class MissObserver(Protocol):
     """What ``install`` calls. Every method must be cheap and must never raise."""
 
     def enter(self, fun: Callable[..., Any], jit_info: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
-        """A call left JAX's C++ fast path (nested calls, made while tracing, come here too)."""
+        """A call left JAX's C++ fast path (nested calls, made while tracing, come here too).
+
+        ``top_level()`` tells, during this call, whether it was made with no trace in progress.
+        """
 
     def exit(self) -> None:
         """The matching ``enter`` (or ``resume``) returned (or raised)."""
@@ -56,6 +59,49 @@ class HookStatus:
     call_hook: bool  # pjit._infer_params: arguments of every cache miss
     trace_hook: str | None  # the tracer function's name, or None
     missing: tuple[str, ...] = ()
+
+
+def top_level() -> bool:
+    """Whether no trace is in progress on this thread (a call made from plain Python, not while JAX traces).
+
+    A jit call made while JAX traces something (the user's outer ``jit``, ``grad``, ``make_jaxpr``, or a
+    lowering rule that traces a helper, as ``random_fold_in``'s does while a jit is being lowered) is
+    staged into that trace: it belongs to whatever is being traced or lowered, and is never compiled
+    on its own. Unknown on a JAX without the check: treated as top level.
+    """
+    check = _TRACE_STATE_CLEAN
+    return True if check is None else bool(check())
+
+
+def _find_trace_state_clean() -> Callable[[], bool] | None:
+    try:
+        from jax._src import core
+    except ImportError:
+        return None
+    check = getattr(core, "trace_state_clean", None)
+    return check if callable(check) else None
+
+
+_TRACE_STATE_CLEAN: Callable[[], bool] | None = None
+
+
+def _event_name_from_stack() -> str | None:
+    """The name JAX logs with an event, on a JAX that does not pass it to listeners (before 0.5).
+
+    Those releases record the event from ``dispatch.log_elapsed_time(fmt, fun_name, event)``,
+    a few frames up: the same name ``jax_log_compiles`` prints.
+    """
+    import sys
+
+    frame = sys._getframe(2)
+    for _ in range(8):
+        if frame is None:
+            return None
+        if frame.f_code.co_name == "log_elapsed_time":
+            name = frame.f_locals.get("fun_name")
+            return name if isinstance(name, str) else None
+        frame = frame.f_back  # type: ignore[assignment]
+    return None
 
 
 def _pjit_module() -> Any:
@@ -88,8 +134,12 @@ def install(observer: MissObserver) -> tuple[Callable[[], None], HookStatus]:
         phase = by_event.get(event)
         if phase is not None:
             name = kwargs.get("fun_name")
-            observer.on_phase(phase, float(duration_secs), name if isinstance(name, str) else None)
+            if not isinstance(name, str):
+                name = _event_name_from_stack()
+            observer.on_phase(phase, float(duration_secs), name)
 
+    global _TRACE_STATE_CLEAN
+    _TRACE_STATE_CLEAN = _find_trace_state_clean()
     _hide_from_jax_tracebacks()
     mon.register_event_duration_secs_listener(on_duration)
     restores: list[Callable[[], None]] = [lambda: unregister_listener("event_duration_listener", on_duration)]

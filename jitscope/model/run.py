@@ -14,7 +14,7 @@ from jitscope.model.effects import EffectRecord
 from jitscope.tracing.cachekeys import KeyDiff
 
 #: Version of the ``jitscope.run`` JSON document; bump the major number on a breaking change.
-RUN_SCHEMA_VERSION = "1.1"  # 1.1: CompileEvent.via
+RUN_SCHEMA_VERSION = "1.2"  # 1.1: CompileEvent.via; 1.2: CompileEvent.jax_name
 
 #: ``CompileEvent.kind``: the user's jitted function, a function JAX built itself (eager
 #: op-by-op execution), or a compile jitscope saw only as a JAX event.
@@ -52,6 +52,9 @@ class CompileEvent:
     error: str | None = None  # tracing raised this (the program saw the exception)
     #: The wrapper the user called it through when not plain ``jax.jit``: "jax.pmap", "equinox.filter_jit".
     via: str = ""
+    #: The name JAX's own log gives this compile (``jax_log_compiles``: "Finished XLA compilation of
+    #: jit(step)" -> "step"; "jvp(step)" for grad of a jitted function), to match the two line by line.
+    jax_name: str = ""
 
     @property
     def total_s(self) -> float:
@@ -80,6 +83,11 @@ class FunctionSummary:
     @property
     def total_s(self) -> float:
         return self.trace_s + self.lower_s + self.compile_s
+
+    @property
+    def recompiles(self) -> int:
+        """Compiles after the first: ``compiles`` is always the first compile plus these."""
+        return max(self.compiles - 1, 0)
 
 
 @dataclass(frozen=True, slots=True)

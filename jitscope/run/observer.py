@@ -3,15 +3,32 @@
 ``jaxcompat.compile_hooks`` calls it only when a call leaves JAX's C++ fast path, so a
 cached call costs nothing. For each miss it keeps the function and arguments (a
 handle, never stored in a record) until JAX reports the phases that follow (trace,
-lower, compile); when the compile is done, or the next miss on the same thread
-starts, the event is frozen into a record with its cache key compared against every
-earlier key of the same function (``cachekeys.nearest``). Nested misses (an inner jit
-called while an outer one is being traced) belong to the outer one's trace.
+lower, compile); then the event is frozen into a record with its cache key compared
+against every earlier key of the same function (``cachekeys.nearest``).
+
+How phases are tied to calls, per thread (JAX traces, lowers and compiles a call on the
+thread that made it):
+
+* a miss made while JAX traces something else (depth > 1: an inner jit inside the outer
+  function) belongs to the outer trace;
+* JAX traces inside the miss (``_infer_params``), but lowers and compiles after it
+  returned, and lowering can itself trace helpers (``random_fold_in``'s lowering rule jits
+  ``_threefry_fold_in``): a miss made while a trace is in progress does not end the
+  earlier, still open ones. Their lower and compile events find them by the name JAX
+  gives (``jit(step)``), newest first;
+* a miss made from plain Python (no trace in progress) means every earlier call on the
+  thread has returned: those still open were traced without a compile of their own
+  (``.trace()``/``.lower()``, an executable already in JAX's lower-level cache) and are
+  finished as such;
+* a lower or compile event that names a transformation of a known function
+  (``jvp(step)``, ``transpose(jvp(step))``, from ``grad`` of a jitted function) is
+  that function's, under JAX's name; only a name never seen stays "unattributed".
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
 import sys
 import threading
 import time
@@ -30,7 +47,7 @@ from jitscope.userframes import IsUserFile, default_is_user_file, display_path
 _JITSCOPE_DIR = __file__.rsplit("/", 2)[0]
 
 
-@dataclass
+@dataclass(eq=False)  # compared by identity: its fields hold the user's arrays
 class _Miss:
     """One call that left the fast path: live objects until the event is frozen."""
 
@@ -55,13 +72,18 @@ class _Miss:
     signature: str = ""
     effects: tuple[EffectRecord, ...] = ()
     error: str | None = None
+    jax_name: str = ""  # as JAX's phase events name it
+    #: Made while an earlier miss on the thread was being lowered (a lowering rule tracing a helper):
+    #: part of that lowering, never compiled on its own, so never the owner of an unnamed phase.
+    nested: bool = False
 
 
 class _ThreadState(threading.local):
     def __init__(self) -> None:
         self.depth = 0
         self.tracing = False
-        self.miss: _Miss | None = None
+        self.miss: _Miss | None = None  # the newest miss on this thread
+        self.open: list[_Miss] = []  # older misses still waiting for their lowering or compile, oldest first
 
 
 def jax_name(name: str | None) -> str | None:
@@ -71,6 +93,21 @@ def jax_name(name: str | None) -> str | None:
     while name.startswith(("jit(", "pjit(", "pmap(")) and name.endswith(")"):
         name = name[name.index("(") + 1 : -1]
     return name
+
+
+def base_name(name: str) -> str:
+    """The function under JAX's transformation names: ``transpose(jvp(step))`` -> ``step``."""
+    while name.endswith(")") and "(" in name and name[: name.index("(")].isidentifier():
+        name = name[name.index("(") + 1 : -1]
+    return name
+
+
+def _fun_name(fun: Any) -> str | None:
+    """The name JAX reports for ``fun`` (``api_util.fun_name``: a partial is named after its function)."""
+    while isinstance(fun, functools.partial):
+        fun = fun.func
+    name = getattr(fun, "__name__", None)
+    return name if isinstance(name, str) else None
 
 
 class RunObserver:
@@ -92,6 +129,8 @@ class RunObserver:
         self._keys: dict[str, list[tuple[int, Key]]] = {}
         self._statics = StaticValues()  # one for the run: equal static values read the same in every key
         self._objects: dict[str, list[Any]] = {}
+        # JAX's name of each function seen -> (function, defined_at, kind, group), for transformations of it
+        self._by_name: dict[str, tuple[str, Location | None, str, str]] = {}
         self._internal_errors = 0
 
     # ------------------------------------------------------------ MissObserver
@@ -101,8 +140,13 @@ class RunObserver:
         state.depth += 1
         if state.depth == 1:
             previous, state.miss = state.miss, _Miss(fun, jit_info, args, kwargs)
-            if previous is not None:
-                self._guard(self._finish, previous)
+            if previous is not None and previous.started and not previous.compiled and previous.error is None:
+                state.open.append(previous)  # may still be lowered and compiled: this call can be part of that
+            if state.open:
+                if _top_level():
+                    self._close_open(state)  # plain Python called: every earlier call on this thread has returned
+                else:
+                    state.miss.nested = True  # made while JAX traces inside an open call's lowering
 
     def exit(self) -> None:
         self._state.depth -= 1
@@ -143,18 +187,23 @@ class RunObserver:
         state = self._state
         if state.depth > 1:
             return  # a phase of an inner jit while an outer one traces: part of the outer trace
-        miss = state.miss
         name = jax_name(fun_name)
-        if miss is None or (name is not None and name != jax_name(getattr(miss.fun, "__name__", None))
-                            and miss.fun is not None and _has_name(miss.fun)):
-            miss = _Miss(None, None, None, None, function=name or "?", kind=UNATTRIBUTED, group=f"?{name}")
+        miss = self._owner(state, phase, name)
+        if miss is None:
+            miss = self._named_miss(name)
             if phase != "compile":
+                if state.miss is not None:
+                    state.open.append(state.miss)
                 state.miss = miss
         if not miss.started:
             self._guard(self._begin, miss)
+        if name is not None:
+            miss.jax_name = name
         if phase == "trace":
             miss.trace_s += seconds
-        elif phase == "lower":
+            return
+        self._close_newer(state, miss)  # misses made while this one was lowered or compiled are done
+        if phase == "lower":
             miss.lower_s += seconds
         elif phase == "compile":
             miss.compile_s += seconds
@@ -163,13 +212,51 @@ class RunObserver:
                 state.miss = None
             self._guard(self._finish, miss)
 
+    def _owner(self, state: _ThreadState, phase: str, name: str | None) -> _Miss | None:
+        """The miss a phase event belongs to: the newest one JAX's name fits that still waits for this phase."""
+        candidates = ([state.miss] if state.miss is not None else []) + state.open[::-1]
+        for miss in candidates:
+            if miss.compiled or (phase == "trace" and miss is not state.miss):
+                continue
+            if name is not None and _answers_to(miss, name):
+                return miss
+            if name is None and (phase == "trace" or not miss.nested):  # JAX < 0.5 names no phase
+                return miss
+        return None
+
+    def _named_miss(self, name: str | None) -> _Miss:
+        """A phase of no call seen: JAX's name for it, tied to the function it transforms when that is known."""
+        known = self._by_name.get(base_name(name)) if name else None
+        if known is None:
+            return _Miss(None, None, None, None, function=name or "?", kind=UNATTRIBUTED, group=f"?{name}")
+        function, defined_at, kind, group = known
+        return _Miss(None, None, None, None, function=name or function, kind=kind, defined_at=defined_at,
+                     group=f"{group}|{name}", via="jax transformation")
+
+    def _close_newer(self, state: _ThreadState, miss: _Miss) -> None:
+        """Finish the misses newer than ``miss`` on this thread: made while it was lowered, they are done."""
+        if state.miss is miss or not any(m is miss for m in state.open):
+            return
+        index = next(i for i, m in enumerate(state.open) if m is miss)
+        newer = state.open[index + 1:] + ([state.miss] if state.miss is not None else [])
+        state.open, state.miss = state.open[:index], miss
+        for done in newer:
+            self._guard(self._finish, done)
+
+    def _close_open(self, state: _ThreadState) -> None:
+        closing, state.open = state.open, []
+        for miss in closing:
+            self._guard(self._finish, miss)
+
     # ------------------------------------------------------------ results
 
     def finish(self) -> list[CompileEvent]:
         """Freeze what is still pending on this thread (a trace without a compile) and return every event."""
-        miss, self._state.miss = self._state.miss, None
+        state = self._state
+        miss, state.miss = state.miss, None
         if miss is not None:
-            self._guard(self._finish, miss)
+            state.open.append(miss)
+        self._close_open(state)
         if self._internal_errors:
             self.notes.append(f"jitscope's observer hit {self._internal_errors} internal error(s); "
                               "some events may lack causes (JITSCOPE_DEBUG=1 raises them)")
@@ -235,6 +322,9 @@ class RunObserver:
             # eager op-by-op execution: JAX jits each primitive; name it after the primitive
             miss.function = getattr(miss.fun, "__name__", miss.function)
             miss.group = f"jax:{miss.function}"
+        jax_fun_name = _fun_name(miss.fun)
+        if jax_fun_name is not None and miss.kind != JAX_INTERNAL:
+            self._by_name[jax_fun_name] = (miss.function, miss.defined_at, miss.kind, miss.group)
         x64 = x64_enabled()
         key, miss.signature = live_key(call, x64=x64, statics=self._statics)
         if miss.kind != JAX_INTERNAL:  # JAX builds a new function per eager op; its closure says enough
@@ -289,6 +379,7 @@ class RunObserver:
                 trace_s=miss.trace_s, lower_s=miss.lower_s, compile_s=miss.compile_s,
                 nearest=near.labels if near is not None else ((same,) if same else ()), causes=causes,
                 same_key_as=same, effects=miss.effects, error=miss.error, via=miss.via,
+                jax_name=miss.jax_name or (_fun_name(miss.fun) or "" if miss.fun is not None else miss.function),
             )
             self.events.append(event)
         miss.fun = miss.args = miss.kwargs = miss.jit_info = miss.user_fun = None  # drop the live objects now
@@ -303,5 +394,15 @@ def _in_jax(filename: str) -> bool:
 _JAX_DIRS = ("/jax/", "/jaxlib/", "\\jax\\", "<frozen ", "/contextlib.py", "/functools.py")
 
 
-def _has_name(fun: Any) -> bool:
-    return isinstance(getattr(fun, "__name__", None), str)
+def _answers_to(miss: _Miss, name: str) -> bool:
+    """Whether JAX's name (``jit(...)`` removed) can be this miss's function."""
+    if miss.fun is None:
+        return miss.function == name
+    own = _fun_name(miss.fun)
+    return own is None or jax_name(own) == name
+
+
+def _top_level() -> bool:
+    from jitscope.jaxcompat.compile_hooks import top_level
+
+    return top_level()

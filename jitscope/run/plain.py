@@ -56,7 +56,7 @@ def plain_summary(record: RunRecord, width: int = PIPE_WIDTH) -> str | None:
            for f in mine for e in record.events):
         return None  # cause lines: rich renders them
     total = record.compile_s
-    recompiles = sum(max(f.events - 1, 0) for f in mine)
+    recompiles = sum(f.recompiles for f in mine)
     lines = [(f"jitscope run: {record.program} {record.outcome} after {fmt_time(record.wall_s)}; "
               f"{sum(f.compiles for f in mine)} compiles of {len(mine)} jitted function{'s' * (len(mine) != 1)} "
               f"({recompiles} recompiles), {fmt_time(total)} tracing and compiling "

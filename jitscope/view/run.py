@@ -96,7 +96,7 @@ def timeline_chart(record: RunRecord) -> Chart:
 
 def headline(record: RunRecord) -> str:
     mine = [f for f in record.functions if f.kind == USER]
-    recompiles = sum(max(f.events - 1, 0) for f in mine)
+    recompiles = sum(f.recompiles for f in mine)
     return (f"{record.program} {record.outcome} after {fmt_duration(record.wall_s)}; "
             f"{sum(f.compiles for f in mine)} compiles of {plural(len(mine), 'jitted function')} "
             f"({recompiles} recompiles), {fmt_duration(record.compile_s)} tracing and compiling "
@@ -109,7 +109,7 @@ def figures(record: RunRecord) -> KeyValues:
     rows = [("program", " ".join([record.program, *record.argv])), ("outcome", record.outcome),
             ("exit code", str(record.exit_code)), ("wall time", fmt_duration(record.wall_s)),
             ("jitted functions", fmt_count(len(mine))), ("compiles", fmt_count(sum(f.compiles for f in mine))),
-            ("recompiles", fmt_count(sum(max(f.events - 1, 0) for f in mine))),
+            ("recompiles", fmt_count(sum(f.recompiles for f in mine))),
             ("tracing and compiling", fmt_duration(record.compile_s)),
             ("share of wall time", fmt_share(record.compile_s, record.wall_s))]
     if internal:

@@ -157,8 +157,9 @@ def test_equinox_filter_jit_of_a_module_method():
     assert _causes(events[1]) == ["self.w: shape (3,) -> (4,)", "x: shape (3,) -> (4,)"]
 
 
+@pytest.mark.models
 def test_flax_nnx_jit():
-    nnx = pytest.importorskip("flax.nnx", reason="flax is not installed (pip install -e '.[test-flax]')")
+    nnx = pytest.importorskip("flax.nnx", reason="flax is not installed (pip install -e '.[test-models]')")
 
     class Linear(nnx.Module):
         def __init__(self):
@@ -183,8 +184,9 @@ def test_flax_nnx_jit():
     assert _causes(events[1]) == ["x: shape (4, 3) -> (5, 3)"]
 
 
+@pytest.mark.models
 def test_flax_linen_jit_is_the_module_method_and_library_jits_are_not_the_users():
-    nn = pytest.importorskip("flax.linen", reason="flax is not installed (pip install -e '.[test-flax]')")
+    nn = pytest.importorskip("flax.linen", reason="flax is not installed (pip install -e '.[test-models]')")
 
     class Dense(nn.Module):
         @nn.compact
@@ -215,8 +217,9 @@ def test_flax_linen_jit_is_the_module_method_and_library_jits_are_not_the_users(
     assert all("flax" not in str(e.defined_at) for e in mine)
 
 
+@pytest.mark.models
 def test_flax_linen_jit_as_a_method_decorator_is_the_method():
-    nn = pytest.importorskip("flax.linen", reason="flax is not installed (pip install -e '.[test-flax]')")
+    nn = pytest.importorskip("flax.linen", reason="flax is not installed (pip install -e '.[test-models]')")
 
     class Dense(nn.Module):
         @nn.jit
