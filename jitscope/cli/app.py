@@ -42,6 +42,18 @@ def report_error(err: JitscopeError) -> None:
 
 def main(argv: list[str] | None = None) -> None:
     """Console-script entry point: run the app, turning JitscopeError into one line and an exit code."""
+    try:
+        _main(argv)
+    except SystemExit as exc:
+        if "jitscope.run.capture" in sys.modules:  # --from-run stopped a program that left threads running
+            from jitscope.run.capture import exit_now_if_program_threads_left
+
+            code = exc.code if isinstance(exc.code, int) else 0 if exc.code is None else 1
+            exit_now_if_program_threads_left(code)
+        raise
+
+
+def _main(argv: list[str] | None) -> None:
     args = sys.argv[1:] if argv is None else argv
     try:
         if args[:1] == ["run"]:

@@ -14,7 +14,10 @@ if TYPE_CHECKING:
 
 from jitscope.cli.options import (
     ArgOpt,
+    CallOpt,
+    ContinueOpt,
     DevicesOpt,
+    FromRunOpt,
     MeshOpt,
     ReportFormat,
     TargetsArg,
@@ -22,6 +25,7 @@ from jitscope.cli.options import (
     enable_x64_if,
     format_option,
     resolve_format,
+    resolve_from_run,
     write_document,
     write_report,
 )
@@ -75,6 +79,9 @@ def bench(
     x64: X64Opt = False,
     devices: DevicesOpt = None,
     mesh: MeshOpt = None,
+    from_run: FromRunOpt = False,
+    call: CallOpt = 1,
+    keep_running: ContinueOpt = False,
 ) -> None:
     """Time TARGET's cold first call (trace, lower, compile, first run) and its cached calls."""
     from jitscope.bench.api import run_bench
@@ -97,7 +104,8 @@ def bench(
     stderr = make_console(stderr=True)
     machine_readable = fmt_name != "text"
     with progress_bar(stderr, "jitscope bench") as progress, user_output_to_stderr(machine_readable):
-        result, failed = run_bench(targets, shapes, static, arg, options=options, save=save, compare=compare,
+        loaded = resolve_from_run(targets, from_run, call, keep_running, flags=(shapes, static, arg))
+        result, failed = run_bench(loaded, shapes, static, arg, options=options, save=save, compare=compare,
                                    fail_if_slower=fail_if_slower, progress=progress, devices=devices, mesh=mesh)
     console = make_console()
     if fmt_name == "json":

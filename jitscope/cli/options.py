@@ -60,6 +60,40 @@ MeshOpt = Annotated[
 ]
 
 
+FromRunOpt = Annotated[
+    bool,
+    typer.Option("--from-run", help="Run the target's own script (or module) as `jitscope run` would, take the "
+                 "real arguments of its call of TARGET (a model, an optimizer state, arrays), then stop it. "
+                 "The program's arguments go after `--`.", show_default=False),
+]
+CallOpt = Annotated[
+    int, typer.Option("--call", min=1, help="With --from-run: which call of TARGET to take (1 = the first).")
+]
+ContinueOpt = Annotated[
+    bool, typer.Option("--continue", help="With --from-run: let the program run to its end after the call is "
+                       "taken (arrays the call donates are copied first).", show_default=False),
+]
+
+
+def resolve_from_run(targets: list[str], from_run: bool, call: int, keep_running: bool,
+                     *, flags: tuple[object, ...] = (), abstract: bool = False) -> list[Any]:
+    """With --from-run, the targets list is TARGET then the program's arguments: run it and return the loaded
+    target (arguments from the call); otherwise the targets unchanged."""
+    from jitscope.errors import UsageError
+
+    if not from_run:
+        if call != 1 or keep_running:
+            raise UsageError("--call and --continue need --from-run")
+        return targets
+    if any(flags):
+        raise UsageError("--from-run takes the arguments from the program",
+                         hint="drop --shapes/--static/--arg, or drop --from-run")
+    from jitscope.run.from_run import FromRun, load_from_run
+
+    handle, _ = load_from_run(targets[0], FromRun(call, keep_running, tuple(targets[1:])), abstract=abstract)
+    return [handle]
+
+
 def enable_x64_if(requested: bool) -> None:
     """Turn on jax_enable_x64 before anything is traced."""
     if requested:

@@ -10,7 +10,10 @@ import typer
 from jitscope.cli.bench import BenchStaticOpt, ShapesListOpt, report_failures
 from jitscope.cli.options import (
     ArgOpt,
+    CallOpt,
+    ContinueOpt,
     DevicesOpt,
+    FromRunOpt,
     MeshOpt,
     ReportFormat,
     TargetsArg,
@@ -18,6 +21,7 @@ from jitscope.cli.options import (
     enable_x64_if,
     format_option,
     resolve_format,
+    resolve_from_run,
     write_document,
     write_report,
 )
@@ -43,6 +47,9 @@ def profile(
     x64: X64Opt = False,
     devices: DevicesOpt = None,
     mesh: MeshOpt = None,
+    from_run: FromRunOpt = False,
+    call: CallOpt = 1,
+    keep_running: ContinueOpt = False,
 ) -> None:
     """Profile TARGET's cached calls and attribute the device time to its source lines."""
     from jitscope.bench.plan import plan_calls
@@ -65,7 +72,8 @@ def profile(
                              trace_out=str(trace_out) if trace_out is not None else None)
     with mesh_scope(devices, mesh), progress_bar(stderr, "jitscope profile") as progress, \
             user_output_to_stderr(fmt_name != "text"):
-        planned = plan_calls(targets, shapes, static, arg)
+        loaded = resolve_from_run(targets, from_run, call, keep_running, flags=(shapes, static, arg))
+        planned = plan_calls(loaded, shapes, static, arg)
         with example_mesh_scope(argset for _, argset in planned):  # the examples' mesh, without --mesh
             report = profile_calls(planned, options, progress)
     if fmt_name == "json":

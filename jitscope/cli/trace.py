@@ -9,7 +9,10 @@ import typer
 
 from jitscope.cli.options import (
     ArgOpt,
+    CallOpt,
+    ContinueOpt,
     DevicesOpt,
+    FromRunOpt,
     MeshOpt,
     ReportFormat,
     ShapesOpt,
@@ -20,6 +23,7 @@ from jitscope.cli.options import (
     format_option,
     is_report_file,
     resolve_format,
+    resolve_from_run,
     write_document,
     write_report,
 )
@@ -67,6 +71,9 @@ def trace(
     x64: X64Opt = False,
     devices: DevicesOpt = None,
     mesh: MeshOpt = None,
+    from_run: FromRunOpt = False,
+    call: CallOpt = 1,
+    keep_running: ContinueOpt = False,
 ) -> None:
     """Trace TARGET with abstract inputs and show its jaxpr, StableHLO, HLO, cost and memory."""
     from jitscope.render.console import make_console
@@ -83,7 +90,8 @@ def trace(
 
     with mesh_scope(devices, mesh), progress_bar(make_console(stderr=True), "jitscope trace") as progress, \
             user_output_to_stderr(fmt_name != "text"):  # stdout is for the document only
-        report, profilers = run_trace(targets, shapes, static, arg, wanted, effects, profile or bool(profile_html),
+        loaded = resolve_from_run(targets, from_run, call, keep_running, flags=(shapes, static, arg), abstract=True)
+        report, profilers = run_trace(loaded, shapes, static, arg, wanted, effects, profile or bool(profile_html),
                                       progress)
     if out is not None and report_file is None:
         write_outputs(report, out, locations=locations, depth=depth)

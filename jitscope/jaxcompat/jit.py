@@ -23,6 +23,9 @@ class JitOptions:
     #: The wrapper's declared ``in_shardings``/``out_shardings`` (live sharding pytrees), None where not given.
     in_shardings: Any = None
     out_shardings: Any = None
+    #: Every leaf that is not an array is static (equinox's filter_jit rule): for a library's own jit
+    #: wrapper called with objects jax.jit cannot take (an equinox module holding its activation).
+    filter_static: bool = False
 
     def with_static_names(self, names: tuple[str, ...]) -> JitOptions:
         merged = tuple(dict.fromkeys(self.static_argnames + names))
@@ -55,6 +58,9 @@ def make_jit(fn: Callable[..., Any], options: JitOptions) -> Any:
     """A fresh ``jax.jit`` wrapper (with its own empty cache) for ``fn``."""
     import jax
 
+    if options.filter_static:
+        return FilteredJit(fn)
+
     shardings = {name: value for name, value in (("in_shardings", options.in_shardings),
                                                   ("out_shardings", options.out_shardings)) if value is not None}
     return jax.jit(
@@ -69,3 +75,75 @@ def make_jit(fn: Callable[..., Any], options: JitOptions) -> Any:
 def cache_size(jitted: Any) -> int | None:
     """Number of compiled entries in a jit wrapper's in-memory cache, where JAX exposes it."""
     return jit_cache_size(jitted)
+
+
+class _Same:
+    """A static leaf compared by identity (functions, modules' non-array fields): hashable whatever it is."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: Any) -> None:
+        self.value = value
+
+    def __hash__(self) -> int:
+        return id(self.value)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Same) and other.value is self.value
+
+
+class FilteredJit:
+    """``jax.jit`` with every non-array leaf of the arguments static, as ``equinox.filter_jit`` does.
+
+    ``__call__``, ``trace`` and ``lower`` take the arguments as the function does; the array leaves
+    become the jitted function's arguments and the rest rides along as one static argument. It
+    returns the list of the output's array leaves: what a trace shows and a timing blocks on.
+    """
+
+    def __init__(self, fn: Callable[..., Any]) -> None:
+        import jax
+
+        self.fn = fn
+        self.__wrapped__ = fn
+        self._jit = jax.jit(self._flat, static_argnums=(0,))
+
+    def _flat(self, static: Any, *dynamic: Any) -> Any:
+        import jax
+
+        treedef, leaves = static
+        it = iter(dynamic)
+        args, kwargs = jax.tree_util.tree_unflatten(treedef, [next(it) if s is None else s.value for s in leaves])
+        # only the outputs' arrays come out (a returned equinox module's functions stay behind)
+        return [leaf for leaf in jax.tree_util.tree_leaves(self.fn(*args, **kwargs)) if _is_array(leaf)]
+
+    def _split(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, list[Any]]:
+        import jax
+
+        leaves, treedef = jax.tree_util.tree_flatten((args, kwargs))
+        arrays = [leaf for leaf in leaves if _is_array(leaf)]
+        static = tuple(None if _is_array(leaf) else _Same(leaf) for leaf in leaves)
+        return (treedef, static), arrays
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        static, arrays = self._split(args, kwargs)
+        return self._jit(static, *arrays)
+
+    def trace(self, *args: Any, **kwargs: Any) -> Any:
+        static, arrays = self._split(args, kwargs)
+        return self._jit.trace(static, *arrays)
+
+    def lower(self, *args: Any, **kwargs: Any) -> Any:
+        static, arrays = self._split(args, kwargs)
+        return self._jit.lower(static, *arrays)
+
+    def _cache_size(self) -> int:
+        size = getattr(self._jit, "_cache_size", None)
+        return int(size()) if callable(size) else 0
+
+
+def _is_array(value: Any) -> bool:
+    import jax
+    import numpy as np
+
+    return isinstance(value, (jax.Array, np.ndarray, jax.ShapeDtypeStruct)) or (
+        hasattr(value, "shape") and hasattr(value, "dtype") and not isinstance(value, type))

@@ -10,14 +10,24 @@ from jitscope.load.specs import ArgSet, ArraySpec, iter_array_specs
 _WIDE = {"float64", "int64", "uint64", "complex128"}
 
 
+def map_containers(tree: Any, leaf_fn: Any) -> Any:
+    """``leaf_fn`` applied below plain dicts, lists, tuples and named tuples (rebuilt as the same type).
+
+    Any other object (an optax state class, a flax FrozenDict or TrainState, an equinox module) is a
+    leaf here, handed to ``leaf_fn`` whole: rebuilding it from its items could break it.
+    """
+    kind = type(tree)
+    if kind is dict:
+        return {k: map_containers(v, leaf_fn) for k, v in tree.items()}
+    if kind is list or kind is tuple:
+        return kind(map_containers(v, leaf_fn) for v in tree)
+    if isinstance(tree, tuple) and hasattr(kind, "_fields"):  # a NamedTuple (optax states)
+        return kind(*(map_containers(v, leaf_fn) for v in tree))
+    return leaf_fn(tree)
+
+
 def _map(tree: Any, leaf_fn: Any) -> Any:
-    if isinstance(tree, ArraySpec):
-        return leaf_fn(tree)
-    if isinstance(tree, dict):
-        return {k: _map(v, leaf_fn) for k, v in tree.items()}
-    if isinstance(tree, (list, tuple)):
-        return type(tree)(_map(v, leaf_fn) for v in tree)
-    return tree
+    return map_containers(tree, lambda leaf: leaf_fn(leaf) if isinstance(leaf, ArraySpec) else leaf)
 
 
 def map_specs(argset: ArgSet, leaf_fn: Any) -> tuple[tuple[Any, ...], dict[str, Any]]:

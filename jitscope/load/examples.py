@@ -30,11 +30,15 @@ EXAMPLES_ATTR = "JITSCOPE_EXAMPLES"
 _KEYS = frozenset({"shapes", "static", "args", "kwargs", "label", "mesh"})
 
 
-def _to_spec(value: Any) -> Any:
-    """Python objects -> spec values: array-likes become ArraySpec; containers recurse."""
-    if isinstance(value, ArraySpec):
-        return value
-    if isinstance(value, str):
+def to_spec(value: Any) -> Any:
+    """Python objects -> spec values: array-likes become ArraySpec; plain containers recurse."""
+    from jitscope.load.abstract import map_containers
+
+    return map_containers(value, _leaf_spec)
+
+
+def _leaf_spec(value: Any) -> Any:
+    if isinstance(value, (ArraySpec, str)):
         return value
     if hasattr(value, "shape") and hasattr(value, "dtype"):
         import numpy as np
@@ -44,10 +48,6 @@ def _to_spec(value: Any) -> Any:
         partition, mesh = partition_of(getattr(value, "sharding", None))
         return ArraySpec(tuple(int(d) for d in value.shape), np.dtype(value.dtype).name,
                          bool(getattr(value, "weak_type", False)), partition, mesh)
-    if isinstance(value, dict):
-        return {k: _to_spec(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return type(value)(_to_spec(v) for v in value)
     return value
 
 
@@ -67,10 +67,10 @@ def parse_example_entry(key: str, entry: Any, source: str = EXAMPLES_ATTR) -> tu
     if unknown:
         raise SpecError(f"{where} has unknown key(s) {sorted(unknown)}; allowed: {sorted(_KEYS)}")
     base = build_argset(shapes=entry["shapes"]) if "shapes" in entry else ArgSet()
-    args = base.args + tuple(_to_spec(a) for a in entry.get("args", ()))
+    args = base.args + tuple(to_spec(a) for a in entry.get("args", ()))
     kwargs = dict(base.kwargs)
     for name, value in dict(entry.get("kwargs", {})).items():
-        spec = _to_spec(value)
+        spec = to_spec(value)
         kwargs[name] = parse_value(spec, f"{where} kwargs {name}") if isinstance(spec, str) else spec
     statics = dict(entry.get("static", {}))
     kwargs.update(statics)

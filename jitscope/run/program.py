@@ -32,6 +32,12 @@ def _hidden(filename: str) -> bool:
     return filename in ("<frozen runpy>", runpy.__file__) or filename.startswith(_JITSCOPE_DIR)
 
 
+class ProgramStopped(BaseException):
+    """Raised inside the program by jitscope to end it early (``--from-run`` once it has its call)."""
+
+    description = "stopped by jitscope at the captured call"
+
+
 @dataclass(frozen=True, slots=True)
 class Program:
     """What to run: a script path or a module name, and its arguments."""
@@ -83,6 +89,8 @@ def run_program(program: Program) -> Outcome:
             runpy.run_path(program.path, run_name="__main__")
     except SystemExit as exc:
         return _exit_outcome(exc.code)
+    except ProgramStopped as exc:
+        return Outcome(0, exc.description)
     except KeyboardInterrupt as exc:
         _print_traceback(exc)
         return Outcome(EXIT_INTERRUPTED, "interrupted (Ctrl-C)")

@@ -37,11 +37,11 @@ def default_calls(target: TargetHandle) -> tuple[ArgSet, ...]:
     )
 
 
-def load_all(texts: list[str], cwd: Path | None = None) -> list[TargetHandle]:
-    """Load every target named on the command line, in order, without duplicates."""
+def load_all(texts: Sequence[str | TargetHandle], cwd: Path | None = None) -> list[TargetHandle]:
+    """Load every target named on the command line, in order, without duplicates (loaded ones pass through)."""
     seen: dict[str, TargetHandle] = {}
     for text in texts:
-        for handle in load_targets(text, cwd):
+        for handle in [text] if isinstance(text, TargetHandle) else load_targets(text, cwd):
             seen.setdefault(handle.name, handle)
     return list(seen.values())
 

@@ -1,0 +1,101 @@
+"""``trace|bench|profile TARGET --from-run``: the target loaded with the arguments of a real call of it.
+
+The program is the target's own script (``path/train.py:train_step``) or module
+(``pkg.train:train_step``, run as ``python -m pkg.train``); ``capture.capture_call`` runs it to
+the wanted call. The result is an ordinary ``TargetHandle`` whose one example is that call, so
+the commands run on it unchanged: ``trace`` traces it (arrays become their abstract values as
+JAX's jit sees them: nothing new is allocated), ``bench`` and ``profile`` time the real arrays.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib.util
+import os
+import sys
+import types
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from jitscope.errors import UsageError
+from jitscope.jaxcompat.jit import JitOptions
+from jitscope.load.specs import ArgSet
+from jitscope.load.target import TargetHandle, split_target
+from jitscope.run.capture import CapturedCall, CaptureResult, capture_call, require_call
+from jitscope.run.program import Program, check_program
+
+
+@dataclass(frozen=True, slots=True)
+class FromRun:
+    """What ``--from-run``, ``--call``, ``--continue`` and the program's arguments ask for."""
+
+    call: int = 1
+    keep_running: bool = False
+    program_args: tuple[str, ...] = ()
+
+
+def program_for(target: str, args: Sequence[str]) -> tuple[Program, str, str]:
+    """The program that defines ``target``, the file whose module binds it, and the attribute path."""
+    head, attr_path = split_target(target)
+    if attr_path == "*":
+        raise UsageError(f"--from-run takes one function, not {target!r}", hint="name it: train.py:train_step")
+    if head.endswith(".py") or "/" in head or os.sep in head:
+        program = Program(head, None, tuple(args))
+        check_program(program)
+        return program, head, attr_path
+    program = Program(None, head, tuple(args))
+    check_program(program)
+    spec = importlib.util.find_spec(head)
+    origin = getattr(spec, "origin", None)
+    if origin is None or not origin.endswith(".py"):
+        raise UsageError(f"{head} has no Python source to run", hint="give the script's path instead")
+    return program, origin, attr_path
+
+
+def load_from_run(target: str, request: FromRun, *, abstract: bool = False) -> tuple[TargetHandle, CaptureResult]:
+    """Run the program to the requested call and return the target loaded with that call's arguments.
+
+    ``abstract`` (trace): the call's arrays become their abstract values (shape, dtype, weak type,
+    sharding), as ``JITSCOPE_EXAMPLES`` arrays do; arrays inside other objects stay as they are.
+    """
+    program, filename, attr_path = program_for(target, request.program_args)
+    result = capture_call(program, filename, attr_path, call=request.call, keep_running=request.keep_running)
+    call = require_call(result, target, request.call)
+    if abstract:
+        from jitscope.load.examples import to_spec
+
+        call = dataclasses.replace(call, args=to_spec(call.args), kwargs=to_spec(call.kwargs))
+    return captured_target(target, filename, attr_path, call), result
+
+
+def captured_target(text: str, filename: str, attr_path: str, call: CapturedCall) -> TargetHandle:
+    """A TargetHandle for the object the program called, with the captured call as its one example."""
+    from jitscope.jaxcompat.jit import unwrap_jit
+
+    unwrapped = unwrap_jit(call.fn)
+    # A library's wrapper (equinox filter_jit, flax nnx.jit) is called as the program called it, inside a
+    # jit that makes its non-array arguments static, as those wrappers do themselves.
+    fn, options = unwrapped if unwrapped is not None else (call.fn, JitOptions(filter_static=True))
+    module = sys.modules.get(getattr(fn, "__module__", "") or "") or types.ModuleType("__main__")
+    if getattr(module, "__file__", None) is None:
+        module.__file__ = filename
+    names = _parameter_names(fn)
+    static = tuple(n for n in _static_names(options, names) if n in call.kwargs or n in names[: len(call.args)])
+    argset = ArgSet(call.args, dict(call.kwargs), static, label=f"call {call.number} of the program")
+    how = f"the arguments of call {call.number}, taken from the running program after {call.seconds:.2f} s"
+    return TargetHandle(text=text, name=text, attr_path=attr_path, fn=fn, original=call.fn, options=options,
+                        module=module, how=how, examples=(argset,))
+
+
+def _parameter_names(fn: object) -> list[str]:
+    import inspect
+
+    try:
+        return list(inspect.signature(fn).parameters)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return []
+
+
+def _static_names(options: JitOptions, names: list[str]) -> tuple[str, ...]:
+    by_number = tuple(names[i] for i in options.static_argnums if 0 <= i < len(names))
+    return tuple(dict.fromkeys(options.static_argnames + by_number))
