@@ -6,8 +6,11 @@ be seen from JAX's side; it is seen from the caller's: the name the function is 
 the program's module (``train_step``, or ``Trainer.step`` for a method) is replaced by a
 ``CallTrap`` that counts calls and hands them on unchanged. The binding is made while the
 module runs (a script defines ``train_step`` and calls it a few lines later), so the module's
-own frame is traced line by line, and only it: ``sys.settrace``'s global hook gives no local
-tracer to any other frame, and is removed as soon as the call is taken. A rebinding
+own frame is watched line by line, and only it: on Python 3.12+ through ``sys.monitoring`` LINE
+events on that one code object (no other code pays anything); on 3.11 through ``sys.settrace``,
+whose global hook gives no local tracer to any other frame but is still called at every Python
+call of the program (``benchmarks/from_run_overhead.py`` measures it). Either is removed as soon
+as the call is taken. A rebinding
 (``train_step = jax.jit(train_step)``) is trapped again on the next line, and a call made while
 JAX traces (the trap wrapped in the program's own ``jit``) is handed on uncounted.
 
@@ -96,6 +99,8 @@ class _Capture:
         self.call: CapturedCall | None = None
         self.start = time.perf_counter()
         self._frames: list[types.FrameType] = []
+        self._tool: int | None = None  # the sys.monitoring tool id, when that is what watches
+        self._codes: list[types.CodeType] = []
 
     # -- the line tracer: the program's module frame only
     def global_hook(self, frame: types.FrameType, event: str, arg: Any) -> Any:
@@ -138,7 +143,51 @@ class _Capture:
         self.call = CapturedCall(fn, args, kwargs, self.seen, time.perf_counter() - self.start)
         self.stop_tracing()
 
+    # -- sys.monitoring (3.12+): PY_START until the module's code starts, then LINE events on it alone
+    def start_monitoring(self) -> bool:
+        monitoring = getattr(sys, "monitoring", None)
+        if monitoring is None:
+            return False
+        for tool in (3, 4, 5):
+            try:
+                monitoring.use_tool_id(tool, "jitscope-from-run")
+            except ValueError:
+                continue
+            self._tool = tool
+            events = monitoring.events
+            monitoring.register_callback(tool, events.PY_START, self._on_start)
+            monitoring.register_callback(tool, events.LINE, self._on_line)
+            monitoring.set_events(tool, events.PY_START)
+            return True
+        return False
+
+    def _on_start(self, code: types.CodeType, offset: int) -> Any:
+        monitoring = sys.monitoring  # type: ignore[attr-defined]  # 3.12+
+        if code.co_name == "<module>" and os.path.abspath(code.co_filename) == self.filename:
+            monitoring.set_events(self._tool, 0)
+            monitoring.set_local_events(self._tool, code, monitoring.events.LINE)
+            self._codes.append(code)
+            return None
+        return monitoring.DISABLE
+
+    def _on_line(self, code: types.CodeType, line: int) -> Any:
+        if self.call is None:
+            self.trap(sys._getframe(1).f_globals)
+        return None
+
     def stop_tracing(self) -> None:
+        if self._tool is not None:
+            monitoring = sys.monitoring  # type: ignore[attr-defined]  # 3.12+
+            for code in self._codes:
+                monitoring.set_local_events(self._tool, code, 0)
+            monitoring.set_events(self._tool, 0)
+            monitoring.register_callback(self._tool, monitoring.events.PY_START, None)
+            monitoring.register_callback(self._tool, monitoring.events.LINE, None)
+            monitoring.free_tool_id(self._tool)
+            monitoring.restart_events()  # the code objects DISABLEd above would stay off for the next user of the id
+            self._tool = None
+            self._codes.clear()
+            return
         sys.settrace(None)
         for frame in self._frames:
             frame.f_trace = None
@@ -150,12 +199,15 @@ def capture_call(program: Program, target_file: str, attr_path: str, *, call: in
     """Run ``program`` until the ``call``-th call of ``attr_path`` bound in ``target_file``'s module."""
     capture = _Capture(os.path.abspath(target_file), attr_path, call, keep_running)
     previous, before = sys.gettrace(), set(threading.enumerate())
-    sys.settrace(capture.global_hook)
+    if not capture.start_monitoring():
+        sys.settrace(capture.global_hook)
     try:
         outcome = run_program(program)
     finally:
+        monitored = capture._tool is not None
         capture.stop_tracing()
-        sys.settrace(previous)
+        if not monitored:
+            sys.settrace(previous)
     _LEFT_RUNNING.extend(t for t in threading.enumerate() if t not in before and not t.daemon and t.is_alive())
     return CaptureResult(capture.call, outcome, capture.seen, time.perf_counter() - capture.start, capture.bound)
 

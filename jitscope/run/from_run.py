@@ -45,7 +45,12 @@ def program_for(target: str, args: Sequence[str]) -> tuple[Program, str, str]:
         return program, head, attr_path
     program = Program(None, head, tuple(args))
     check_program(program)
-    spec = importlib.util.find_spec(head)
+    from pathlib import Path
+
+    from jitscope.load.target import importable
+
+    with importable(Path.cwd()):  # where `python -m` looks first
+        spec = importlib.util.find_spec(head)
     origin = getattr(spec, "origin", None)
     if origin is None or not origin.endswith(".py"):
         raise UsageError(f"{head} has no Python source to run", hint="give the script's path instead")

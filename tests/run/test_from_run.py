@@ -98,3 +98,29 @@ def test_real_training_steps_from_the_running_program(program: str, function: st
     assert benched.returncode == 0, benched.stderr[-2000:]
     row = json.loads(benched.stdout)["rows"][0]
     assert row["cached"]["blocked"]["median"] > 0 and row["cold"]["median"]["compile"] > 0
+
+
+def test_a_module_target_runs_as_python_dash_m() -> None:
+    proc = jitscope("trace", "train:step", "--from-run", "--stages", "jaxpr", "-f", "json", "--", "2")
+    assert proc.returncode == 0, proc.stderr
+    assert arguments(json.loads(proc.stdout))["x"] == ("traced", [8, 4])
+    assert "step 1 done" not in proc.stderr  # stopped at the first call
+
+
+def test_the_watch_is_removed_once_the_call_is_taken() -> None:
+    """After the capture nothing of jitscope's stays in the interpreter: no trace function, no monitoring tool."""
+    from jitscope.run.capture import capture_call
+    from jitscope.run.program import Program
+
+    before = sys.gettrace()
+    cwd = os.getcwd()
+    try:
+        os.chdir(TRAIN.parent)
+        result = capture_call(Program("train.py", None, ("2",)), "train.py", "step", call=1)
+    finally:
+        os.chdir(cwd)
+    assert result.call is not None and result.call.number == 1 and result.outcome.exit_code == 0
+    assert sys.gettrace() is before
+    monitoring = getattr(sys, "monitoring", None)
+    if monitoring is not None:
+        assert all(monitoring.get_tool(tool) != "jitscope-from-run" for tool in range(6))
