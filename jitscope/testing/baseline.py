@@ -1,0 +1,199 @@
+"""Per-test compile baselines: ``--jitscope-save FILE`` and ``--jitscope-compare FILE``.
+
+A baseline holds, per test node id, how many times the test's jitted functions compiled
+(per function too) and the seconds spent tracing, lowering and compiling them. A test
+regresses when it compiles more often than in the baseline (any increase: counts are exact
+once tests are isolated), or when its compile time grew by more than the threshold *and*
+by at least a minimum number of seconds, so a 3 ms compile that takes 5 ms on a noisy CI
+runner does not fail the build. Tests in only one of the two runs never fail. Pure: no jax,
+no pytest.
+"""
+
+from __future__ import annotations
+
+import json
+import platform
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from jitscope.errors import UsageError
+from jitscope.model.common import from_jsonable, to_jsonable
+
+BASELINE_KIND = "jitscope.pytest-compiles"
+#: Version of the baseline document; bump the major number on a breaking change.
+BASELINE_SCHEMA_VERSION = "1.0"
+#: Defaults of --jitscope-compare-threshold and --jitscope-compare-min-seconds.
+DEFAULT_THRESHOLD = 0.25
+DEFAULT_MIN_SECONDS = 0.1
+
+
+@dataclass(frozen=True, slots=True)
+class TestCompiles:
+    """One test's compiles during its call."""
+
+    __test__ = False  # not a test class
+
+    nodeid: str
+    compiles: int
+    compile_s: float  # trace + lower + compile of the test's own jitted functions
+    functions: dict[str, int] = field(default_factory=dict)  # function -> compiles
+
+
+@dataclass(frozen=True, slots=True)
+class CompileBaseline:
+    """The document ``--jitscope-save`` writes."""
+
+    tests: tuple[TestCompiles, ...]
+    environment: dict[str, str] = field(default_factory=dict)  # python, jax and jaxlib versions
+    isolated: bool = True  # whether JAX's caches were cleared before each test (counts independent of order)
+    schema_version: str = BASELINE_SCHEMA_VERSION
+    kind: str = BASELINE_KIND
+
+
+@dataclass(frozen=True, slots=True)
+class Regression:
+    nodeid: str
+    reasons: tuple[str, ...]  # "compiles 1 -> 3 (step 1 -> 3)", "compile time 0.2 s -> 0.5 s (+150%)"
+
+
+@dataclass(frozen=True, slots=True)
+class BaselineComparison:
+    baseline: str  # the file's name, as given
+    threshold: float
+    min_seconds: float
+    compared: int  # tests in both runs
+    regressions: tuple[Regression, ...]
+    new: int  # tests only in this run
+    missing: int  # tests only in the baseline
+    notes: tuple[str, ...] = ()
+
+
+def environment() -> dict[str, str]:
+    """Versions that change what compiles (read from package metadata: jax is not imported)."""
+    from importlib import metadata
+
+    env = {"python": platform.python_version()}
+    for package in ("jax", "jaxlib"):
+        try:
+            env[package] = metadata.version(package)
+        except metadata.PackageNotFoundError:
+            pass
+    return env
+
+
+def make_baseline(tests: Sequence[TestCompiles], *, isolated: bool) -> CompileBaseline:
+    """The document for ``tests``, sorted by node id (the same file whatever order xdist reported them in)."""
+    return CompileBaseline(tuple(sorted(tests, key=lambda t: t.nodeid)), environment(), isolated)
+
+
+def save_baseline(path: Path, baseline: CompileBaseline) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(to_jsonable(baseline), indent=2, allow_nan=False) + "\n")
+
+
+def load_baseline(path: Path) -> CompileBaseline:
+    """Read a ``--jitscope-save`` document; a ``UsageError`` (one line) for anything else."""
+    try:
+        data = json.loads(path.read_text())
+    except OSError as exc:
+        raise UsageError(f"cannot read --jitscope-compare baseline {path}: {exc.strerror or exc}") from None
+    except ValueError as exc:
+        raise UsageError(f"--jitscope-compare baseline {path} is not JSON: {exc}") from None
+    if not isinstance(data, dict) or data.get("kind") != BASELINE_KIND:
+        raise UsageError(f"--jitscope-compare baseline {path} is not a jitscope compile baseline",
+                         hint="write one with pytest --jitscope-save FILE")
+    major = str(data.get("schema_version", "")).split(".")[0]
+    if major != BASELINE_SCHEMA_VERSION.split(".")[0]:
+        raise UsageError(f"--jitscope-compare baseline {path} has schema {data.get('schema_version')}, "
+                         f"this jitscope reads {BASELINE_SCHEMA_VERSION}", hint="save a new baseline")
+    try:
+        return from_jsonable(CompileBaseline, data)
+    except (TypeError, ValueError, KeyError) as exc:
+        raise UsageError(f"--jitscope-compare baseline {path} is malformed: {exc}") from None
+
+
+def parse_fraction(text: str, option: str) -> float:
+    """``"25%"`` or ``"0.25"`` -> 0.25, for ``option``; non-negative."""
+    raw = text.strip()
+    try:
+        value = float(raw[:-1]) / 100 if raw.endswith("%") else float(raw)
+    except ValueError:
+        raise UsageError(f"bad {option} {text!r}", hint="use a percentage like 25%") from None
+    if not value >= 0:
+        raise UsageError(f"{option} must not be negative, got {text!r}")
+    return value
+
+
+def parse_seconds(text: str, option: str) -> float:
+    """``"0.1"``, ``"0.1s"`` or ``"100ms"`` -> seconds, for ``option``; non-negative."""
+    raw = text.strip().lower()
+    scale = 1e-3 if raw.endswith("ms") else 1.0
+    number = raw[:-2] if raw.endswith("ms") else raw.removesuffix("s")
+    try:
+        value = float(number) * scale
+    except ValueError:
+        raise UsageError(f"bad {option} {text!r}", hint="use seconds, like 0.1 or 100ms") from None
+    if not value >= 0:
+        raise UsageError(f"{option} must not be negative, got {text!r}")
+    return value
+
+
+def _fmt_s(seconds: float) -> str:
+    from jitscope.view.format import fmt_duration
+
+    return fmt_duration(seconds)
+
+
+def _regression(test: TestCompiles, base: TestCompiles, threshold: float, min_seconds: float) -> tuple[str, ...]:
+    reasons = []
+    if test.compiles > base.compiles:
+        grown = [f"{name} {base.functions.get(name, 0)} -> {count}" for name, count in sorted(test.functions.items())
+                 if count > base.functions.get(name, 0)]
+        detail = f" ({', '.join(grown)})" if grown else ""
+        reasons.append(f"compiles {base.compiles} -> {test.compiles}{detail}")
+    delta = test.compile_s - base.compile_s
+    if delta > threshold * base.compile_s and delta >= min_seconds:
+        change = f" (+{delta / base.compile_s:.0%})" if base.compile_s > 0 else ""
+        reasons.append(f"compile time {_fmt_s(base.compile_s)} -> {_fmt_s(test.compile_s)}{change}")
+    return tuple(reasons)
+
+
+def compare_baseline(current: CompileBaseline, baseline: CompileBaseline, *, threshold: float = DEFAULT_THRESHOLD,
+                     min_seconds: float = DEFAULT_MIN_SECONDS, name: str = "") -> BaselineComparison:
+    """Which tests of ``current`` compile more often, or for longer, than in ``baseline``."""
+    old = {t.nodeid: t for t in baseline.tests}
+    new = {t.nodeid: t for t in current.tests}
+    regressions = []
+    for nodeid, test in new.items():
+        base = old.get(nodeid)
+        reasons = _regression(test, base, threshold, min_seconds) if base is not None else ()
+        if reasons:
+            regressions.append(Regression(nodeid, reasons))
+    notes = []
+    for key in ("jax", "jaxlib", "python"):
+        was, now = baseline.environment.get(key), current.environment.get(key)
+        if was and now and was != now:
+            notes.append(f"the baseline was taken with {key} {was}, this run has {now}")
+    if baseline.isolated != current.isolated:
+        notes.append("the baseline was taken with JAX's caches " + ("cleared" if baseline.isolated else "kept")
+                     + " before each test, this run " + ("clears" if current.isolated else "keeps") + " them")
+    return BaselineComparison(
+        baseline=name, threshold=threshold, min_seconds=min_seconds, compared=len(set(old) & set(new)),
+        regressions=tuple(regressions), new=len(set(new) - set(old)), missing=len(set(old) - set(new)),
+        notes=tuple(notes),
+    )
+
+
+def render_comparison(comparison: BaselineComparison) -> list[str]:
+    """The lines the terminal summary prints."""
+    rule = (f"more compiles, or compile time +{comparison.threshold:.0%} and at least "
+            f"{_fmt_s(comparison.min_seconds)}")
+    head = (f"{comparison.compared} tests compared with {comparison.baseline} ({rule}): "
+            f"{len(comparison.regressions)} regressed")
+    extra = [f"{n} {what}" for n, what in ((comparison.new, "new"), (comparison.missing, "not run")) if n]
+    lines = [head + (f"; {', '.join(extra)}" if extra else "")]
+    for regression in comparison.regressions:
+        lines.append(f"REGRESSION {regression.nodeid}: {'; '.join(regression.reasons)}")
+    lines += [f"note: {note}" for note in comparison.notes]
+    return lines
