@@ -15,8 +15,10 @@ if TYPE_CHECKING:
 from jitscope.cli.options import (
     ArgOpt,
     CallOpt,
+    CompileOpt,
     ContinueOpt,
     DevicesOpt,
+    FromCaptureOpt,
     FromRunOpt,
     MeshOpt,
     ReportFormat,
@@ -82,6 +84,8 @@ def bench(
     from_run: FromRunOpt = False,
     call: CallOpt = 1,
     keep_running: ContinueOpt = False,
+    from_capture: FromCaptureOpt = None,
+    compile_number: CompileOpt = 1,
 ) -> None:
     """Time TARGET's cold first call (trace, lower, compile, first run) and its cached calls."""
     from jitscope.bench.api import run_bench
@@ -104,7 +108,8 @@ def bench(
     stderr = make_console(stderr=True)
     machine_readable = fmt_name != "text"
     with progress_bar(stderr, "jitscope bench") as progress, user_output_to_stderr(machine_readable):
-        loaded = resolve_from_run(targets, from_run, call, keep_running, flags=(shapes, static, arg))
+        loaded = resolve_from_run(targets, from_run, call, keep_running, flags=(shapes, static, arg),
+                                  capture=from_capture, compile_number=compile_number)
         result, failed = run_bench(loaded, shapes, static, arg, options=options, save=save, compare=compare,
                                    fail_if_slower=fail_if_slower, progress=progress, devices=devices, mesh=mesh)
     console = make_console()

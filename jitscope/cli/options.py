@@ -75,12 +75,34 @@ ContinueOpt = Annotated[
 ]
 
 
+FromCaptureOpt = Annotated[
+    Path | None,
+    typer.Option("--from", help="A folder written by `jitscope run --capture DIR`: call TARGET as the program "
+                 "did when it compiled it (abstract arrays, saved statics), without running the program.",
+                 show_default=False),
+]
+CompileOpt = Annotated[
+    int, typer.Option("--compile", min=1, help="With --from: which saved compile of TARGET to replay (1 = the first).")
+]
+
+
 def resolve_from_run(targets: list[str], from_run: bool, call: int, keep_running: bool,
-                     *, flags: tuple[object, ...] = (), abstract: bool = False) -> list[Any]:
-    """With --from-run, the targets list is TARGET then the program's arguments: run it and return the loaded
-    target (arguments from the call); otherwise the targets unchanged."""
+                     *, flags: tuple[object, ...] = (), abstract: bool = False,
+                     capture: Path | None = None, compile_number: int = 1) -> list[Any]:
+    """Where the call comes from. With --from-run, the targets list is TARGET then the program's arguments: run
+    it and return the loaded target (arguments from the call); with --from DIR, the target loaded with a saved
+    compile's signature as its example; otherwise the targets unchanged."""
     from jitscope.errors import UsageError
 
+    if capture is not None:
+        if from_run or any(flags):
+            raise UsageError("--from takes the arguments from the capture",
+                             hint="drop --from-run/--shapes/--static/--arg, or drop --from")
+        from jitscope.run.replay import load_from_capture
+
+        return [load_from_capture(target, capture, compile_number) for target in targets]
+    if compile_number != 1:
+        raise UsageError("--compile needs --from DIR")
     if not from_run:
         if call != 1 or keep_running:
             raise UsageError("--call and --continue need --from-run")

@@ -11,8 +11,10 @@ from jitscope.cli.bench import BenchStaticOpt, ShapesListOpt, report_failures
 from jitscope.cli.options import (
     ArgOpt,
     CallOpt,
+    CompileOpt,
     ContinueOpt,
     DevicesOpt,
+    FromCaptureOpt,
     FromRunOpt,
     MeshOpt,
     ReportFormat,
@@ -50,6 +52,8 @@ def profile(
     from_run: FromRunOpt = False,
     call: CallOpt = 1,
     keep_running: ContinueOpt = False,
+    from_capture: FromCaptureOpt = None,
+    compile_number: CompileOpt = 1,
 ) -> None:
     """Profile TARGET's cached calls and attribute the device time to its source lines."""
     from jitscope.bench.plan import plan_calls
@@ -72,7 +76,8 @@ def profile(
                              trace_out=str(trace_out) if trace_out is not None else None)
     with mesh_scope(devices, mesh), progress_bar(stderr, "jitscope profile") as progress, \
             user_output_to_stderr(fmt_name != "text"):
-        loaded = resolve_from_run(targets, from_run, call, keep_running, flags=(shapes, static, arg))
+        loaded = resolve_from_run(targets, from_run, call, keep_running, flags=(shapes, static, arg),
+                                  capture=from_capture, compile_number=compile_number)
         planned = plan_calls(loaded, shapes, static, arg)
         with example_mesh_scope(argset for _, argset in planned):  # the examples' mesh, without --mesh
             report = profile_calls(planned, options, progress)

@@ -46,6 +46,10 @@ def run(
         "an --out FILE with no known suffix gets JSON, as it always did")] = None,
     out: Annotated[Path | None, typer.Option(help="Write the report to this file (the suffix picks the format); "
                                              "the text summary still goes to stderr.", show_default=False)] = None,
+    capture: Annotated[Path | None, typer.Option(
+        help="Save every compile's abstract signature (shapes, dtypes, weak types, pytree structure, static "
+        "values) to this folder, to replay later with trace/bench/profile TARGET --from DIR (no program run).",
+        show_default=False)] = None,
 ) -> None:
     """Run a Python program (like 'python SCRIPT ARGS' or 'python -m MODULE ARGS') and report every
     jit compile, with the cause of every recompile. stdout is the program's: jitscope writes to stderr
@@ -53,7 +57,8 @@ def run(
     options = RunOptions(program=tuple(program or ()), module=module, log=log.value, effects=effects,
                          max_compiles=max_compiles, fail_on_recompile=fail_on_recompile,
                          max_compile_time=max_compile_time, fmt=fmt.value if fmt is not None else None,
-                         out=str(out) if out is not None else None)
+                         out=str(out) if out is not None else None,
+                         capture=str(capture) if capture is not None else None)
     raise typer.Exit(run_command(options))
 
 

@@ -10,8 +10,10 @@ import typer
 from jitscope.cli.options import (
     ArgOpt,
     CallOpt,
+    CompileOpt,
     ContinueOpt,
     DevicesOpt,
+    FromCaptureOpt,
     FromRunOpt,
     MeshOpt,
     ReportFormat,
@@ -74,6 +76,8 @@ def trace(
     from_run: FromRunOpt = False,
     call: CallOpt = 1,
     keep_running: ContinueOpt = False,
+    from_capture: FromCaptureOpt = None,
+    compile_number: CompileOpt = 1,
 ) -> None:
     """Trace TARGET with abstract inputs and show its jaxpr, StableHLO, HLO, cost and memory."""
     from jitscope.render.console import make_console
@@ -90,7 +94,8 @@ def trace(
 
     with mesh_scope(devices, mesh), progress_bar(make_console(stderr=True), "jitscope trace") as progress, \
             user_output_to_stderr(fmt_name != "text"):  # stdout is for the document only
-        loaded = resolve_from_run(targets, from_run, call, keep_running, flags=(shapes, static, arg), abstract=True)
+        loaded = resolve_from_run(targets, from_run, call, keep_running, flags=(shapes, static, arg),
+                                  capture=from_capture, compile_number=compile_number, abstract=True)
         report, profilers = run_trace(loaded, shapes, static, arg, wanted, effects, profile or bool(profile_html),
                                       progress)
     if out is not None and report_file is None:

@@ -248,7 +248,10 @@ class _Walker:
         for i, var in enumerate(constvars):
             if consts is not None and i < len(consts):
                 value = consts[i]
-                nbytes = getattr(value, "nbytes", None)
+                try:
+                    nbytes = getattr(value, "nbytes", None)
+                except NotImplementedError:  # a typed PRNG key array has no byte size before JAX 0.5
+                    nbytes = None
                 const_recs.append(
                     ConstRecord(var.name, var.aval, int(nbytes or var.aval.nbytes or 0), self.origin(value))
                 )

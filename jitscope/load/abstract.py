@@ -27,7 +27,12 @@ def map_containers(tree: Any, leaf_fn: Any) -> Any:
 
 
 def _map(tree: Any, leaf_fn: Any) -> Any:
-    return map_containers(tree, lambda leaf: leaf_fn(leaf) if isinstance(leaf, ArraySpec) else leaf)
+    """``leaf_fn`` on every ArraySpec, also inside registered pytree nodes (an optax state, an equinox module
+    rebuilt from a capture): JAX's own tree walk, with the specs as leaves."""
+    import jax
+
+    return jax.tree_util.tree_map(lambda leaf: leaf_fn(leaf) if isinstance(leaf, ArraySpec) else leaf, tree,
+                                  is_leaf=lambda leaf: isinstance(leaf, ArraySpec))
 
 
 def map_specs(argset: ArgSet, leaf_fn: Any) -> tuple[tuple[Any, ...], dict[str, Any]]:

@@ -37,6 +37,7 @@ class RunOptions:
     max_compile_time: float | None = None
     fmt: str | None = None  # None: what the --out suffix says (see report_format)
     out: str | None = None
+    capture: str | None = None  # a folder for every compile's signature (--capture)
 
     def report_format(self) -> str:
         """``--format``, else the ``--out`` suffix's format, else JSON for any other ``--out`` (what
@@ -53,7 +54,8 @@ class RunOptions:
 
 #: Options that take a value, by every spelling, to RunOptions' field.
 _VALUED = {"-m": "module", "--log": "log", "--max-compiles": "max_compiles",
-           "--max-compile-time": "max_compile_time", "--format": "fmt", "-f": "fmt", "--out": "out"}
+           "--max-compile-time": "max_compile_time", "--format": "fmt", "-f": "fmt", "--out": "out",
+           "--capture": "capture"}
 _FLAGS = {"--effects": ("effects", True), "--no-effects": ("effects", False),
           "--fail-on-recompile": ("fail_on_recompile", True),
           "--no-fail-on-recompile": ("fail_on_recompile", False)}
@@ -138,7 +140,12 @@ def run_command(options: RunOptions) -> int:
         check_program(target)
         logger = _EventLogger(options.log)
         gates = Gates(options.max_compiles, options.fail_on_recompile, options.max_compile_time)
-    record = run_observed(target, effects=options.effects, gates=gates, on_event=logger)
+    capture = None
+    if options.capture is not None:
+        from pathlib import Path
+
+        capture = Path(options.capture).resolve()  # before the program can change the working directory
+    record = run_observed(target, effects=options.effects, gates=gates, on_event=logger, capture=capture)
     with collector_paused():
         from jitscope.run.report import report
 

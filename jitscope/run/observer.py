@@ -73,6 +73,7 @@ class _Miss:
     effects: tuple[EffectRecord, ...] = ()
     error: str | None = None
     jax_name: str = ""  # as JAX's phase events name it
+    call: Any = None  # the UserCall: the user's function and arguments (a handle)
     #: Made while an earlier miss on the thread was being lowered (a lowering rule tracing a helper):
     #: part of that lowering, never compiled on its own, so never the owner of an unnamed phase.
     nested: bool = False
@@ -115,9 +116,12 @@ class RunObserver:
 
     def __init__(self, *, effects: bool = True, is_user_file: IsUserFile = default_is_user_file,
                  on_event: Callable[[CompileEvent], None] | None = None,
-                 clock: Callable[[], float] = time.perf_counter) -> None:
+                 clock: Callable[[], float] = time.perf_counter,
+                 on_compile: Callable[[CompileEvent, Any], None] | None = None) -> None:
         self.effects = effects
         self.on_event = on_event
+        #: Told of each compile of the user's functions with the live ``UserCall`` (``run --capture``).
+        self.on_compile = on_compile
         self.events: list[CompileEvent] = []
         self.notes: list[str] = []
         self._clock = clock
@@ -305,7 +309,7 @@ class RunObserver:
         from jitscope.run.wrappers import user_call
 
         call = user_call(miss.fun, miss.jit_info, tuple(miss.args), dict(miss.kwargs))
-        miss.user_fun, miss.via = call.fun, call.via
+        miss.user_fun, miss.via, miss.call = call.fun, call.via, call
         inner = unwrap_function(call.fun)
         code = getattr(inner, "__code__", None)
         miss.function = getattr(inner, "__qualname__", None) or getattr(call.fun, "__name__", None) or repr(inner)
@@ -382,7 +386,9 @@ class RunObserver:
                 jax_name=miss.jax_name or (_fun_name(miss.fun) or "" if miss.fun is not None else miss.function),
             )
             self.events.append(event)
-        miss.fun = miss.args = miss.kwargs = miss.jit_info = miss.user_fun = None  # drop the live objects now
+        if self.on_compile is not None and event.compiled and event.kind == USER and miss.call is not None:
+            self.on_compile(event, miss.call)
+        miss.fun = miss.args = miss.kwargs = miss.jit_info = miss.user_fun = miss.call = None  # drop them now
         if self.on_event is not None:
             self.on_event(event)
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import sys
 from collections.abc import Callable, Iterator
+from pathlib import Path
 
 from jitscope.model.run import CompileEvent, RunRecord
 from jitscope.run.collector import collector_paused
@@ -39,9 +40,17 @@ def observing(observer: RunObserver) -> Iterator[list[str]]:
 
 
 def run_observed(program: Program, *, effects: bool = True, gates: Gates | None = None,
-                 on_event: Callable[[CompileEvent], None] | None = None) -> RunRecord:
-    """Run ``program`` with the observer installed; the record is built even when the program fails."""
-    observer = RunObserver(effects=effects, on_event=on_event)
+                 on_event: Callable[[CompileEvent], None] | None = None, capture: Path | None = None) -> RunRecord:
+    """Run ``program`` with the observer installed; the record is built even when the program fails.
+
+    ``capture``: a folder to write every compile's abstract signature to (``run/signature.py``).
+    """
+    writer = None
+    if capture is not None:
+        from jitscope.run.signature import CaptureWriter
+
+        writer = CaptureWriter(capture)
+    observer = RunObserver(effects=effects, on_event=on_event, on_compile=writer)
     outcome = Outcome(1, "did not run")
     with observing(observer) as notes:
         outcome = run_program(program)  # the collector as the program sets it; jitscope's own work pauses it
@@ -51,6 +60,9 @@ def run_observed(program: Program, *, effects: bool = True, gates: Gates | None 
         functions = summarize(events)
         # the imported module's own version (importlib.metadata costs ~20 ms of imports at exit)
         jax_version = getattr(sys.modules.get("jax"), "__version__", None)
+        if writer is not None:
+            writer.write(program.display, program.args, jax_version)
+            notes.append(f"{len(writer.calls)} compile signature(s) captured in {writer.directory}")
         return RunRecord(
             program=program.display, argv=program.args, exit_code=outcome.exit_code,
             outcome=outcome.description, wall_s=round(wall, 6), events=events, functions=functions,
