@@ -66,6 +66,7 @@ def _load(path: Path) -> dict[str, Any]:
     return document
 
 
+@pytest.mark.models
 def test_jit_bench_on_an_equinox_step_with_an_optax_state(pytester: pytest.Pytester) -> None:
     pytest.importorskip("equinox")
     pytest.importorskip("optax")
@@ -89,6 +90,7 @@ def test_jit_bench_on_an_equinox_step_with_an_optax_state(pytester: pytest.Pytes
     assert "    1 compiles" in section and "total: 1 compiles" in section
 
 
+@pytest.mark.models
 def test_jit_bench_on_a_flax_nnx_step(pytester: pytest.Pytester) -> None:
     pytest.importorskip("flax.nnx")
     pytest.importorskip("optax")
