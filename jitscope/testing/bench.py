@@ -10,6 +10,9 @@ What is jitted: a ``jax.jit`` wrapper's own function and options (static and don
 arguments, shardings); anything else (an ``equinox.filter_jit`` or ``nnx.jit`` wrapper, a
 plain function) inside a jit that makes every non-array leaf static, as ``equinox.filter_jit``
 does, which is also how ``--from-run`` benchmarks a captured call.
+
+The cold calls clear JAX's in-memory caches: what the test compiled before ``jit_bench`` compiles
+again if the test calls it afterwards (``jit_bench``'s own compiles are not charged to the test).
 """
 
 from __future__ import annotations
