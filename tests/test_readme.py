@@ -33,6 +33,11 @@ SKIPPED = {
     r"\bvenv\b|\bactivate\b": "sets up a virtual environment",
 }
 
+#: Commands on real models need those libraries (the `test-models` extra): skipped where they are absent.
+REQUIRES: dict[str, tuple[str, ...]] = {
+    "examples/gpt_nnx.py": ("flax", "optax"),
+}
+
 #: Commands whose documented outcome is not exit code 0 (substring -> the codes allowed).
 EXIT_CODES: dict[str, tuple[int, ...]] = {
     "static_args.py:conditional_double": (1,),  # the explained tracing failure
@@ -171,8 +176,18 @@ def workdir(tmp_path: Path) -> Path:
     return work
 
 
-@pytest.mark.parametrize("block", BLOCKS, ids=[f"L{b[0].block}:{b[0].text[:50]}" for b in BLOCKS])
+def _needs_models(block: list[Command]) -> bool:
+    return any(key in command.text for command in block for key in REQUIRES)
+
+
+@pytest.mark.parametrize("block", [pytest.param(b, marks=[pytest.mark.models] if _needs_models(b) else [])
+                                   for b in BLOCKS], ids=[f"L{b[0].block}:{b[0].text[:50]}" for b in BLOCKS])
 def test_readme_block_runs_as_documented(block: list[Command], workdir: Path) -> None:
+    for command in block:
+        for key, libraries in REQUIRES.items():
+            if key in command.text:
+                for library in libraries:
+                    pytest.importorskip(library, reason=f"{library} is not installed (.[test-models])")
     bindir = str(Path(sys.executable).parent)
     env = {**os.environ, "PATH": bindir + os.pathsep + os.environ.get("PATH", ""), "NO_COLOR": "1", "COLUMNS": "100"}
     env.pop("FORCE_COLOR", None)

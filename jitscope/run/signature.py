@@ -52,6 +52,10 @@ def _leaf(value: Any) -> dict[str, Any]:
     shape = getattr(value, "shape", None)
     dtype = getattr(value, "dtype", None)
     if shape is not None and dtype is not None and not isinstance(value, type):
+        import jax
+
+        # as JAX sees it: a NumPy int64 array is int32 to jit when x64 is off
+        dtype = jax.dtypes.canonicalize_dtype(dtype) if aval is None else dtype
         return {"array": {"shape": [int(d) for d in shape], "dtype": np.dtype(dtype).name,
                           "weak_type": bool(getattr(aval, "weak_type", False))}}
     saved = _pickled(value)
