@@ -32,7 +32,8 @@ _INSTALLED_DIR_NAMES: frozenset[str] = frozenset({"site-packages", "dist-package
 def library_prefixes() -> tuple[str, ...]:
     """Directories whose files are not user code (computed once: it depends only on the interpreter)."""
     roots: set[str] = set()
-    for key in ("stdlib", "platstdlib", "purelib", "platlib"):
+    # "scripts": console scripts such as jitscope's own entry point (bin/jitscope), never the user's lines
+    for key in ("stdlib", "platstdlib", "purelib", "platlib", "scripts"):
         path = sysconfig.get_paths().get(key)
         if path:
             roots.add(path)
