@@ -27,12 +27,21 @@ def map_containers(tree: Any, leaf_fn: Any) -> Any:
 
 
 def _map(tree: Any, leaf_fn: Any) -> Any:
-    """``leaf_fn`` on every ArraySpec, also inside registered pytree nodes (an optax state, an equinox module
-    rebuilt from a capture): JAX's own tree walk, with the specs as leaves."""
-    import jax
+    """``leaf_fn`` on every ArraySpec: plain containers keep their order (a dict as the user wrote it), and
+    inside registered pytree nodes (an optax state, an equinox module rebuilt from a capture) JAX's own tree
+    walk reaches the specs."""
 
-    return jax.tree_util.tree_map(lambda leaf: leaf_fn(leaf) if isinstance(leaf, ArraySpec) else leaf, tree,
-                                  is_leaf=lambda leaf: isinstance(leaf, ArraySpec))
+    def leaf(value: Any) -> Any:
+        if isinstance(value, ArraySpec):
+            return leaf_fn(value)
+        if value is None or isinstance(value, (bool, int, float, complex, str)):
+            return value
+        import jax
+
+        return jax.tree_util.tree_map(lambda x: leaf_fn(x) if isinstance(x, ArraySpec) else x, value,
+                                      is_leaf=lambda x: isinstance(x, ArraySpec))
+
+    return map_containers(tree, leaf)
 
 
 def map_specs(argset: ArgSet, leaf_fn: Any) -> tuple[tuple[Any, ...], dict[str, Any]]:
