@@ -17,6 +17,10 @@ trace = ["mypkg.model:*"]          # also trace these (jitscope lint --trace), u
 [tool.jitscope.lint.per-file-ignores]
 "tests/*" = ["JS101"]
 ```
+
+``[tool.jitscope] source = ["src", "scripts"]`` names the folders (relative to the pyproject.toml) whose
+files are the user's code for ``jitscope trace``'s per-line annotations and summary (default: the
+target's own package or folder).
 """
 
 from __future__ import annotations
@@ -78,6 +82,8 @@ class JitscopeConfig:
     root: Path
     raw: Mapping[str, Any] = field(default_factory=lambda: _EMPTY)
     lint: LintConfig = field(default_factory=LintConfig)
+    #: ``[tool.jitscope] source``: the folders of the user's own code, resolved against ``root``; () when unset.
+    source: tuple[Path, ...] = ()
 
     def section(self, name: str) -> Mapping[str, Any]:
         """The raw ``[tool.jitscope.<name>]`` table (empty when absent)."""
@@ -128,7 +134,17 @@ def load_config(start: Path, explicit: Path | None = None) -> JitscopeConfig:
         root=path.parent,
         raw=MappingProxyType(dict(table)),
         lint=parse_lint_config(lint_table, str(path)),
+        source=_source_dirs(table, path),
     )
+
+
+def _source_dirs(table: Mapping[str, Any], path: Path) -> tuple[Path, ...]:
+    value = table.get("source", ())
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, (list, tuple)) or not all(isinstance(v, str) for v in value):
+        raise ConfigError(f"{path}: [tool.jitscope] 'source' must be a list of folders (strings)")
+    return tuple((path.parent / v).resolve() for v in value)
 
 
 def parse_lint_config(table: Mapping[str, Any], where: str = PYPROJECT) -> LintConfig:

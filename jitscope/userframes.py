@@ -100,6 +100,70 @@ def user_frames(tb: traceback.StackSummary) -> list[traceback.FrameSummary]:
     return [frame for frame in tb if is_user_file(frame.filename)]
 
 
+def project_file_predicate(roots: Iterable[str | os.PathLike[str]]) -> IsUserFile:
+    """The user's code as ``jitscope trace`` sees it: real files under ``roots`` (their project's folders).
+
+    Unlike :func:`user_file_predicate`, a project installed into site-packages still counts (its roots
+    say where it is); JAX's and jitscope's own files never do. Cached per file name.
+    """
+    resolved = tuple(os.path.join(os.path.realpath(os.fspath(root)), "") for root in roots)
+    own = _own_package_dirs()
+
+    @functools.cache
+    def is_project_file(filename: str) -> bool:
+        if not filename or filename.startswith("<"):
+            return False
+        real = os.path.realpath(filename)
+        return real.startswith(resolved) and not real.startswith(own) and not filename.startswith(own)
+
+    return is_project_file
+
+
+def _own_package_dirs() -> tuple[str, ...]:
+    """The folders of jitscope and of the loaded ``_LIBRARY_PACKAGES`` (JAX, NumPy...): never the user's code."""
+    dirs = {str(Path(__file__).resolve().parent)}
+    for name in _LIBRARY_PACKAGES:
+        module_file = getattr(sys.modules.get(name), "__file__", None)
+        if module_file:
+            dirs.add(os.path.realpath(os.path.dirname(module_file)))
+    return tuple(os.path.join(d, "") for d in dirs)
+
+
+@functools.cache
+def _stdlib_prefixes() -> tuple[str, ...]:
+    paths = sysconfig.get_paths()
+    roots = {paths[key] for key in ("stdlib", "platstdlib") if paths.get(key)}
+    roots |= {os.path.realpath(root) for root in roots}
+    return tuple(os.path.join(root, "") for root in roots)
+
+
+def is_stdlib_file(filename: str) -> bool:
+    """True for the standard library's files (not its site-packages) and pseudo-files such as ``<string>``."""
+    if not filename or filename.startswith("<"):
+        return True
+    return filename.startswith(_stdlib_prefixes()) and not _is_under_library(filename, ())
+
+
+def library_path(filename: str) -> str:
+    """How a library file reads in an annotation: below its site-packages (``flax/nnx/nn/attention.py``),
+    else relative to the current directory when below it, else as given."""
+    parts = Path(filename).parts
+    for i in range(len(parts) - 1, -1, -1):
+        if parts[i] in _INSTALLED_DIR_NAMES:
+            return "/".join(parts[i + 1 :])
+    for prefix in _stdlib_prefixes():
+        if filename.startswith(prefix):
+            return filename[len(prefix) :]
+    return display_path(filename)
+
+
+def library_call_name(file: str, function: str) -> tuple[str, str]:
+    """(``flax``, ``MultiHeadAttention``): a library function's top package, and its name (``<locals>.`` and
+    a module's ``.__call__`` dropped), as a folded jaxpr line and the per-line summary name a library call."""
+    package = library_path(file).split("/", 1)[0].removesuffix(".py")
+    return package, function.replace("<locals>.", "").removesuffix(".__call__")
+
+
 def display_path(filename: str) -> str:
     """``filename`` relative to the current directory when it is below it, as users typed it."""
     try:

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from enum import Enum
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, cast
 
 import typer
 
@@ -35,8 +36,15 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from jitscope.model.trace import TraceRecord
+    from jitscope.render.jaxpr_layout import LocationsMode
 
 ALL_STAGES = ("jaxpr", "stablehlo", "hlo", "cost", "memory")
+
+
+class LocationsChoice(str, Enum):
+    full = "full"
+    user = "user"
+    none = "none"
 
 
 def parse_stages(text: str) -> tuple[str, ...]:
@@ -58,8 +66,16 @@ def trace(
         min=0, help="Levels of nested jaxprs (scan/while/cond bodies, inner jit) to show; deeper ones collapse to "
         "<jaxpr: N eqns collapsed>. 0 collapses every nested jaxpr, 1 shows a scan body but collapses what is "
         "nested in it. Default: show all.", show_default=False)] = None,
-    locations: Annotated[bool, typer.Option("--locations/--no-locations",
-                                            help="Annotate each equation with your file:line.")] = True,
+    locations: Annotated[LocationsChoice, typer.Option(
+        "--locations", help="Annotate each equation with your file:line: full (and the library line it called "
+        "into: gpt.py:17 <- flax/nnx/nn/attention.py:288), user (your line only) or none.")] = LocationsChoice.full,
+    no_locations: Annotated[bool, typer.Option("--no-locations", hidden=True,
+                                               help="The same as --locations none.")] = False,
+    fold_libraries: Annotated[bool | None, typer.Option(
+        "--fold-libraries/--no-fold-libraries", help="Show each call into a library (an optax update, a flax "
+        "attention block) as one line under your line, and shorten long variable lists. Default: on for a "
+        "terminal when the jaxpr is longer than a screenful, and in HTML (where each fold opens).",
+        show_default=False)] = None,
     effects: Annotated[bool, typer.Option("--effects/--no-effects",
                                           help="Watch for trace-time side effects.")] = True,
     out: Annotated[Path | None, typer.Option(
@@ -98,8 +114,9 @@ def trace(
                                   capture=from_capture, compile_number=compile_number, abstract=True)
         report, profilers = run_trace(loaded, shapes, static, arg, wanted, effects, profile or bool(profile_html),
                                       progress)
+    where = cast("LocationsMode", "none" if no_locations else locations.value)
     if out is not None and report_file is None:
-        write_outputs(report, out, locations=locations, depth=depth)
+        write_outputs(report, out, locations=where, depth=depth, fold=bool(fold_libraries))
     if fmt_name == "json":
         from jitscope.render.json import dumps
 
@@ -107,13 +124,29 @@ def trace(
     else:
         from jitscope.view.trace import trace_document
 
-        document = trace_document(report, stages=wanted, locations=locations, depth=depth, linked=fmt_name != "text")
+        fold = fold_libraries if fold_libraries is not None else _fold_by_default(report.traces, fmt_name, report_file)
+        document = trace_document(report, stages=wanted, locations=where, depth=depth, linked=fmt_name != "text",
+                                  fold=fold, expandable=fmt_name == "html")
         write_document(document, fmt_name, report_file)
     if profilers:
         from jitscope.render.profile import show_profiles
 
         show_profiles(profilers, html=profile_html, console=make_console(stderr=fmt_name != "text"))
     failed_calls(report.traces)
+
+
+def _fold_by_default(records: Sequence[TraceRecord], fmt_name: str, report_file: Path | None) -> bool:
+    """Fold library code in HTML (each fold opens there), and on a terminal when a jaxpr is longer than a
+    screenful; text piped or written to a file stays whole, as JAX prints it."""
+    if fmt_name == "html":
+        return True
+    if fmt_name != "text" or report_file is not None:
+        return False
+    from jitscope.render.console import make_console
+
+    console = make_console()
+    return console.is_terminal and any(r.summary is not None and r.summary.n_eqns_total > console.height
+                                       for r in records)
 
 
 def failed_calls(records: Sequence[TraceRecord]) -> None:

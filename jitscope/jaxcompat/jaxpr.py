@@ -30,6 +30,7 @@ from jitscope.model.jaxpr import (
     LiteralRecord,
     VarRecord,
 )
+from jitscope.userframes import IsUserFile, default_is_user_file, is_stdlib_file
 
 _TYPES = jaxpr_types()
 ClosedJaxpr = _TYPES.closed_jaxpr  # the same class as Jaxpr on JAX 0.12+, which merged them
@@ -37,6 +38,16 @@ Jaxpr = _TYPES.jaxpr
 Literal = _TYPES.literal
 DropVar = _TYPES.drop_var
 _SOURCE_INFO = source_info_hooks()
+
+#: (the user's line, the innermost library line, the library function the user's line called).
+Origin = tuple[Location | None, Location | None, Location | None]
+_NO_ORIGIN: Origin = (None, None, None)
+#: JAX's own libraries of composite functions (``jax.nn.gelu``, ``jax.random.normal``): a call into them is
+#: a library call like flax's, folded under the user's line; ``jnp`` and ``lax`` are the user's own ops.
+_JAX_LIBRARIES = tuple(os.sep.join(("", "jax", "_src", name)) for name in ("nn" + os.sep, "random.py", "scipy" + os.sep,
+                                                                          "image" + os.sep))
+#: What a code object on an equation's stack is (``_Walker.code_kind``).
+_SKIP, _USER, _LIBRARY, _JIT_BOUNDARY = range(4)
 
 #: jitscope's own frames (its tracer calls the user's function) are never "the user's line".
 _JITSCOPE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
@@ -51,7 +62,8 @@ def _same_names_inside() -> frozenset[str]:
 
 
 class _Walker:
-    def __init__(self, const_origins: dict[int, str], shared: dict[int, str], unused: set[int]) -> None:
+    def __init__(self, const_origins: dict[int, str], shared: dict[int, str], unused: set[int],
+                 is_user_file: IsUserFile) -> None:
         self.const_origins = const_origins
         #: id() of top-level outputs nobody reads: named ``_`` as JAX prints them.
         self.unused = unused
@@ -61,17 +73,17 @@ class _Walker:
         self.vars: dict[int, VarRecord] = {}
         self.avals: dict[int, AvalRecord] = {}
         self.aval_keys: dict[Any, AvalRecord] = {}
-        #: id(traceback) -> (the user's location, whether a jit's tracing frame lies inside it)
-        self.tracebacks: dict[int, tuple[Location | None, bool]] = {}
-        self.jit_trace_codes: set[int] = set()
+        self.is_user_file = is_user_file
+        #: id(traceback) -> what ``classify`` found in it
+        self.tracebacks: dict[int, tuple[Location | None, Location | None, Location | None, bool]] = {}
+        #: id(code) -> _USER, _LIBRARY, _SKIP or _JIT_BOUNDARY
+        self.code_kinds: dict[int, int] = {}
         self.code_locations: dict[tuple[int, int], Location] = {}
-        self.user_codes: set[int] = set()
-        self.not_user_codes: set[int] = set()
         self.effects: dict[int, str] = {}
         self.done: dict[int, JaxprRecord] = {}
         self.literals: dict[tuple[str, int], LiteralRecord] = {}
-        #: Location of the equation whose nested jaxpr is being walked (see ``jaxpr``).
-        self.call_site: Location | None = None
+        #: Origin of the equation whose nested jaxpr is being walked (see ``jaxpr``).
+        self.call_site: Origin | None = None
         #: Constants found as literals in the jaxpr being walked (see ``literal``).
         self.literal_consts: list[ConstRecord] = []
         #: id(var) -> name to reuse: a jit's inner variables take the names of the call's operands.
@@ -183,52 +195,66 @@ class _Walker:
 
     # -- locations
 
-    def location(self, source_info: Any) -> Location | None:
-        """The user's line of an equation; inside a nested jaxpr, the call site when that is surer.
+    def eqn_origin(self, source_info: Any) -> Origin:
+        """(the user's line, the innermost library line, the library call) of an equation.
 
-        A user frame found outside the frame where JAX traced a jit's body is the jit's first
-        caller, not this equation's line, and JAX reuses that jaxpr for later callers.
+        Inside a nested jaxpr, frames past the one where JAX traced a jit's body belong to the
+        jit's first caller, not to this equation (JAX reuses that jaxpr for later callers): the
+        enclosing equation's origin stands in for them.
         """
         tb = getattr(source_info, "traceback", None)
+        site = self.call_site
         if tb is None:
-            return None
+            return site or _NO_ORIGIN
         key = id(tb)
         found = self.tracebacks.get(key)
         if found is None:
-            found = self.tracebacks[key] = self.user_location(tb)
-        loc, outside_jit = found
-        if outside_jit and self.call_site is not None:
-            return self.call_site
-        return loc
+            found = self.tracebacks[key] = self.classify(tb)
+        user, inner, outer, outside_jit = found
+        if site is not None and (user is None or outside_jit):
+            if inner is None:
+                return site
+            return (site[0], inner, site[2] or outer)
+        return (user, inner, outer)
 
-    def user_location(self, tb: Any) -> tuple[Location | None, bool]:
-        loc = None
-        outside_jit = False
-        jit_codes = self.jit_trace_codes
+    def classify(self, tb: Any) -> tuple[Location | None, Location | None, Location | None, bool]:
+        """(user frame, innermost library frame, outermost library frame before it, crossed a jit boundary)."""
         try:
             codes, lastis = tb.raw_frames()
         except Exception:  # noqa: BLE001 - a missing location must never break tracing
             codes, lastis = [], []
-        # Innermost first, like source_info_util.user_frame, but skipping jitscope's own frames.
-        # Keyed by id(): hashing a code object hashes its contents, and there are ~10 per equation.
-        not_user, user = self.not_user_codes, self.user_codes
+        kinds = self.code_kinds
+        inner = outer = named = None
+        outside_jit = False
+        # Innermost first. Keyed by id(): hashing a code object hashes its contents, and there are ~10 per equation.
         for i, code in enumerate(codes):
-            code_id = id(code)
-            if code_id in not_user:
-                outside_jit = outside_jit or code_id in jit_codes
-                continue
-            if code_id not in user:
-                fname = code.co_filename
-                if not _SOURCE_INFO.is_user_filename(fname) or fname.startswith(_JITSCOPE_DIR):
-                    not_user.add(code_id)
-                    if (os.path.basename(fname), code.co_name) in JIT_TRACE_FRAMES:
-                        jit_codes.add(code_id)
-                        outside_jit = True
-                    continue
-                user.add(code_id)
-            loc = self.code_location(code, lastis[i])
-            break
-        return loc, outside_jit
+            kind = kinds.get(id(code))
+            if kind is None:
+                kind = kinds[id(code)] = self.code_kind(code)
+            if kind == _USER:
+                return self.code_location(code, lastis[i]), inner, named or outer, outside_jit
+            if kind == _JIT_BOUNDARY:
+                outside_jit = True
+            elif kind == _LIBRARY and not outside_jit:
+                outer = self.code_location(code, lastis[i])
+                inner = inner or outer
+                # The library call is named by its outermost function that is not a decorator's
+                # wrapper (``Optimizer.update``, not ``_check_grads_arg_passed.<locals>._check_grads_wrapper``).
+                if not _is_wrapper(outer.function):
+                    named = outer
+        return None, inner, named or outer, outside_jit
+
+    def code_kind(self, code: Any) -> int:
+        fname = code.co_filename
+        if not _SOURCE_INFO.is_user_filename(fname) or fname.startswith(_JITSCOPE_DIR):
+            if (os.path.basename(fname), code.co_name) in JIT_TRACE_FRAMES:
+                return _JIT_BOUNDARY
+            return _LIBRARY if any(part in fname for part in _JAX_LIBRARIES) else _SKIP
+        if self.is_user_file(fname):
+            return _USER
+        # A decorator's wrapper in the standard library (contextlib, functools) or a generated
+        # ``<string>`` method is nobody's line worth showing.
+        return _SKIP if is_stdlib_file(fname) else _LIBRARY
 
     def code_location(self, code: Any, lasti: int) -> Location:
         loc = self.code_locations.get((id(code), lasti))
@@ -263,20 +289,21 @@ class _Walker:
             primitive = eqn.primitive.name
             invar_recs = tuple([atom(v) for v in eqn.invars])
             outvar_recs = tuple([bind(v) for v in eqn.outvars])
-            # JAX keeps only the innermost frames of a traceback, so inside library code
-            # (jax.nn.relu's inner jit) the user's frame is often cut off: the equation then
-            # gets the location of the user's call that contains it.
-            location = self.location(eqn.source_info) or self.call_site
+            # Inside a jit traced once for an earlier caller (jax.nn.relu's inner jit), the frames
+            # past the jit boundary are that caller's: the equation takes its enclosing call's origin.
+            origin = self.eqn_origin(eqn.source_info)
             params: tuple[tuple[str, str], ...] = ()
             subs: tuple[tuple[str, JaxprRecord], ...] = ()
             if eqn.params:
                 if primitive in self.same_names_inside:
                     self.suggest_names(eqn, invar_recs, outvar_recs)
-                outer_call_site, self.call_site = self.call_site, location
+                outer_call_site, self.call_site = self.call_site, origin
                 params, subs = self.params(primitive, eqn.params)
                 self.call_site = outer_call_site
             effects = self.effect_names(eqn.effects) if eqn.effects else ()
-            eqns.append(EqnRecord(primitive, outvar_recs, invar_recs, params, subs, location, effects))
+            user, library, call = origin
+            eqns.append(EqnRecord(primitive, outvar_recs, invar_recs, params, subs, user, effects, library,
+                                  call if library is not None else None))
         outvars = tuple([atom(v) for v in jaxpr.outvars])
         const_recs += self.literal_consts
         self.literal_consts = outer_literal_consts
@@ -342,6 +369,12 @@ class _Walker:
         return tuple(texts), tuple(subs)
 
 
+def _is_wrapper(qualname: str) -> bool:
+    """A decorator's inner function: ``deco.<locals>.wrapper``, ``_check_grads_wrapper``, ``inner``."""
+    name = qualname.rsplit(".", 1)[-1].lower()
+    return "<locals>" in qualname and ("wrap" in name or name in ("inner", "decorated", "_f", "f"))
+
+
 _DTYPE_NAMES: dict[Any, str] = {}
 
 
@@ -356,17 +389,20 @@ def _short_dtype_name(dtype: Any) -> str:
     return name
 
 
-def jaxpr_to_record(closed_jaxpr: Any, *, const_origins: dict[int, str] | None = None) -> JaxprRecord:
+def jaxpr_to_record(closed_jaxpr: Any, *, const_origins: dict[int, str] | None = None,
+                    is_user_file: IsUserFile = default_is_user_file) -> JaxprRecord:
     """Convert a ``ClosedJaxpr`` (or an open ``Jaxpr``) into a JAX-free ``JaxprRecord``.
 
     ``const_origins`` maps ``id(array)`` of arrays the traced function closed over to a
     description ("closure variable `w` in model.py:12"); captured constants not in it
-    get the origin "unknown".
+    get the origin "unknown". ``is_user_file`` tells the user's files (``tracing.project``):
+    each equation's ``location`` is its nearest frame in them, ``library``/``library_call``
+    the frames of other non-JAX code between.
     """
     inner = inner_jaxpr(closed_jaxpr)
     shared = shared_jaxprs(inner)
     walker = _Walker(
-        const_origins or {}, {key: name for key, (name, _) in shared.items()}, unused_outputs(inner)
+        const_origins or {}, {key: name for key, (name, _) in shared.items()}, unused_outputs(inner), is_user_file
     )
     # Shared jaxprs first, in the order they are printed, so names run a, b, c... down the page.
     for _, sub in shared.values():

@@ -123,7 +123,7 @@ def iter_array_specs(tree: Any) -> Any:
 
 
 def format_value(value: Any) -> str:
-    """Spec-language text for a pytree of specs and literals."""
+    """Spec-language text for a pytree of specs and literals; any other object summarised (``describe_object``)."""
     if isinstance(value, ArraySpec):
         return str(value)
     if isinstance(value, dict):
@@ -133,7 +133,15 @@ def format_value(value: Any) -> str:
         return f"({inner},)" if len(value) == 1 else f"({inner})"
     if isinstance(value, list):
         return "[" + ", ".join(format_value(v) for v in value) + "]"
-    return repr(value)
+    if isinstance(value, _LITERALS) or value is Ellipsis:
+        return repr(value)
+    from jitscope.load.objects import describe_object
+
+    return describe_object(value)
+
+
+#: Values whose repr is their spec text.
+_LITERALS = (type(None), bool, int, float, complex, str, bytes)
 
 
 def canonical_dtype(name: str) -> str | None:

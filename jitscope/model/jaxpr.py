@@ -138,9 +138,16 @@ class EqnRecord:
     params: tuple[tuple[str, str], ...] = ()
     #: Nested jaxprs by parameter name; a tuple parameter gives ``branches[0]``, ``branches[1]``...
     subjaxprs: tuple[tuple[str, JaxprRecord], ...] = ()
-    #: The user's source line that created this equation.
+    #: The nearest frame in the user's code (their project: see ``jitscope.tracing.project``) that
+    #: created this equation; None when no frame of theirs is on its stack.
     location: Location | None = None
     effects: tuple[str, ...] = ()
+    #: The innermost library line (outside JAX) that made it, when the user's line called into a library
+    #: (``flax/nnx/nn/attention.py:288``); None when the user's line made it directly (``jnp``, ``lax``).
+    library: Location | None = None
+    #: The library function the user's line called to get here (its first frame inside the library: a
+    #: flax ``MultiHeadAttention.__call__``, an optax update); None when ``library`` is None.
+    library_call: Location | None = None
 
 
 @dataclass(frozen=True, slots=True)

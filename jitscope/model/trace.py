@@ -15,8 +15,10 @@ STAGES: tuple[str, ...] = ("jaxpr", "stablehlo", "hlo", "cost", "memory")
 #: Version of the ``jitscope.trace`` document. 1.1 added ``call_index`` and ``cache_hit_of`` to each
 #: trace; 1.0 documents still load (both default). 1.2: ``environment.device_count`` is an int and
 #: ``environment.x64`` a bool (both were strings). 1.3: ``sharding`` (``model/sharding.py``) on traces of
-#: sharded programs; older documents load with none. The lint document keeps SCHEMA_VERSION; bench has its own.
-TRACE_SCHEMA_VERSION = "1.3"
+#: sharded programs; older documents load with none. 1.4: each equation's ``library`` and ``library_call``
+#: frames beside its user ``location``, and each trace's ``source_roots``, ``arguments`` and ``source_lines``
+#: (all default when absent). The lint document keeps SCHEMA_VERSION; bench has its own.
+TRACE_SCHEMA_VERSION = "1.4"
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,6 +37,40 @@ class SeenArg:
     def aval(self) -> str:
         text = f"{self.dtype}[{','.join(map(str, self.shape))}]"
         return f"~{text}" if self.weak_type else text
+
+
+@dataclass(frozen=True, slots=True)
+class ArgumentSummary:
+    """One argument of the call as a whole: ``GPT(110,529 params, 432 KiB)`` instead of its 40 leaves."""
+
+    name: str  # "model", "batch", "args[2]"
+    type_name: str  # GPT, Optimizer, ShapeDtypeStruct, dict, ...
+    #: What the call label shows for it (``load.specs.format_value``): a spec, a literal or an object summary.
+    text: str
+    traced: int = 0  # array leaves the body received as tracers
+    static: int = 0  # other leaves (None, Python values, functions)
+    #: Elements and bytes of its traced leaves.
+    elements: int = 0
+    nbytes: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class SourceLineRecord:
+    """What one line of the user's code became: equations (library internals included) and compiled cost."""
+
+    #: The line; None for the equations and ops that no line of the user's code made.
+    location: Location | None
+    #: Equations it produced, nested ones included, and how many of those came from library code it called.
+    eqns: int
+    library_eqns: int = 0
+    #: (primitive, count), most frequent first.
+    primitives: tuple[tuple[str, int], ...] = ()
+    #: Library functions the line called (``flax MultiHeadAttention.__call__``), in order of first use.
+    calls: tuple[str, ...] = ()
+    #: XLA's FLOPs and bytes accessed for the module, split over lines by the HLO instructions' source stacks
+    #: (each instruction's share estimated as ``jitscope profile`` does); None when not compiled.
+    flops: float | None = None
+    bytes: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,6 +159,12 @@ class TraceRecord:
     cache_hit_of: int | None = None
     #: Layouts, collectives and traffic when the program runs on several devices (schema 1.3).
     sharding: ShardingRecord | None = None
+    #: The folders whose files count as the user's code for ``location`` (schema 1.4).
+    source_roots: tuple[str, ...] = ()
+    #: Each argument summarised as a whole (schema 1.4).
+    arguments: tuple[ArgumentSummary, ...] = ()
+    #: The jaxpr by line of the user's code, most FLOPs first (equations first when not compiled; schema 1.4).
+    source_lines: tuple[SourceLineRecord, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -37,8 +37,19 @@ def _row(label: str, *pieces: tuple[str, str]) -> Line:
     return [(f"{label:<{LABEL_WIDTH}}", LABEL), *pieces]
 
 
-def _avals(avals: tuple[AvalRecord, ...]) -> tuple[str, str]:
-    return (", ".join(map(str, avals)), TYPE) if avals else ("none", MUTED)
+#: An input or output list longer than this is counted, with its first few shown (a model's parameters).
+MAX_AVALS = 12
+SHOWN_AVALS = 4
+
+
+def _avals(avals: tuple[AvalRecord, ...]) -> tuple[tuple[str, str], ...]:
+    if not avals:
+        return (("none", MUTED),)
+    if len(avals) <= MAX_AVALS:
+        return ((", ".join(map(str, avals)), TYPE),)
+    nbytes = sum(a.nbytes or 0 for a in avals)
+    return ((f"{len(avals)} arrays, {format_bytes(nbytes)}: ", ""),
+            (", ".join(map(str, avals[:SHOWN_AVALS])), TYPE), (f", … +{len(avals) - SHOWN_AVALS}", MUTED))
 
 
 def _wrapped_row(label: str, items: list[tuple[str, str]], width: int) -> list[Line]:
@@ -68,7 +79,7 @@ def _wrapped_row(label: str, items: list[tuple[str, str]], width: int) -> list[L
 
 def layout_jaxpr_header(summary: JaxprSummary, width: int = 100) -> list[Line]:
     """The header as styled lines, ending with a blank line."""
-    lines = [_row("inputs", _avals(summary.in_avals)), _row("outputs", _avals(summary.out_avals))]
+    lines = [_row("inputs", *_avals(summary.in_avals)), _row("outputs", *_avals(summary.out_avals))]
     eqns = _row("equations", (str(summary.n_eqns), NUM), (" top-level", ""))
     if summary.n_subjaxprs:
         eqns += [

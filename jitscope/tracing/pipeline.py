@@ -11,13 +11,16 @@ from typing import Any
 
 from jitscope.load.specs import ArgSet
 from jitscope.load.target import TargetHandle, check_call
-from jitscope.model.trace import TraceRecord, TraceReport
+from jitscope.model.trace import SourceLineRecord, TraceRecord, TraceReport
+from jitscope.render.jaxpr_layout import LocationsMode
 from jitscope.sharding.analyse import ShardingProbe
 from jitscope.sharding.mesh import example_mesh_scope
 from jitscope.stages.compile import lower_and_compile
+from jitscope.tracing.line_costs import line_costs
+from jitscope.tracing.lines import source_lines
 from jitscope.tracing.recompile import cache_hits
 from jitscope.tracing.run import calls_from_flags, load_all
-from jitscope.tracing.session import trace_target
+from jitscope.tracing.session import TraceHandle, trace_target
 
 
 def run_trace(
@@ -61,19 +64,53 @@ def run_trace(
             record = dataclasses.replace(handle.record, call_index=index, cache_hit_of=hit_of)
             if handle.traced is not None:
                 probe = ShardingProbe(argset, tuple(a.path for a in record.seen if a.kind == "traced"))
-                record = dataclasses.replace(record, stages=lower_and_compile(handle.traced, stages, probe))
-                record = dataclasses.replace(record, sharding=probe.record)
+                compiled: list[Any] = []
+
+                def on_compiled(lowered: Any, executable: Any, probe: ShardingProbe = probe,
+                                compiled: list[Any] = compiled) -> None:
+                    probe(lowered, executable)
+                    compiled.append(executable)
+
+                record = dataclasses.replace(record, stages=lower_and_compile(handle.traced, stages, on_compiled))
+                record = dataclasses.replace(record, sharding=probe.record,
+                                             source_lines=_source_lines(handle, record, compiled))
             records.append(record)
             if handle.profiler is not None:
                 profilers.append((f"{record.target}({record.call})", handle.profiler))
     return TraceReport(traces=tuple(records), environment=environment()), profilers
 
 
+def _source_lines(handle: TraceHandle, record: TraceRecord, compiled: list[Any]) -> tuple[SourceLineRecord, ...]:
+    """The jaxpr by line of the user's code, with XLA's FLOPs and bytes split over the lines when compiled."""
+    if record.jaxpr is None:
+        return ()
+    costs = None
+    if compiled and handle.project is not None:
+        from jitscope.jaxcompat.stages import cost_record
+
+        text = _module_text(compiled[0])
+        cost = record.stages.cost if record.stages is not None and record.stages.cost else cost_record(compiled[0])
+        if text:
+            costs = line_costs(text, record.jaxpr, handle.project.is_user_file, cost.flops if cost else None,
+                               cost.bytes_accessed if cost else None)
+    return source_lines(record.jaxpr, costs)
+
+
+def _module_text(compiled: Any) -> str | None:
+    """The optimised HLO with its source stacks (the stack-frame tables ``StagesRecord.hlo`` leaves out)."""
+    try:
+        text = compiled.as_text()
+    except Exception:  # noqa: BLE001 - a backend without HLO text: no costs per line
+        return None
+    return str(text) if text else None
+
+
 def _slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", "_", text).strip("_") or "trace"
 
 
-def write_outputs(report: TraceReport, out: Path, *, locations: bool, depth: int | None) -> list[Path]:
+def write_outputs(report: TraceReport, out: Path, *, locations: LocationsMode | bool, depth: int | None,
+                  fold: bool = False) -> list[Path]:
     """Write each stage of each trace to ``out/<target>[-N]/``, plus the whole JSON report."""
     from jitscope.model.common import to_jsonable
     from jitscope.render.jaxpr import render_jaxpr_text
@@ -90,7 +127,8 @@ def write_outputs(report: TraceReport, out: Path, *, locations: bool, depth: int
         folder.mkdir(exist_ok=True)
         files: dict[str, str | None] = {
             "call.txt": record.call + "\n",
-            "jaxpr.txt": render_jaxpr_text(record.jaxpr, record.summary, locations=locations, depth=depth)
+            "jaxpr.txt": render_jaxpr_text(record.jaxpr, record.summary, locations=locations, depth=depth,
+                                           fold=fold)
             if record.jaxpr is not None else None,
         }
         st = record.stages

@@ -25,9 +25,10 @@ from jitscope.load.abstract import to_abstract, warn_if_x64_disabled
 from jitscope.load.specs import ArgSet
 from jitscope.load.target import TargetHandle
 from jitscope.model.jaxpr import summarize
-from jitscope.model.trace import SeenArg, TraceRecord
+from jitscope.model.trace import ArgumentSummary, SeenArg, TraceRecord
 from jitscope.tracing.diagnose import diagnose, settings_in_call
 from jitscope.tracing.origins import const_origins
+from jitscope.tracing.project import Project, project_of
 
 
 @dataclass
@@ -40,6 +41,8 @@ class TraceHandle:
     traced: Any | None
     record: TraceRecord
     profiler: Any | None = None
+    #: The user's code, as the jaxpr's locations were found (``tracing/project.py``).
+    project: Project | None = None
 
 
 @dataclass
@@ -47,12 +50,15 @@ class _Observer:
     """Wraps the user's function to see its arguments as the body receives them."""
 
     names: list[str]
+    argset: ArgSet
     seen: tuple[SeenArg, ...] = ()
+    arguments: tuple[ArgumentSummary, ...] = ()
     runs: int = 0
     problems: list[str] = field(default_factory=list)
 
     def wrap(self, fn: Any) -> Any:
         from jitscope.jaxcompat.values import describe_call
+        from jitscope.tracing.arguments import summarize_arguments
 
         @functools.wraps(fn)
         def observed(*args: Any, **kwargs: Any) -> Any:
@@ -60,6 +66,7 @@ class _Observer:
             if self.runs == 1:
                 try:
                     self.seen = describe_call(self.names, args, kwargs)
+                    self.arguments = summarize_arguments(self.names, args, kwargs, self.argset)
                 except Exception as exc:  # noqa: BLE001 - describing must never break the user's trace
                     self.problems.append(f"could not describe arguments: {exc}")
             return fn(*args, **kwargs)
@@ -113,7 +120,7 @@ def trace_target(
 ) -> TraceHandle:
     """Trace ``target`` with abstract ``argset``; never raises for failures in user code."""
     options = target.options.with_static_names(argset.static_names)
-    observer = _Observer(_param_names(target.fn, len(argset.args)))
+    observer = _Observer(_param_names(target.fn, len(argset.args)), argset)
     jitted = make_jit(observer.wrap(target.fn), options)
     args, kwargs = to_abstract(argset)
     notes = [w for w in [warn_if_x64_disabled(argset)] if w]
@@ -139,12 +146,14 @@ def trace_target(
     notes += [f"{w.category.__name__}: {w.message}" for w in caught if not _is_noise(w)]
     notes += observer.problems
     diagnostic = jaxpr = summary = None
+    project = project_of(target.module)
     if error is not None:
         diagnostic = diagnose(error, options, settings_in_call(observer.names, argset.args, argset.kwargs))
     elif traced is not None and want_jaxpr:
         from jitscope.jaxcompat.jaxpr import jaxpr_to_record
 
-        jaxpr = jaxpr_to_record(traced.jaxpr, const_origins=const_origins(target.fn))
+        jaxpr = jaxpr_to_record(traced.jaxpr, const_origins=const_origins(target.fn),
+                                is_user_file=project.is_user_file)
         summary = summarize(jaxpr)
     record = TraceRecord(
         target=target.name,
@@ -162,8 +171,10 @@ def trace_target(
         summary=summary,
         diagnostic=diagnostic,
         warnings=tuple(dict.fromkeys(notes)),
+        source_roots=project.shown_roots,
+        arguments=observer.arguments,
     )
-    return TraceHandle(target, argset, jitted, traced, record, profiler)
+    return TraceHandle(target, argset, jitted, traced, record, profiler, project)
 
 
 def _is_noise(w: warnings.WarningMessage) -> bool:

@@ -84,7 +84,7 @@ def listing_html(listing: CodeListing) -> str:
     for line in listing.lines:
         html = _line(line, digits)
         if line.fold:
-            parts.append('<details open class="fold"><summary>' + html + "</summary>"
+            parts.append(f'<details{"" if line.folded else " open"} class="fold"><summary>' + html + "</summary>"
                          + '<details open class="fold">' * (line.fold - 1))
         else:
             parts.append(html)

@@ -93,6 +93,8 @@ class CodeLine:
     mark: bool = False  # emphasised (a finding's line, a failing line)
     fold: int = 0
     unfold: int = 0
+    #: The first block ``fold`` opens starts closed in HTML (folded library code the reader opens on demand).
+    folded: bool = False
     heat: float | None = None  # 0..1, a heat map's weight
     #: Characters [start, end) of the text to point at (a finding's column span): carets under the
     #: line in text, an underline in HTML; ``underline_style`` colours them.

@@ -9,12 +9,21 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Collection, Iterator
+from dataclasses import dataclass
 
 from jitscope.model.jaxpr import JaxprRecord, JaxprSummary
-from jitscope.model.trace import STAGES, CostRecord, Diagnostic, MemoryRecord, TraceRecord, TraceReport
-from jitscope.render.jaxpr import JaxprRenderOptions, jaxpr_layout
+from jitscope.model.trace import (
+    STAGES,
+    ArgumentSummary,
+    CostRecord,
+    Diagnostic,
+    MemoryRecord,
+    TraceRecord,
+    TraceReport,
+)
+from jitscope.render.jaxpr import JaxprRenderOptions, LocationsMode, jaxpr_layout
 from jitscope.render.jaxpr_header import layout_jaxpr_header
-from jitscope.view.format import fmt_bytes, fmt_duration, fmt_si
+from jitscope.view.format import fmt_bytes, fmt_duration, fmt_si, plural
 from jitscope.view.links import eqn_key, location_key, stablehlo_key
 from jitscope.view.model import (
     Block,
@@ -31,6 +40,7 @@ from jitscope.view.model import (
     pieces,
 )
 from jitscope.view.source import ir_listing, source_listings
+from jitscope.view.trace_lines import lines_section
 
 
 def _function(target: str) -> str:
@@ -55,14 +65,24 @@ def header_blocks(record: TraceRecord, *, numbered: bool = False) -> list[Block]
 
 
 def seen_section(record: TraceRecord) -> Section:
-    """The seeds' ``DynamicJaxprTracer`` peek: each argument as the body saw it."""
+    """The seeds' ``DynamicJaxprTracer`` peek: each argument as the body saw it (an argument with many
+    leaves, a model or an optimizer state, as one row that summarises it)."""
     runs = "once" if record.body_runs == 1 else f"{record.body_runs} times"
     watched = " with the effect monitor on" if record.effects is not None else ""
     note = f"body ran {runs} while tracing, {fmt_duration(record.trace_seconds)}{watched}"
     if not record.seen:
         return Section("what the function saw", (Paragraph(pieces("(no arguments)", "jitscope.muted")),), note)
     rows: list[tuple[str | tuple[tuple[str, str], ...], ...]] = []
+    whole: dict[str, ArgumentSummary | None] = {a.name: a for a in record.arguments
+                                                  if a.traced + a.static > MANY_LEAVES}
     for arg in record.seen:
+        name = _argument_of(arg.path, whole) if whole else ""
+        if name in whole:
+            summary = whole[name]
+            if summary is not None:
+                rows.append(_argument_row(summary))
+                whole[name] = None  # its other leaves are in that row
+            continue
         if arg.kind == "traced":
             rows.append((arg.path, pieces("traced", "jaxpr.var"), arg.type_name, pieces(arg.aval, "jaxpr.type")))
             if arg.weak_type:
@@ -71,6 +91,26 @@ def seen_section(record: TraceRecord) -> Section:
             rows.append((arg.path, pieces("static", "jaxpr.literal"), arg.type_name, arg.value_repr))
     columns = tuple(Column(name) for name in ("argument", "kind", "seen as", "value"))
     return Section("what the function saw", (Table(columns, tuple(rows)),), note, id="seen")
+
+
+#: An argument with more leaves than this is one row of the arguments table.
+MANY_LEAVES = 6
+
+
+def _argument_of(path: str, names: Collection[str]) -> str:
+    """The argument a leaf's path starts with: ``model.blocks[0].attn`` -> ``model``; "" for none."""
+    for name in names:
+        if path == name or path.startswith((name + ".", name + "[")):
+            return name
+    return ""
+
+
+def _argument_row(arg: ArgumentSummary) -> tuple[str | tuple[tuple[str, str], ...], ...]:
+    leaves = plural(arg.traced, "traced leaf").replace("leafs", "leaves")
+    if arg.static:
+        leaves += f", {arg.static} static"
+    kind = pieces("traced", "jaxpr.var") if arg.traced else pieces("static", "jaxpr.literal")
+    return (arg.name, kind, arg.type_name, pieces(f"{arg.text}: {leaves}", ""))
 
 
 def printed_section(record: TraceRecord) -> Section | None:
@@ -129,30 +169,52 @@ def memory_section(memory: MemoryRecord | None) -> Section:
     return Section("memory analysis (XLA)", (KeyValues(rows),), note, id="memory")
 
 
-def jaxpr_listing(record: JaxprRecord, summary: JaxprSummary | None, *, locations: bool = True,
-                  depth: int | None = None, id: str = "") -> CodeListing:
-    """The jaxpr as JAX prints it, with its summary on top; each equation line links to its source and ops."""
-    layout = jaxpr_layout(record, JaxprRenderOptions(locations, depth, header=False))
+def jaxpr_listing(record: JaxprRecord, summary: JaxprSummary | None, *, locations: LocationsMode | bool = "full",
+                  depth: int | None = None, id: str = "", fold: bool = False, expandable: bool = False) -> CodeListing:
+    """The jaxpr as JAX prints it, with its summary on top; each equation line links to its source and ops.
+
+    ``fold`` folds library calls and library jaxprs (``render/jaxpr_fold.py``); ``expandable`` keeps
+    the folded lines in blocks that start closed (HTML), instead of leaving them out.
+    """
+    layout = jaxpr_layout(record, JaxprRenderOptions(locations, depth, False, fold, expandable))
     lines = [CodeLine(tuple(line)) for line in layout_jaxpr_header(summary)] if summary is not None else []
     for i, line in enumerate(layout.lines):
-        eqn = layout.line_eqns[i]
+        eqn, group = layout.line_eqns[i], layout.line_groups[i]
         src = ""
         ops_: tuple[str, ...] = ()
         if eqn is not None:
             src = location_key(eqn.location)
             key = eqn_key(layout.line_scopes[i], eqn.primitive, eqn.params)
             ops_ = (key, stablehlo_key(key))
+        elif group is not None:
+            src = location_key(group.location)
         lines.append(CodeLine(tuple(line), note=layout.locations[i], src=src, ops=ops_,
-                              fold=layout.folds[i], unfold=layout.unfolds[i]))
+                              fold=layout.folds[i], unfold=layout.unfolds[i], folded=layout.closed[i]))
     return CodeListing(tuple(lines), "jaxpr", id=id)
 
 
-def _stage_sections(record: TraceRecord, stages: Collection[str], locations: bool, depth: int | None,
-                    linked: bool, page: str) -> Iterator[Section]:
+@dataclass(frozen=True, slots=True)
+class JaxprShown:
+    """How the jaxpr section shows the jaxpr: ``locations`` mode, ``depth``, folding."""
+
+    locations: LocationsMode | bool = "full"
+    depth: int | None = None
+    fold: bool = False
+    #: Folded lines kept in closed blocks (HTML) rather than left out.
+    expandable: bool = False
+
+
+def _stage_sections(record: TraceRecord, stages: Collection[str], shown: JaxprShown, linked: bool,
+                    page: str) -> Iterator[Section]:
     st = record.stages
     if "jaxpr" in stages and record.jaxpr is not None:
-        listing = jaxpr_listing(record.jaxpr, record.summary, locations=locations, depth=depth, id=f"{page}-jaxpr")
-        yield Section("jaxpr", (listing,), gap=True, id=f"{page}-jaxpr-section")
+        by_line = lines_section(record, page)
+        if by_line is not None:
+            yield by_line
+        listing = jaxpr_listing(record.jaxpr, record.summary, locations=shown.locations, depth=shown.depth,
+                                id=f"{page}-jaxpr", fold=shown.fold, expandable=shown.expandable)
+        note = "library calls folded (--no-fold-libraries shows them)" if shown.fold else ""
+        yield Section("jaxpr", (listing,), note, gap=True, id=f"{page}-jaxpr-section")
     if st is None:
         return
     if "stablehlo" in stages and st.stablehlo is not None:
@@ -177,8 +239,9 @@ def cache_hit_paragraph(record: TraceRecord) -> Paragraph:
                       (f": {_function(record.target)}({record.call})", "")))
 
 
-def trace_page(record: TraceRecord, *, stages: Collection[str] = STAGES, locations: bool = True,
-               depth: int | None = None, numbered: bool = False, linked: bool = False, page: str = "t1") -> Section:
+def trace_page(record: TraceRecord, *, stages: Collection[str] = STAGES, locations: LocationsMode | bool = "full",
+               depth: int | None = None, numbered: bool = False, linked: bool = False, page: str = "t1",
+               fold: bool = False, expandable: bool = False) -> Section:
     """The whole view of one traced call; ``numbered`` shows its place in a call sequence."""
     blocks: list[Block] = header_blocks(record, numbered=numbered)
     blocks.append(seen_section(record))
@@ -186,14 +249,17 @@ def trace_page(record: TraceRecord, *, stages: Collection[str] = STAGES, locatio
     if record.diagnostic is not None:
         blocks.append(diagnostic_section(record.diagnostic))
     else:
-        ir = list(_stage_sections(record, stages, locations, depth, linked, page))
+        shown = JaxprShown(locations, depth, fold, expandable)
+        ir = list(_stage_sections(record, stages, shown, linked, page))
         listings = [s for s in ir if s.gap]
         if linked and listings and record.jaxpr is not None:
             sources = source_listings(record.jaxpr, f"{page}-src")
+            before = [s for s in ir[: ir.index(listings[0])] if not s.gap]  # the by-line summary
+            blocks += before
             blocks.append(Panels((Section("your source", tuple(sources) or (Paragraph(pieces("(not found)")),),
                                           id=f"{page}-source"),
                                   *listings)))
-            blocks += [s for s in ir if not s.gap]
+            blocks += [s for s in ir if not s.gap and s not in before]
         else:
             blocks += ir
         if record.sharding is not None:
@@ -203,8 +269,11 @@ def trace_page(record: TraceRecord, *, stages: Collection[str] = STAGES, locatio
     return Section(record.target, tuple(blocks), level=1, id=page)
 
 
-def trace_document(report: TraceReport, *, stages: Collection[str] = STAGES, locations: bool = True,
-                   depth: int | None = None, linked: bool = False) -> Document:
+def trace_document(report: TraceReport, *, stages: Collection[str] = STAGES, locations: LocationsMode | bool = "full",
+                   depth: int | None = None, linked: bool = False, fold: bool = False,
+                   expandable: bool = False) -> Document:
+    """The report as a document; ``fold`` folds library code in the jaxpr, ``expandable`` keeps it in closed
+    blocks (HTML)."""
     calls = Counter(r.target for r in report.traces)
     blocks: list[Block] = []
     for i, record in enumerate(report.traces, 1):
@@ -212,7 +281,8 @@ def trace_document(report: TraceReport, *, stages: Collection[str] = STAGES, loc
             blocks.append(cache_hit_paragraph(record))
         else:
             blocks.append(trace_page(record, stages=stages, locations=locations, depth=depth,
-                                     numbered=calls[record.target] > 1, linked=linked, page=f"t{i}"))
+                                     numbered=calls[record.target] > 1, linked=linked, page=f"t{i}", fold=fold,
+                                     expandable=expandable))
     env = tuple((str(k), str(v).lower() if isinstance(v, bool) else str(v)) for k, v in report.environment.items())
     title = "jitscope trace: " + ", ".join(dict.fromkeys(r.target for r in report.traces))
     return Document(title, "trace", tuple(blocks), meta=env)
