@@ -12,7 +12,6 @@ from __future__ import annotations
 import dataclasses
 import importlib.util
 import os
-import sys
 import types
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -81,9 +80,10 @@ def captured_target(text: str, filename: str, attr_path: str, call: CapturedCall
     # A library's wrapper (equinox filter_jit, flax nnx.jit) is called as the program called it, inside a
     # jit that makes its non-array arguments static, as those wrappers do themselves.
     fn, options = unwrapped if unwrapped is not None else (call.fn, JitOptions(filter_static=True))
-    module = sys.modules.get(getattr(fn, "__module__", "") or "") or types.ModuleType("__main__")
-    if getattr(module, "__file__", None) is None:
-        module.__file__ = filename
+    # The program ran as __main__, which is jitscope's entry point in sys.modules, not the program's module:
+    # stand in for it with a module that names the script, so "your code" is the script's project.
+    module = types.ModuleType(os.path.splitext(os.path.basename(filename))[0])
+    module.__file__ = os.path.abspath(filename)
     names = _parameter_names(fn)
     static = tuple(n for n in _static_names(options, names) if n in call.kwargs or n in names[: len(call.args)])
     argset = ArgSet(call.args, dict(call.kwargs), static, label=f"call {call.number} of the program")
