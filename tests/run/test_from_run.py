@@ -92,6 +92,10 @@ def test_real_training_steps_from_the_running_program(program: str, function: st
     assert traced.returncode == 0, traced.stderr[-2000:]
     record = json.loads(traced.stdout)["traces"][0]
     assert record["diagnostic"] is None and record["jaxpr"] is not None
+    # "your code" is the program's folder: the step's equations are placed on its own lines
+    assert record["source_roots"] == ["."]
+    mine = [line for line in record["source_lines"] if line["location"] is not None]
+    assert mine and all(line["location"]["file"] == f"{program}.py" for line in mine)
     traced_leaves = [a for a in record["seen"] if a["kind"] == "traced"]
     if program != "nnx_optimizer" or _nnx_modules_are_pytrees():
         assert len(traced_leaves) >= 4  # the model's and the optimizer's arrays are inputs, not constants
