@@ -93,9 +93,10 @@ class ArgSet:
     label: str = ""
 
     def describe(self) -> str:
-        """Compact text like ``f32[8,128], i32[8], threshold=0.0``."""
-        parts = [format_value(a) for a in self.args]
-        parts += [f"{k}={format_value(v)}" for k, v in self.kwargs.items()]
+        """Compact text like ``f32[8,128], i32[8], threshold=0.0``; objects and long pytrees summarised
+        (``GPT(110,529 params, 432 KiB)``, ``dict(12 arrays, 4 MiB)``)."""
+        parts = [format_value(a, limit=LABEL_LIMIT) for a in self.args]
+        parts += [f"{k}={format_value(v, limit=LABEL_LIMIT)}" for k, v in self.kwargs.items()]
         return ", ".join(parts)
 
     def with_overrides(self, other: ArgSet) -> ArgSet:
@@ -122,22 +123,36 @@ def iter_array_specs(tree: Any) -> Any:
             yield from iter_array_specs(value)
 
 
-def format_value(value: Any) -> str:
-    """Spec-language text for a pytree of specs and literals; any other object summarised (``describe_object``)."""
+def format_value(value: Any, *, limit: int | None = None) -> str:
+    """Spec-language text for a pytree of specs and literals; any other object summarised (``describe_object``).
+
+    With ``limit``, a container whose text would be longer is summarised too (``dict(12 arrays, 4 MiB)``):
+    a model's parameter tree or an optimizer state is one item of a call label, not a page of it.
+    """
     if isinstance(value, ArraySpec):
         return str(value)
+    if isinstance(value, (dict, tuple, list)):
+        text = _format_container(value)
+        if limit is None or len(text) <= limit:
+            return text
+    elif isinstance(value, _LITERALS) or value is Ellipsis:
+        return repr(value)
+    from jitscope.load.objects import describe_object
+
+    return describe_object(value)
+
+
+def _format_container(value: dict[Any, Any] | tuple[Any, ...] | list[Any]) -> str:
     if isinstance(value, dict):
         return "{" + ", ".join(f"{k!r}: {format_value(v)}" for k, v in value.items()) + "}"
     if isinstance(value, tuple):
         inner = ", ".join(format_value(v) for v in value)
         return f"({inner},)" if len(value) == 1 else f"({inner})"
-    if isinstance(value, list):
-        return "[" + ", ".join(format_value(v) for v in value) + "]"
-    if isinstance(value, _LITERALS) or value is Ellipsis:
-        return repr(value)
-    from jitscope.load.objects import describe_object
+    return "[" + ", ".join(format_value(v) for v in value) + "]"
 
-    return describe_object(value)
+
+#: An argument's text in a call label longer than this is summarised (``ArgSet.describe``).
+LABEL_LIMIT = 120
 
 
 #: Values whose repr is their spec text.

@@ -96,12 +96,33 @@ def line_costs(hlo_text: str, record: JaxprRecord, is_user_file: Callable[[str],
         weights = sum(p.weight for p in op_parts)
         for part in op_parts:
             share = part.weight / weights if weights else 1.0 / len(op_parts)
-            stack = module.stack(part.instruction) or module.stack(op) or fed_reduce_stack(part.instruction, module)
+            stack = (module.stack(part.instruction) or module.stack(op) or fed_reduce_stack(part.instruction, module)
+                     or _nearby_stack(op, operands, module))
             for key, fraction in _lines_of(stack, is_user_file, via):
                 flops[key] += part.flops * fraction
                 moved[key] += op_bytes * share * fraction
     return {key: (flops[key] * _scale(total_flops, flops), moved[key] * _scale(total_bytes, moved))
             for key in dict.fromkeys([*flops, *moved])}
+
+
+def _nearby_stack(op: Instruction, operands: dict[str, Instruction], module: HloModule) -> tuple[Location, ...]:
+    """The stack of the instructions around one XLA made without metadata (CPU's rewrite of a gradient's
+    convolution): its operands', else its users', since it does their line's work."""
+    def stack_of(instruction: Instruction) -> tuple[Location, ...]:
+        found = module.stack(instruction)
+        if not found and instruction.opcode == "fusion":
+            found = next((module.stack(p.instruction) for p in parts(instruction, module) if module.stack(p.instruction)),
+                         ())
+        return found
+
+    for name in op.operands:
+        neighbour = operands.get(name)
+        if neighbour is not None and (found := stack_of(neighbour)):
+            return found
+    for user in operands.values():
+        if op.name in user.operands and (found := stack_of(user)):
+            return found
+    return ()
 
 
 def _scale(total: float | None, estimates: dict[LineKey | None, float]) -> float:

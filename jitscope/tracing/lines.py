@@ -84,6 +84,8 @@ def source_lines(record: JaxprRecord,
     for key in dict.fromkeys([*table, *(costs or {})]):
         line = table.get(key) or _Line(None if key is None else Location(key[0], key[1]))
         flops, nbytes = costs.get(key, (0.0, 0.0)) if costs is not None else (None, None)
+        if not line.eqns and not flops and not nbytes:  # parameters and constants: nothing made, nothing done
+            continue
         rows.append(SourceLineRecord(
             location=line.location,
             eqns=line.eqns,

@@ -11,6 +11,7 @@ allocated on the device, so ``f32[50000,50000]`` traces instantly.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import functools
 import inspect
 import io
@@ -26,6 +27,7 @@ from jitscope.load.specs import ArgSet
 from jitscope.load.target import TargetHandle
 from jitscope.model.jaxpr import summarize
 from jitscope.model.trace import ArgumentSummary, SeenArg, TraceRecord
+from jitscope.tracing.arguments import holds_unjittable
 from jitscope.tracing.diagnose import diagnose, settings_in_call
 from jitscope.tracing.origins import const_origins
 from jitscope.tracing.project import Project, project_of
@@ -120,6 +122,13 @@ def trace_target(
 ) -> TraceHandle:
     """Trace ``target`` with abstract ``argset``; never raises for failures in user code."""
     options = target.options.with_static_names(argset.static_names)
+    how = target.how
+    if not (options.from_user_jit or options.filter_static or inspect.isfunction(target.original)) \
+            and holds_unjittable(argset):
+        # A library's own jit wrapper (equinox.filter_jit) called with objects jax.jit cannot take:
+        # trace it the way that wrapper does, every leaf that is not an array static.
+        options = dataclasses.replace(options, filter_static=True)
+        how += "; non-array leaves static, as its wrapper (equinox.filter_jit) makes them"
     observer = _Observer(_param_names(target.fn, len(argset.args)), argset)
     jitted = make_jit(observer.wrap(target.fn), options)
     args, kwargs = to_abstract(argset)
@@ -157,7 +166,7 @@ def trace_target(
         summary = summarize(jaxpr)
     record = TraceRecord(
         target=target.name,
-        how=target.how,
+        how=how,
         call=argset.describe(),
         static_argnums=options.static_argnums,
         static_argnames=options.static_argnames,

@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 
 from jitscope.model.trace import SourceLineRecord, TraceRecord
+from jitscope.render.jaxpr_fold import calls_text
 from jitscope.userframes import read_source_lines
 from jitscope.view.format import NA, fmt_bytes, fmt_count, fmt_fraction, fmt_si
 from jitscope.view.model import Block, Column, Fit, Paragraph, Section, Table, pieces
@@ -34,6 +35,11 @@ def _first(items: tuple[str, ...] | list[str], shown: int = SHOWN) -> str:
     return ", ".join(items[:shown]) + (f" +{len(items) - shown}" if len(items) > shown else "")
 
 
+def _split(call: str) -> tuple[str, str]:
+    package, _, function = call.partition(" ")
+    return package, function
+
+
 def _rows(lines: tuple[SourceLineRecord, ...], costs: bool, wide: bool) -> tuple[tuple[str, ...], ...]:
     total = sum(line.flops or 0.0 for line in lines)
     cache: dict[str, list[str]] = {}
@@ -53,12 +59,12 @@ def _rows(lines: tuple[SourceLineRecord, ...], costs: bool, wide: bool) -> tuple
         library = sum(line.library_eqns for line in group)
         named = [f"{name} {n}" for name, n in group[0].primitives] if len(group) == 1 else []
         primitives = _first(named) if wide else ", ".join(named[:SHOWN])
-        calls = _first(group[0].calls, 2) if len(group) == 1 else ""
+        calls = calls_text(tuple(_split(c) for c in group[0].calls), SHOWN) if len(group) == 1 else ""
         row: tuple[str, ...] = (where,) + ((code,) if wide else ())
         row += (fmt_count(eqns),) + ((fmt_count(library) if library else "",) if wide else ())
         if costs:
             flops = sum(line.flops or 0.0 for line in group)
-            row += (fmt_si(flops, "FLOP") if flops else NA, fmt_fraction(flops / total) if total else "",
+            row += (fmt_si(flops, "FLOP") if total else NA, fmt_fraction(flops / total) if total else "",
                     fmt_bytes(sum(line.bytes or 0.0 for line in group)))
         rows.append(row + ((calls,) if wide else ()) + (primitives,))
     return tuple(rows)
@@ -82,7 +88,7 @@ def lines_section(record: TraceRecord, page: str = "t1") -> Section | None:
     yours = ", ".join(record.source_roots) or "files outside installed packages"
     note = f"your code: {yours}"
     if costs:
-        note += "; FLOPs and bytes are XLA's totals, split by the HLO's source lines"
+        note += "; FLOPs, bytes: XLA's, by HLO source line"
     blocks: list[Block] = [Fit((_table(lines, costs, wide=True),), (_table(lines, costs, wide=False),))]
     if not any(line.location is not None for line in lines):
         blocks.append(Paragraph(pieces("no equation came from a line of your code (set [tool.jitscope] source "
