@@ -104,6 +104,7 @@ class _Session:
         self.config = config
         self.report = bool(config.getoption("jitscope"))
         save, compare = config.getoption("jitscope_save"), config.getoption("jitscope_compare")
+        self.here = Path(config.invocation_params.dir)  # relative paths: from where pytest was started
         self.save = Path(save) if save else None
         self.compare = Path(compare) if compare else None
         self.threshold = parse_fraction(config.getoption("jitscope_compare_threshold"), "--jitscope-compare-threshold")
@@ -120,7 +121,7 @@ class _Session:
         if self.compare is not None:
             from jitscope.testing.baseline import load_baseline
 
-            self.baseline = load_baseline(self.compare)  # fail fast, before any test runs
+            self.baseline = load_baseline(self.here / self.compare, self.compare)  # fail fast, before any test runs
         self.results: list[TestCompiles] = []
         self.benchmarks: list[dict[str, Any]] = []
         self.jax_environment: dict[str, Any] | None = None
@@ -162,7 +163,7 @@ class _Session:
         if self.save is not None or self.baseline is not None:
             current = make_baseline(self.results, isolated=self.isolate)
             if self.save is not None:
-                save_baseline(self.save, current)
+                save_baseline(self.here / self.save, current)
             if self.baseline is not None:
                 self.comparison = compare_baseline(current, self.baseline, threshold=self.threshold,
                                                    min_seconds=self.min_seconds, name=str(self.compare))
@@ -175,8 +176,9 @@ class _Session:
 
             document = benchmark_document(self.benchmarks, jax_environment=self.jax_environment,
                                           cwd=self.config.rootpath)
-            self.bench_json.parent.mkdir(parents=True, exist_ok=True)
-            self.bench_json.write_text(json.dumps(document, indent=4, allow_nan=False) + "\n")
+            from jitscope.outputs import write_atomic
+
+            write_atomic(self.here / self.bench_json, json.dumps(document, indent=4, allow_nan=False) + "\n")
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         from jitscope.view.format import fmt_duration

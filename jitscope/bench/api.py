@@ -54,6 +54,7 @@ def run_bench(
         result.report = dataclasses.replace(result.report, comparison=comparison)
         failed = fail_if_slower is not None and comparison.regressions > 0
     if save is not None:
-        save.parent.mkdir(parents=True, exist_ok=True)
-        save.write_text(dumps(result.report) + "\n")
+        from jitscope.outputs import write_atomic
+
+        write_atomic(save, dumps(result.report) + "\n")  # a failed write keeps the previous baseline
     return result, failed

@@ -42,6 +42,8 @@ def report_error(err: JitscopeError) -> None:
 
 def main(argv: list[str] | None = None) -> None:
     """Console-script entry point: run the app, turning JitscopeError into one line and an exit code."""
+    import jitscope.outputs  # noqa: F401 - records the starting directory before any user code can chdir
+
     try:
         _main(argv)
     except SystemExit as exc:

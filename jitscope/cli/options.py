@@ -176,7 +176,9 @@ def write_report(text: str, out: Path | None) -> None:
         sys.stdout.write(text)
         sys.stdout.flush()
         return
-    out.write_text(text, encoding="utf-8")
+    from jitscope.outputs import write_atomic
+
+    write_atomic(out, text)  # whole or not at all, relative to where jitscope started
     print(f"report written to {out} ({len(text.encode()):,} bytes)", file=sys.stderr)
 
 

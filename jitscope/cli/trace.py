@@ -101,6 +101,11 @@ def trace(
     from jitscope.tracing.pipeline import run_trace, write_outputs
 
     report_file = out if is_report_file(out) else None
+    if out is not None and report_file is None:
+        from jitscope.outputs import output_path
+        from jitscope.tracing.pipeline import check_stage_folder
+
+        check_stage_folder(output_path(out))  # before anything runs: jitscope replaces that folder whole
     fmt_name = resolve_format(fmt, report_file)
     wanted = parse_stages(stages)
     _freeze_imports()

@@ -25,7 +25,9 @@ def show_profiles(
     for i, (label, profiler) in enumerate(profilers):
         if html is not None:
             path = html if i == 0 else html.with_name(f"{html.stem}-{i + 1}{html.suffix}")
-            path.write_text(profiler.output_html())
+            from jitscope.outputs import write_atomic
+
+            write_atomic(path, profiler.output_html())
             console.print(Text(f"profile of {subject} {label} written to {path}", style="jitscope.muted"))
             continue
         title = f"profile of {subject} {label}" + (f" ({note})" if note else "")

@@ -7,7 +7,6 @@ view layer (Markdown, HTML) is imported only when one of those formats was asked
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 
 from jitscope.model.run import RunRecord
 
@@ -56,7 +55,9 @@ def report(record: RunRecord, fmt: str, out: str | None) -> int:
     text = ""
     if out is not None:
         text = render_report(record, fmt)
-        Path(out).write_text(text, encoding="utf-8")
+        from jitscope.outputs import write_atomic
+
+        write_atomic(out, text)
     if fmt in ("json", "markdown") and out is None:
         stderr.file.write(render_report(record, fmt))
     else:

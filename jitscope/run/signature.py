@@ -119,14 +119,11 @@ def describe_call(fun: Any, args: Sequence[Any], kwargs: dict[str, Any], static_
 
 def write_capture(directory: Path, program: str, argv: Sequence[str], jax_version: str | None,
                   calls: list[dict[str, Any]]) -> Path:
-    directory.mkdir(parents=True, exist_ok=True)
-    path = directory / FILE
+    from jitscope.outputs import write_atomic
+
     document = {"kind": KIND, "schema_version": SCHEMA_VERSION, "program": program, "argv": list(argv),
                 "jax_version": jax_version, "calls": calls}
-    temporary = path.with_name(f".{FILE}.tmp")
-    temporary.write_text(json.dumps(document, indent=1) + "\n")
-    temporary.replace(path)  # a failed write leaves the previous capture whole
-    return path
+    return write_atomic(directory / FILE, json.dumps(document, indent=1) + "\n")  # a failed write keeps the last
 
 
 # -- replay ----------------------------------------------------------------------------------------

@@ -89,28 +89,31 @@ def make_baseline(tests: Sequence[TestCompiles], *, isolated: bool) -> CompileBa
 
 def save_baseline(path: Path, baseline: CompileBaseline) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(to_jsonable(baseline), indent=2, allow_nan=False) + "\n")
+    from jitscope.outputs import write_atomic
+
+    write_atomic(path, json.dumps(to_jsonable(baseline), indent=2, allow_nan=False) + "\n")
 
 
-def load_baseline(path: Path) -> CompileBaseline:
-    """Read a ``--jitscope-save`` document; a ``UsageError`` (one line) for anything else."""
+def load_baseline(path: Path, shown: Path | None = None) -> CompileBaseline:
+    """Read a ``--jitscope-save`` document; a ``UsageError`` (one line, naming it as ``shown``) for anything else."""
+    where = path if shown is None else shown
     try:
         data = json.loads(path.read_text())
     except OSError as exc:
-        raise UsageError(f"cannot read --jitscope-compare baseline {path}: {exc.strerror or exc}") from None
+        raise UsageError(f"cannot read --jitscope-compare baseline {where}: {exc.strerror or exc}") from None
     except ValueError as exc:
-        raise UsageError(f"--jitscope-compare baseline {path} is not JSON: {exc}") from None
+        raise UsageError(f"--jitscope-compare baseline {where} is not JSON: {exc}") from None
     if not isinstance(data, dict) or data.get("kind") != BASELINE_KIND:
-        raise UsageError(f"--jitscope-compare baseline {path} is not a jitscope compile baseline",
+        raise UsageError(f"--jitscope-compare baseline {where} is not a jitscope compile baseline",
                          hint="write one with pytest --jitscope-save FILE")
     major = str(data.get("schema_version", "")).split(".")[0]
     if major != BASELINE_SCHEMA_VERSION.split(".")[0]:
-        raise UsageError(f"--jitscope-compare baseline {path} has schema {data.get('schema_version')}, "
+        raise UsageError(f"--jitscope-compare baseline {where} has schema {data.get('schema_version')}, "
                          f"this jitscope reads {BASELINE_SCHEMA_VERSION}", hint="save a new baseline")
     try:
         return from_jsonable(CompileBaseline, data)
     except (TypeError, ValueError, KeyError) as exc:
-        raise UsageError(f"--jitscope-compare baseline {path} is malformed: {exc}") from None
+        raise UsageError(f"--jitscope-compare baseline {where} is malformed: {exc}") from None
 
 
 def parse_fraction(text: str, option: str) -> float:

@@ -111,12 +111,50 @@ def _slug(text: str) -> str:
 
 def write_outputs(report: TraceReport, out: Path, *, locations: LocationsMode | bool, depth: int | None,
                   fold: bool = False) -> list[Path]:
-    """Write each stage of each trace to ``out/<target>[-N]/``, plus the whole JSON report."""
+    """Write each stage of each trace to ``out/<target>[-N]/``, plus the whole JSON report.
+
+    The folder is built beside ``out`` and swapped in whole (``outputs.replaced_folder``): a failed
+    write leaves the previous one as it was, never a mix. An existing ``out`` must be empty or a
+    previous folder of this kind: jitscope does not replace a folder holding other files.
+    """
+    from jitscope.outputs import output_path, replaced_folder
+
+    final = output_path(out)
+    check_stage_folder(final)
+    with replaced_folder(final) as building:
+        written = _write_stage_files(report, building, locations=locations, depth=depth, fold=fold)
+    return [final / path.relative_to(building) for path in written]
+
+
+#: What a folder of stage files holds (``trace --out DIR``).
+STAGE_FILES = frozenset({"call.txt", "jaxpr.txt", "stablehlo.mlir", "hlo.txt", "cost.json", "memory.json"})
+
+
+def check_stage_folder(folder: Path) -> None:
+    """Refuse to replace a folder that holds anything but an earlier ``trace --out`` (one error line)."""
+    if not folder.exists():
+        return
+    from jitscope.errors import UsageError
+
+    if not folder.is_dir():
+        raise UsageError(f"--out {folder} is a file", hint="name a folder (it is created), or a report such as "
+                         "report.html")
+    for entry in folder.iterdir():
+        if entry.name == "report.json" and entry.is_file():
+            continue
+        if entry.is_dir() and not entry.is_symlink() and all(f.name in STAGE_FILES and f.is_file()
+                                                              for f in entry.iterdir()):
+            continue
+        raise UsageError(f"--out {folder} holds files jitscope did not write ({entry.name})",
+                         hint="name a new or empty folder: jitscope replaces its output folder whole")
+
+
+def _write_stage_files(report: TraceReport, out: Path, *, locations: LocationsMode | bool, depth: int | None,
+                       fold: bool) -> list[Path]:
     from jitscope.model.common import to_jsonable
     from jitscope.render.jaxpr import render_jaxpr_text
     from jitscope.render.json import dumps
 
-    out.mkdir(parents=True, exist_ok=True)
     written: list[Path] = [out / "report.json"]
     (out / "report.json").write_text(dumps(report) + "\n")
     counts: dict[str, int] = {}
