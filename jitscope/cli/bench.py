@@ -24,6 +24,8 @@ from jitscope.cli.options import (
     ReportFormat,
     TargetsArg,
     X64Opt,
+    check_count,
+    check_seconds,
     enable_x64_if,
     format_option,
     resolve_format,
@@ -98,9 +100,10 @@ def bench(
     fmt_name = resolve_format(fmt, out)
     if fail_if_slower is not None and compare is None:
         raise UsageError("--fail-if-slower needs --compare BASELINE.json")
-    if not budget > 0 or min_rounds < 1 or cold_runs < 1 or (max_warmup or 0) < 0:
-        raise UsageError("--budget must be positive, --max-warmup not negative, and --min-rounds and --cold-runs "
-                         "at least 1")
+    check_seconds("--budget", budget)
+    check_seconds("--max-warmup", max_warmup, zero_ok=True)
+    check_count("--min-rounds", min_rounds)
+    check_count("--cold-runs", cold_runs, limit=1000)
     enable_x64_if(x64)
     options = BenchOptions(budget=budget, min_rounds=min_rounds, cold_runs=cold_runs, cold_process=cold_process,
                            eager=eager, dispatch=dispatch, profile=profile or profile_html is not None, seed=seed,

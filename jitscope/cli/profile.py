@@ -20,6 +20,8 @@ from jitscope.cli.options import (
     ReportFormat,
     TargetsArg,
     X64Opt,
+    check_count,
+    check_seconds,
     enable_x64_if,
     format_option,
     resolve_format,
@@ -64,8 +66,8 @@ def profile(
     from jitscope.sharding.mesh import example_mesh_scope, mesh_scope
 
     fmt_name = resolve_format(fmt, out)
-    if calls < 1 or not budget > 0:
-        raise UsageError("--calls must be at least 1 and --budget positive")
+    check_count("--calls", calls, limit=100_000)
+    check_seconds("--budget", budget)
     if trace_out is not None:
         if trace_out.exists() and not trace_out.is_dir():
             raise UsageError(f"--trace-out {trace_out} is a file", hint="name a folder (it is created)")

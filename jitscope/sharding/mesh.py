@@ -61,6 +61,11 @@ def parse_mesh(text: str) -> MeshSpec:
     return MeshSpec(tuple(axes))
 
 
+#: The most virtual CPU devices jitscope asks JAX for (``--devices``, ``--mesh``): XLA starts threads per
+#: device, so 100,000 runs for minutes and 32,768 hits the process's thread limit; 1,024 starts in seconds.
+MAX_VIRTUAL_DEVICES = 1024
+
+
 def active_mesh() -> Any | None:
     """The mesh set up by ``--mesh`` for this command (a live ``jax.sharding.Mesh``), or None."""
     return _ACTIVE.get()
@@ -77,11 +82,16 @@ def setup_devices(n: int) -> list[Any]:
     if n < 1:
         raise UsageError(f"--devices must be at least 1, got {n}")
     if not jc.backends_initialized():
-        jc.request_cpu_devices(n)
+        jc.request_cpu_devices(min(n, MAX_VIRTUAL_DEVICES))  # on a GPU/TPU the real devices count, not these
     available = jc.devices()
     if len(available) >= n:
         return available[:n]
     platform = available[0].platform if available else "cpu"
+    if platform == "cpu" and n > MAX_VIRTUAL_DEVICES:
+        raise UsageError(f"{n:,} devices asked for (--devices/--mesh): at most {MAX_VIRTUAL_DEVICES:,} virtual "
+                         "CPU devices",
+                         hint="XLA starts threads per device (32,768 hits the thread limit); inspect the same "
+                         "axes scaled down, e.g. --mesh data=8,model=4")
     if platform == "cpu":
         raise UsageError(
             f"--devices {n}: JAX already started with {len(available)} CPU device(s), too late to ask for {n}",

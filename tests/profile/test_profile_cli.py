@@ -55,7 +55,7 @@ def test_every_format_shows_lines_listing_ops_and_reconciliation(profiled, fmt):
 
 
 @pytest.mark.parametrize(("args", "message"), [
-    (("profile", "profile_hotspot.py:layer", "--calls", "0"), "error: --calls must be at least 1"),
+    (("profile", "profile_hotspot.py:layer", "--calls", "0"), "error: --calls 0 is out of range (give 1 to 100,000)"),
     (("profile", "no_such_file.py:f"), "error: file not found: no_such_file.py"),
     (("profile", "profile_hotspot.py:layer", "--out", "report.xyz"), "error: cannot tell the format"),
 ])
