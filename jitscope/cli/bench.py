@@ -93,6 +93,7 @@ def bench(
     from jitscope.bench.api import run_bench
     from jitscope.bench.runner import BenchOptions
     from jitscope.cli.stdout import user_output_to_stderr
+    from jitscope.faults import user_code_scope
     from jitscope.render.console import make_console
     from jitscope.render.profile import show_profiles
     from jitscope.render.progress import progress_bar
@@ -110,7 +111,8 @@ def bench(
                            persistent_cache=persistent_cache, max_warmup=max_warmup)
     stderr = make_console(stderr=True)
     machine_readable = fmt_name != "text"
-    with progress_bar(stderr, "jitscope bench") as progress, user_output_to_stderr(machine_readable):
+    with progress_bar(stderr, "jitscope bench") as progress, user_output_to_stderr(machine_readable), \
+            user_code_scope():
         loaded = resolve_from_run(targets, from_run, call, keep_running, flags=(shapes, static, arg),
                                   capture=from_capture, compile_number=compile_number)
         result, failed = run_bench(loaded, shapes, static, arg, options=options, save=save, compare=compare,

@@ -60,6 +60,7 @@ def profile(
     """Profile TARGET's cached calls and attribute the device time to its source lines."""
     from jitscope.bench.plan import plan_calls
     from jitscope.cli.stdout import user_output_to_stderr
+    from jitscope.faults import user_code_scope
     from jitscope.profiling.runner import ProfileOptions, profile_calls
     from jitscope.render.console import make_console
     from jitscope.render.progress import progress_bar
@@ -77,7 +78,7 @@ def profile(
     options = ProfileOptions(calls=calls, budget=budget, seed=seed,
                              trace_out=str(trace_out) if trace_out is not None else None)
     with mesh_scope(devices, mesh), progress_bar(stderr, "jitscope profile") as progress, \
-            user_output_to_stderr(fmt_name != "text"):
+            user_output_to_stderr(fmt_name != "text"), user_code_scope():
         loaded = resolve_from_run(targets, from_run, call, keep_running, flags=(shapes, static, arg),
                                   capture=from_capture, compile_number=compile_number)
         planned = plan_calls(loaded, shapes, static, arg)

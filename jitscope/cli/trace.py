@@ -111,10 +111,11 @@ def trace(
     _freeze_imports()
     enable_x64_if(x64)
     from jitscope.cli.stdout import user_output_to_stderr
+    from jitscope.faults import user_code_scope
     from jitscope.render.progress import progress_bar
 
     with mesh_scope(devices, mesh), progress_bar(make_console(stderr=True), "jitscope trace") as progress, \
-            user_output_to_stderr(fmt_name != "text"):  # stdout is for the document only
+            user_output_to_stderr(fmt_name != "text"), user_code_scope():  # stdout: the document only
         loaded = resolve_from_run(targets, from_run, call, keep_running, flags=(shapes, static, arg),
                                   capture=from_capture, compile_number=compile_number, abstract=True)
         report, profilers = run_trace(loaded, shapes, static, arg, wanted, effects, profile or bool(profile_html),

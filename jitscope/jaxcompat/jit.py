@@ -58,6 +58,9 @@ def make_jit(fn: Callable[..., Any], options: JitOptions) -> Any:
     """A fresh ``jax.jit`` wrapper (with its own empty cache) for ``fn``."""
     import jax
 
+    from jitscope.faults import exits_as_errors
+
+    fn = exits_as_errors(fn)  # sys.exit in the user's function: a failure of the call, not of jitscope
     if options.filter_static:
         return FilteredJit(fn)
 

@@ -98,7 +98,7 @@ def load_module(head: str, cwd: Path) -> tuple[ModuleType, str]:
                     hint="run from your project root, install the package, or pass a path like path/to/file.py:fn",
                 ) from None
             raise _import_failed(head, exc) from None
-        except Exception as exc:  # noqa: BLE001 - anything the user's module raises at import
+        except (Exception, SystemExit) as exc:  # noqa: BLE001 - anything the user's module raises at import
             raise _import_failed(head, exc) from None
     return module, f"imported module {head!r} ({getattr(module, '__file__', '?')})"
 

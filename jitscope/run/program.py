@@ -76,7 +76,9 @@ def check_program(program: Program) -> None:
 
 def run_program(program: Program) -> Outcome:
     """Run ``program`` to completion; never raises for what the program does."""
-    saved_argv, saved_path0 = sys.argv[:], sys.path[0] if sys.path else None
+    # The whole sys.path comes back afterwards: a program that empties it must not stop jitscope from
+    # importing what writes its report (python would not care: it exits).
+    saved_argv, saved_path = sys.argv[:], sys.path[:]
     try:
         if program.module is not None:
             sys.argv = [program.module, *program.args]  # run_module replaces argv[0] with the module's file
@@ -99,8 +101,7 @@ def run_program(program: Program) -> Outcome:
         return Outcome(1, f"raised {type(exc).__name__}")
     finally:
         sys.argv = saved_argv
-        if saved_path0 is not None and sys.path:
-            sys.path[0] = saved_path0
+        sys.path[:] = saved_path
     return Outcome(0, "exited 0")
 
 

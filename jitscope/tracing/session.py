@@ -57,6 +57,9 @@ class _Observer:
     arguments: tuple[ArgumentSummary, ...] = ()
     runs: int = 0
     problems: list[str] = field(default_factory=list)
+    #: Return the argument leaves the body replaced in place too (see ``wrap``).
+    return_updates: bool = False
+    updated: int = 0
 
     def wrap(self, fn: Any) -> Any:
         from jitscope.jaxcompat.values import describe_call
@@ -71,7 +74,21 @@ class _Observer:
                     self.arguments = summarize_arguments(self.names, args, kwargs, self.argset)
                 except Exception as exc:  # noqa: BLE001 - describing must never break the user's trace
                     self.problems.append(f"could not describe arguments: {exc}")
-            return fn(*args, **kwargs)
+            if not self.return_updates:
+                return fn(*args, **kwargs)
+            # nnx.jit writes the new state (parameters, optimizer moments) into the argument objects
+            # instead of returning it: returned here, the compiled program keeps computing it, as
+            # nnx's own program does, rather than XLA dropping the update as dead code.
+            before, structure = jax.tree_util.tree_flatten((args, kwargs))
+            out = fn(*args, **kwargs)
+            after, structure_after = jax.tree_util.tree_flatten((args, kwargs))
+            if structure_after != structure:
+                return out
+            updated = [new for old, new in zip(before, after, strict=True) if new is not old]
+            self.updated = len(updated)
+            return (out, updated) if updated else out
+
+        import jax
 
         return observed
 
@@ -112,6 +129,13 @@ def _profile_trace(fn: Any, options: Any, args: tuple[Any, ...], kwargs: dict[st
     return profiler
 
 
+class _Printed(io.StringIO):
+    """What the user's code printed while traced; its closing ``sys.stdout`` (this, then) loses nothing."""
+
+    def close(self) -> None:
+        pass
+
+
 def trace_target(
     target: TargetHandle,
     argset: ArgSet,
@@ -129,11 +153,12 @@ def trace_target(
         # trace it the way that wrapper does, every leaf that is not an array static.
         options = dataclasses.replace(options, filter_static=True)
         how += "; non-array leaves static, as its wrapper (equinox.filter_jit) makes them"
-    observer = _Observer(_param_names(target.fn, len(argset.args)), argset)
+    library_jit = not (options.from_user_jit or inspect.isfunction(target.original))
+    observer = _Observer(_param_names(target.fn, len(argset.args)), argset, return_updates=library_jit)
     jitted = make_jit(observer.wrap(target.fn), options)
     args, kwargs = to_abstract(argset)
     notes = [w for w in [warn_if_x64_disabled(argset)] if w]
-    printed = io.StringIO()
+    printed = _Printed()
     traced: Any | None = None
     error: Exception | None = None
     profiler = None

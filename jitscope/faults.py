@@ -1,0 +1,165 @@
+"""The user's code exits, crashes or tampers with the process: the user's failure, said in one line (issue 25).
+
+jitscope runs the user's code in its own process (importing the module, tracing the function,
+calling it to time it). What that code may do to the process, and what jitscope makes of it:
+
+* ``sys.exit(n)`` / ``raise SystemExit``: ``exits_as_errors`` turns it into ``UserExit``, an
+  ordinary exception, wherever jitscope calls the user's function, so the call fails like any
+  other (exit 1, an ``error:`` line naming where it exited, a JSON report still written);
+* ``os._exit(n)``, a fatal signal (a segfault in a C extension) or an abort: nothing can resume
+  after them, so ``guard_process`` makes the last lines say what happened: ``os._exit`` prints one
+  line naming the call and the user's frame before it exits, and ``faulthandler`` prints the
+  signal and the Python stack (the user's frame in it) on a crash;
+* closing or replacing ``sys.stdout``/``sys.stderr``, closing file descriptor 1 or 2, emptying
+  ``sys.path`` or replacing ``jax.jit``: ``protected_state`` restores jitscope's own state when
+  the user's code returns and reports what was changed as a user error, so the report is still
+  written where it belongs.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import os
+import sys
+from collections.abc import Callable, Iterator
+from typing import Any, NoReturn
+
+from jitscope.errors import UserCodeError
+
+
+class UserExit(Exception):
+    """The user's code raised SystemExit where jitscope called it."""
+
+    def __init__(self, exit_: SystemExit) -> None:
+        code = exit_.code
+        super().__init__(f"the code called sys.exit({code!r})" if code is not None else "the code called sys.exit()")
+        self.code = code
+
+
+def exits_as_errors(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """``fn``, with a SystemExit it raises turned into ``UserExit`` (its traceback kept)."""
+
+    @functools.wraps(fn)
+    def call(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except SystemExit as exc:
+            raise UserExit(exc).with_traceback(exc.__traceback__) from None
+
+    return call
+
+
+def _user_frame_text(frame: Any) -> str:
+    from jitscope.userframes import default_is_user_file
+
+    while frame is not None:
+        if default_is_user_file(frame.f_code.co_filename):
+            return f"{frame.f_code.co_filename}:{frame.f_lineno} in {frame.f_code.co_name}"
+        frame = frame.f_back
+    return "(no frame of yours on the stack)"
+
+
+@contextlib.contextmanager
+def guard_process() -> Iterator[None]:
+    """While the block runs: ``os._exit`` says where it was called, and a crash prints the signal and stack."""
+    import faulthandler
+
+    real_exit = os._exit
+    was_enabled = faulthandler.is_enabled()
+
+    def reported_exit(status: int) -> NoReturn:
+        code, where = status, _user_frame_text(sys._getframe(1))
+        try:
+            sys.stderr.flush()
+            os.write(2, f"error: os._exit({code}) called at {where}: the process ends here, without "
+                        "jitscope's report\n".encode())
+        except (OSError, ValueError):
+            pass
+        real_exit(code)
+
+    os._exit = reported_exit
+    if not was_enabled:
+        with contextlib.suppress(Exception):  # no usable stderr: nothing to print a crash to anyway
+            faulthandler.enable(all_threads=False)
+    try:
+        yield
+    finally:
+        os._exit = real_exit
+        if not was_enabled:
+            faulthandler.disable()
+
+
+@contextlib.contextmanager
+def protected_state() -> Iterator[list[str]]:
+    """Restore stdout/stderr (objects and descriptors), ``sys.path`` and ``jax.jit`` after the block.
+
+    Yields a list the block's tampering is described in; on leaving, a non-empty list is raised as one
+    ``UserCodeError`` (exit 1) after everything was put back.
+    """
+    saved_streams = (sys.stdout, sys.stderr)
+    saved_path = list(sys.path)
+    saved_fds = {fd: _dup(fd) for fd in (1, 2)}
+    import jax  # the commands that run the user's code use it anyway; imported here to know jax.jit as it was
+
+    saved_jit = jax.jit
+    changes: list[str] = []
+    try:
+        yield changes
+    finally:
+        for fd, copy in saved_fds.items():
+            if copy is None:
+                continue
+            if not _fd_open(fd):
+                os.dup2(copy, fd)
+                changes.append(f"closed file descriptor {fd}")
+            os.close(copy)
+        for fd, name, stream in zip((1, 2), ("stdout", "stderr"), saved_streams, strict=True):
+            current = getattr(sys, name)
+            if current is not stream:
+                changes.append(f"replaced sys.{name}")
+            if getattr(stream, "closed", False):
+                stream = _reopened(fd, stream)
+                changes.append(f"closed sys.{name}")
+            setattr(sys, name, stream)
+        if sys.path != saved_path:
+            if not sys.path or not set(saved_path) <= set(sys.path):
+                changes.append("removed entries from sys.path")
+            sys.path[:] = saved_path
+        if jax.jit is not saved_jit:
+            jax.jit = saved_jit
+            changes.append("replaced jax.jit")
+    if changes:
+        raise UserCodeError(f"your code {', '.join(dict.fromkeys(changes))} while jitscope ran it",
+                            hint="jitscope put it back; code that is traced or timed should leave the process as "
+                            "it found it")
+
+
+def _reopened(fd: int, old: Any) -> Any:
+    """A new text stream on ``fd`` in place of a closed ``sys.stdout``/``sys.stderr``."""
+    import io
+
+    return io.TextIOWrapper(open(fd, "wb", closefd=False), encoding=getattr(old, "encoding", None) or "utf-8",
+                            errors=getattr(old, "errors", None) or "strict", line_buffering=True)
+
+
+@contextlib.contextmanager
+def user_code_scope() -> Iterator[None]:
+    """Around a command's calls into the user's code: ``guard_process`` and ``protected_state``."""
+    with guard_process(), protected_state():
+        yield
+
+
+def _dup(fd: int) -> int | None:
+    try:
+        return os.dup(fd)
+    except OSError:
+        return None
+
+
+def _fd_open(fd: int) -> bool:
+    try:
+        os.fstat(fd)
+    except OSError:
+        return False
+    return True

@@ -1,0 +1,7 @@
+import sys
+
+sys.exit(3)
+
+
+def f(x):
+    return x
