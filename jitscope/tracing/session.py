@@ -19,7 +19,7 @@ import time
 import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from jitscope.jaxcompat.jit import make_jit
 from jitscope.load.abstract import to_abstract, warn_if_x64_disabled
@@ -82,7 +82,7 @@ class _Observer:
             before, structure = jax.tree_util.tree_flatten((args, kwargs))
             out = fn(*args, **kwargs)
             after, structure_after = jax.tree_util.tree_flatten((args, kwargs))
-            if structure_after != structure:
+            if cast(Any, structure_after) != structure:
                 return out
             updated = [new for old, new in zip(before, after, strict=True) if new is not old]
             self.updated = len(updated)
@@ -147,13 +147,13 @@ def trace_target(
     """Trace ``target`` with abstract ``argset``; never raises for failures in user code."""
     options = target.options.with_static_names(argset.static_names)
     how = target.how
-    if not (options.from_user_jit or options.filter_static or inspect.isfunction(target.original)) \
+    if not (options.from_user_jit or options.filter_static or _is_plain_function(target.original)) \
             and holds_unjittable(argset):
         # A library's own jit wrapper (equinox.filter_jit) called with objects jax.jit cannot take:
         # trace it the way that wrapper does, every leaf that is not an array static.
         options = dataclasses.replace(options, filter_static=True)
         how += "; non-array leaves static, as its wrapper (equinox.filter_jit) makes them"
-    library_jit = not (options.from_user_jit or inspect.isfunction(target.original))
+    library_jit = not (options.from_user_jit or _is_plain_function(target.original))
     observer = _Observer(_param_names(target.fn, len(argset.args)), argset, return_updates=library_jit)
     jitted = make_jit(observer.wrap(target.fn), options)
     args, kwargs = to_abstract(argset)
@@ -179,6 +179,9 @@ def trace_target(
         profiler = _profile_trace(target.fn, options, args, kwargs)
     notes += [f"{w.category.__name__}: {w.message}" for w in caught if not _is_noise(w)]
     notes += observer.problems
+    if observer.updated:
+        how += (f"; the {observer.updated} argument leaves it updates in place are returned too, as the "
+                "wrapper's own program returns them (nnx.jit)")
     diagnostic = jaxpr = summary = None
     project = project_of(target.module)
     if error is not None:
@@ -209,6 +212,11 @@ def trace_target(
         arguments=observer.arguments,
     )
     return TraceHandle(target, argset, jitted, traced, record, profiler, project)
+
+
+def _is_plain_function(obj: Any) -> bool:
+    """A function or bound method, not a library's jit wrapper object (nnx.jit, equinox.filter_jit)."""
+    return inspect.isfunction(obj) or inspect.ismethod(obj) or inspect.isbuiltin(obj)
 
 
 def _is_noise(w: warnings.WarningMessage) -> bool:

@@ -97,6 +97,14 @@ def test_call_label_and_arguments_summarise_objects(traced):
         assert model.traced > 30 and model.elements > 100_000
 
 
+def test_nnx_in_place_updates_stay_in_the_compiled_program(gpt):
+    """nnx.jit writes the new parameters and optimizer state into the argument objects: traced inside
+    jitscope's own jit they are returned too, so XLA keeps the backward pass and the update."""
+    update = next(line for line in gpt.source_lines if "flax Optimizer.update" in line.calls)
+    assert update.flops and update.eqns > 100
+    assert len(gpt.summary.out_avals) > 100 and "returned too" in gpt.how
+
+
 def test_folding_keeps_a_two_block_transformer_under_a_screenful(gpt):
     from jitscope.view.model import Document
     from jitscope.view.render import render_document
