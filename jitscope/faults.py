@@ -22,10 +22,14 @@ import contextlib
 import functools
 import os
 import sys
+import threading
 from collections.abc import Callable, Iterator
 from typing import Any, NoReturn
 
 from jitscope.errors import UserCodeError
+
+#: os._exit as Python made it (``guard_process`` replaces the module attribute while user code runs).
+_REAL_EXIT = os._exit
 
 
 class UserExit(Exception):
@@ -163,3 +167,87 @@ def _fd_open(fd: int) -> bool:
     except OSError:
         return False
     return True
+
+
+#: Set when Ctrl-C arrived (``exit_soon_after_interrupt``): a command that ends anyway (the interrupt
+#: lost in a callback) still exits 130 (``cli.app.main``).
+INTERRUPTED = threading.Event()
+
+#: Seconds jitscope waits, after Ctrl-C, for the command to unwind before it ends the process itself.
+INTERRUPT_GRACE_S = 1.0
+
+
+def end_interrupted() -> NoReturn:
+    """Ctrl-C's end of every command: one line, exit 130, without Python's finalization.
+
+    Finalizing while XLA compiles or profiles on other threads can crash (a segfault seen here), and
+    a KeyboardInterrupt raised again in an exit handler would end the process by SIGINT: outputs are
+    already whole or absent (``outputs.py``), so there is nothing left to finish.
+    """
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):
+            stream.flush()
+    with contextlib.suppress(OSError):
+        if os.isatty(2):
+            os.write(2, b"\x1b[?25h")  # a progress bar may have hidden the cursor
+        os.write(2, b"interrupted\n")
+    _REAL_EXIT(130)
+
+
+def _importing(frame: Any) -> bool:
+    while frame is not None:
+        if frame.f_code.co_filename.startswith("<frozen importlib"):
+            return True
+        frame = frame.f_back
+    return False
+
+
+def exit_soon_after_interrupt(grace: float = INTERRUPT_GRACE_S) -> None:
+    """Make Ctrl-C end the process within about ``grace`` seconds, exit 130, whatever the main thread does.
+
+    Python runs its SIGINT handler only between bytecodes of the main thread, so while XLA compiles
+    or a profile capture runs in C, Ctrl-C waits; and a KeyboardInterrupt raised inside a callback
+    (JAX's garbage-collection callback) can be printed as 'Exception ignored' and lost. The C-level
+    handler still writes the signal to ``signal.set_wakeup_fd`` at once: a daemon thread waiting on
+    it gives the main thread ``grace`` seconds to unwind as usual (its KeyboardInterrupt, the
+    'interrupted' line, exit 130), then shows the cursor again and ends the process with exit 130.
+    Not for ``jitscope run``: there Ctrl-C is the user's program's to handle.
+    """
+    import signal
+
+    if threading.current_thread() is not threading.main_thread():
+        return
+    def on_interrupt(signum: int, frame: Any) -> None:
+        INTERRUPTED.set()  # before the KeyboardInterrupt, which a callback may swallow
+        if _importing(frame):
+            return  # raised inside a native module's import (jaxlib's MLIR), it aborts the process: the
+            # watchdog below ends it with 130 instead
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGINT, on_interrupt)
+    read_fd, write_fd = os.pipe()
+    os.set_blocking(write_fd, False)
+    try:
+        signal.set_wakeup_fd(write_fd, warn_on_full_buffer=False)
+    except (ValueError, OSError):
+        os.close(read_fd)
+        os.close(write_fd)
+        return
+
+    def watch() -> None:
+        while True:
+            try:
+                data = os.read(read_fd, 64)
+            except OSError:
+                return
+            if not data:
+                return
+            if signal.SIGINT in data:
+                break
+        INTERRUPTED.set()
+        import time
+
+        time.sleep(grace)
+        end_interrupted()
+
+    threading.Thread(target=watch, name="jitscope-interrupt", daemon=True).start()

@@ -46,7 +46,9 @@ def main(argv: list[str] | None = None) -> None:
 
     try:
         _main(argv)
+        _exit_if_interrupted()
     except SystemExit as exc:
+        _exit_if_interrupted()
         if "jitscope.run.capture" in sys.modules:  # --from-run stopped a program that left threads running
             from jitscope.run.capture import exit_now_if_program_threads_left
 
@@ -55,8 +57,19 @@ def main(argv: list[str] | None = None) -> None:
         raise
 
 
+def _exit_if_interrupted() -> None:
+    """Ctrl-C that JAX swallowed (a KeyboardInterrupt in its GC callback is only printed): still exit 130."""
+    faults = sys.modules.get("jitscope.faults")
+    if faults is not None and faults.INTERRUPTED.is_set():
+        faults.end_interrupted()
+
+
 def _main(argv: list[str] | None) -> None:
     args = sys.argv[1:] if argv is None else argv
+    if args[:1] not in (["run"], ["--help"], ["-h"], []) and argv is None:
+        from jitscope.faults import exit_soon_after_interrupt
+
+        exit_soon_after_interrupt()  # Ctrl-C ends every command within a second (run's is the program's)
     try:
         if args[:1] == ["run"]:
             from jitscope.run.command import main_fast
@@ -71,6 +84,9 @@ def _main(argv: list[str] | None) -> None:
         report_error(err)
         sys.exit(err.exit_code)
     except KeyboardInterrupt:
+        faults = sys.modules.get("jitscope.faults")
+        if faults is not None:
+            faults.end_interrupted()
         print("interrupted", file=sys.stderr)
         sys.exit(130)
     except OSError as exc:

@@ -1,0 +1,47 @@
+"""Ctrl-C ends every command with exit 130, wherever it lands (issue 25; it was once lost in JAX's GC callback).
+
+The timeout only bounds a hang; the time Ctrl-C takes is not asserted (it is about a second at most
+by construction: faults.exit_soon_after_interrupt).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+
+LONG_RUNNING = {
+    "trace": ("trace", "transformer.py:encode"),
+    "bench": ("bench", "mlp.py:train_step", "--budget", "60"),
+    "profile": ("profile", "profile_hotspot.py:layer", "--calls", "100000"),
+    # JAX's own sources: long enough to be interrupted (the examples alone lint in about a second)
+    "lint": ("lint", "--trace", "static_args.py:jitted_where", "--jobs", "1", "--no-show-source",
+             os.path.dirname(str(importlib.util.find_spec("jax").origin))),
+}
+
+
+@pytest.mark.parametrize("delay", [0.8, 2.5])
+@pytest.mark.parametrize("command", sorted(LONG_RUNNING))
+def test_ctrl_c_ends_the_command_with_exit_130(command: str, delay: float) -> None:
+    env = {**os.environ, "JAX_PLATFORMS": "cpu", "NO_COLOR": "1"}
+    proc = subprocess.Popen([sys.executable, "-m", "jitscope", *LONG_RUNNING[command]], cwd=EXAMPLES, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(delay)
+    if proc.poll() is not None:
+        pytest.skip(f"{command} finished in under {delay} s on this machine: nothing left to interrupt")
+    proc.send_signal(signal.SIGINT)
+    try:
+        _, err = proc.communicate(timeout=20)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        pytest.fail(f"jitscope {command} did not end after Ctrl-C")
+    assert proc.returncode == 130, err[-2000:]
+    assert "internal error" not in err and "Traceback" not in err
