@@ -71,8 +71,9 @@ def test_tampering_with_jitscopes_process_is_put_back_and_reported(function: str
     proc = jitscope("bench", f"faults.py:{function}", "-s", "f32[4]", "--budget", "0.05")
     assert proc.returncode == 1, proc.stderr
     errors = [line for line in proc.stderr.splitlines() if line.startswith("error: ")]
-    assert errors == [f"error: your code {what} while jitscope ran it (jitscope put it back; code that is traced "
-                      "or timed should leave the process as it found it)"]
+    expected = (f"error: your code {what} while jitscope ran it (jitscope put it back; code that is traced "
+                "or timed should leave the process as it found it)")
+    assert errors == [expected]
     assert "internal error" not in proc.stderr
 
 

@@ -55,7 +55,7 @@ def test_a_read_only_folder_is_one_error_and_nothing_changes(tmp_path: Path) -> 
 def test_a_replaced_file_keeps_its_mode_and_relative_paths_are_from_the_start_dir(tmp_path: Path,
                                                                                    monkeypatch: pytest.MonkeyPatch
                                                                                    ) -> None:
-    import jitscope.outputs as outputs
+    from jitscope import outputs
 
     monkeypatch.setattr(outputs, "START_DIR", str(tmp_path))
     (tmp_path / "r.txt").write_text("old")
