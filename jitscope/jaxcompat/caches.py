@@ -64,12 +64,32 @@ def _update(values: dict[str, Any]) -> None:
     _reset()
 
 
+def _check_cache_dir(request: str) -> None:
+    """A directory jitscope can write cache entries to (created if missing); else one error line (JAX would only
+    warn on every compile and go on without the cache)."""
+    import os
+
+    from jitscope.errors import UsageError
+
+    if os.path.exists(request) and not os.path.isdir(request):
+        raise UsageError(f"--persistent-cache {request} is a file", hint="name a folder (it is created), or 'off'")
+    try:
+        os.makedirs(request, exist_ok=True)
+    except OSError as exc:
+        raise UsageError(f"--persistent-cache {request}: cannot create it ({exc.strerror})",
+                         hint="name a folder you can write to, or 'off'") from None
+    if not os.access(request, os.W_OK | os.X_OK):
+        raise UsageError(f"--persistent-cache {request} is not writable", hint="name a folder you can write to, "
+                         "or 'off'")
+
+
 def resolve(request: str | None) -> tuple[dict[str, Any], PersistentCacheState]:
     """Config values to apply for ``request`` (None: respect JAX's config; "off"; or a directory)."""
     current = _read_config()
     if request is not None and request.lower() == "off":
         return {"jax_enable_compilation_cache": False}, PersistentCacheState(False, None, "flag")
     if request is not None:
+        _check_cache_dir(request)
         # Entries are written whatever the compile time, so a second cold run can hit.
         values = {"jax_enable_compilation_cache": True, "jax_compilation_cache_dir": request,
                   "jax_persistent_cache_min_compile_time_secs": 0.0}

@@ -80,6 +80,9 @@ def _looks_like_path(head: str) -> bool:
 
 def load_module(head: str, cwd: Path) -> tuple[ModuleType, str]:
     """Import a module by dotted name or file path; return it and how it was found."""
+    if not _looks_like_path(head) and not all(part.isidentifier() for part in head.split(".")):
+        raise TargetError(f"{head!r} is neither a module name nor a path to a .py file",
+                          hint="for example mypkg.models:predict or path/to/file.py:predict")
     if _looks_like_path(head):
         path = (cwd / head).resolve()
         if not path.is_file():

@@ -51,3 +51,19 @@ def test_the_biggest_sizable_array_still_traces_abstractly() -> None:
     proc = jitscope("trace", "jit_sin.py:fsin", "-s", "f32[1152921504606846976]", "--stages", "jaxpr,hlo")
     assert proc.returncode == 0, proc.stderr
     assert "f32[1152921504606846976]" in proc.stdout
+
+
+def test_a_target_that_is_neither_a_module_nor_a_path_is_a_usage_error() -> None:
+    proc = jitscope("trace", ".:f", "-s", "f32[8]")
+    assert proc.returncode == 2
+    assert proc.stderr.startswith("error: '.' is neither a module name nor a path to a .py file")
+
+
+def test_a_persistent_cache_that_is_a_file_is_a_usage_error(tmp_path: Path) -> None:
+    blocker = tmp_path / "cache"
+    blocker.write_text("not a folder")
+    proc = jitscope("bench", "jit_sin.py:fsin", "-s", "f32[8]", "--budget", "0.05", "--persistent-cache",
+                    str(blocker))
+    assert proc.returncode == 2
+    assert proc.stderr.strip().splitlines() == [f"error: --persistent-cache {blocker} is a file (name a folder (it "
+                                                "is created), or 'off')"]
