@@ -65,5 +65,5 @@ def test_a_persistent_cache_that_is_a_file_is_a_usage_error(tmp_path: Path) -> N
     proc = jitscope("bench", "jit_sin.py:fsin", "-s", "f32[8]", "--budget", "0.05", "--persistent-cache",
                     str(blocker))
     assert proc.returncode == 2
-    assert proc.stderr.strip().splitlines() == [f"error: --persistent-cache {blocker} is a file (name a folder (it "
-                                                "is created), or 'off')"]
+    expected = f"error: --persistent-cache {blocker} is a file (name a folder (it is created), or 'off')"
+    assert proc.stderr.strip().splitlines() == [expected]
