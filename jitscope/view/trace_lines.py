@@ -19,8 +19,9 @@ from jitscope.view.model import Block, Column, Fit, Paragraph, Section, Table, p
 TOP_LINES = 12
 #: Characters of a line's source shown.
 CODE_WIDTH = 44
-#: Primitives and library calls named per line.
+#: Primitives and library calls named per line (primitives in a narrow table: the terminal's).
 SHOWN = 3
+NARROW_SHOWN = 2
 
 
 def _code(location_file: str, line: int, cache: dict[str, list[str]]) -> str:
@@ -58,7 +59,7 @@ def _rows(lines: tuple[SourceLineRecord, ...], costs: bool, wide: bool) -> tuple
         eqns = sum(line.eqns for line in group)
         library = sum(line.library_eqns for line in group)
         named = [f"{name} {n}" for name, n in group[0].primitives] if len(group) == 1 else []
-        primitives = _first(named) if wide else ", ".join(named[:SHOWN])
+        primitives = _first(named) if wide else ", ".join(named[:NARROW_SHOWN])
         calls = calls_text(tuple(_split(c) for c in group[0].calls), SHOWN) if len(group) == 1 else ""
         row: tuple[str, ...] = (where,) + ((code,) if wide else ())
         row += (fmt_count(eqns),) + ((fmt_count(library) if library else "",) if wide else ())

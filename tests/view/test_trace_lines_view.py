@@ -40,7 +40,7 @@ def test_by_line_summary_fits_a_terminal():
     assert _text(render_block(lines_section(RECORD))) == """\
 jaxpr by line of your code  your code: models; FLOPs, bytes: XLA's, by HLO source line ─────────────
 line                eqns       FLOPs  share     bytes  primitives
-gpt.py:21            204    35 MFLOP    62%  3.34 MiB  mul 52, reshape 36, reduce_sum 16
+gpt.py:21            204    35 MFLOP    62%  3.34 MiB  mul 52, reshape 36
 gpt.py:20            324  21.8 MFLOP    38%  5.25 MiB  reshape 60, dot_general 36
 gpt.py:51              1      0 FLOP     0%  2.27 KiB  slice 1
 (no line of yours)    21      0 FLOP     0%   293 KiB  broadcast_in_dim 8"""
