@@ -100,6 +100,13 @@ def test_call_label_and_arguments_summarise_objects(traced):
 def test_nnx_in_place_updates_stay_in_the_compiled_program(gpt):
     """nnx.jit writes the new parameters and optimizer state into the argument objects: traced inside
     jitscope's own jit they are returned too, so XLA keeps the backward pass and the update."""
+    import jax
+
+    from jitscope.load.target import load_targets
+
+    model = load_targets(str(MODELS / "nnx_gpt.py:train_step"))[0].module.model
+    if jax.tree_util.tree_leaves(model) == [model]:
+        pytest.skip("this flax's nnx modules are not pytrees: their updates cannot be found by leaf")
     update = next(line for line in gpt.source_lines if "flax Optimizer.update" in line.calls)
     assert update.flops and update.eqns > 100
     assert len(gpt.summary.out_avals) > 100 and "returned too" in gpt.how
