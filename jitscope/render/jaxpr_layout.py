@@ -205,7 +205,7 @@ class JaxprLayout:
                     if name:
                         seen.add(name)
                     sub_level = 1 if name else level + 1
-                    if depth is not None and sub_level > depth or name and self.folds_shared(sub):
+                    if (depth is not None and sub_level > depth) or (name and self.folds_shared(sub)):
                         continue
                     visit(sub, sub_level)
                     if name:
