@@ -115,7 +115,9 @@ def load_config(start: Path, explicit: Path | None = None) -> JitscopeConfig:
     """Configuration for a run started in ``start`` (or read from ``explicit``)."""
     if explicit is not None:
         if not explicit.is_file():
-            raise ConfigError(f"config file not found: {explicit}")
+            special = explicit.exists() and not explicit.is_dir()  # a FIFO or a device: never read
+            raise ConfigError(f"config file is not a regular file: {explicit}" if special
+                              else f"config file not found: {explicit}")
         path, data = explicit.resolve(), _read_toml(explicit)
     else:
         found = find_pyproject(start)
@@ -204,5 +206,8 @@ def _read_toml(path: Path) -> dict[str, Any]:
             return tomllib.load(fh)
     except tomllib.TOMLDecodeError as err:
         raise ConfigError(f"{path}: invalid TOML: {err}") from None
+    except UnicodeDecodeError as err:  # tomllib decodes the whole file before parsing it
+        raise ConfigError(f"{path}: not UTF-8 text (TOML files are UTF-8): byte {err.object[err.start]:#04x} "
+                          f"at offset {err.start}") from None
     except OSError as err:
         raise ConfigError(f"{path}: cannot read: {err.strerror or err}") from None

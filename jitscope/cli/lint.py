@@ -21,7 +21,7 @@ from jitscope.cli.options import (
 from jitscope.errors import EXIT_FINDINGS, UsageError
 
 if TYPE_CHECKING:
-    from jitscope.model.lint import Finding
+    from jitscope.model.lint import Finding, LintReport
 
 
 class LintFormat(str, Enum):
@@ -151,9 +151,14 @@ def lint(
     if static_only and trace:
         raise UsageError("--static-only and --trace contradict each other: drop one")
     trace_targets = [] if static_only else list(trace or lint_config.trace)
-    with user_output_to_stderr(fmt_name != "text"):  # --trace runs user code; stdout is the report's
-        extra = _dynamic_findings(trace_targets, shapes, static, arg, devices, mesh) if trace_targets else []
-        report = lint_paths(targets, lint_config, root=cfg.root, jobs=jobs, extra_findings=extra)
+    extra: list[Finding] = []
+    if trace_targets:  # runs the user's code: its prints go to stderr (stdout is the report's); its exits
+        from jitscope.faults import user_code_scope  # fail the trace, its tampering is put back and reported
+
+        with user_output_to_stderr(fmt_name != "text"), user_code_scope():
+            extra = _dynamic_findings(trace_targets, shapes, static, arg, devices, mesh)
+    report = lint_paths(targets, lint_config, root=cfg.root, jobs=jobs, extra_findings=extra)
+    _note_skipped(report)
     if fmt_name in ("text", "markdown", "html"):
         from jitscope.view.lint import lint_document
 
@@ -171,6 +176,20 @@ def lint(
             write_report(text, out)
     if report.failed:
         raise typer.Exit(EXIT_FINDINGS)
+
+
+def _note_skipped(report: LintReport) -> None:
+    """One ``note:`` line on stderr per path that was not linted (a FIFO, a device...): stdout is the report's."""
+    if not report.skipped:
+        return
+    from rich.markup import escape
+
+    from jitscope.render.console import make_console
+
+    console = make_console(stderr=True)
+    for skipped in report.skipped:
+        console.print(f"[jitscope.muted]note:[/] skipped {escape(skipped.file)}: {escape(skipped.reason)}",
+                      markup=True, highlight=False)
 
 
 def _dynamic_findings(

@@ -3,7 +3,9 @@
 This is the one place where suppression comments, ``select``/``ignore``,
 ``per-file-ignores`` and ``fail-on`` apply -- to static findings and to findings other
 checkers hand in through ``extra_findings`` (the tracer-based dynamic lint), so every
-finding goes through the same filters and the same renderers.
+finding goes through the same filters and the same renderers. One exception: a failed
+trace (JS001) is reported unless ignored by name, even where ``select`` leaves it out,
+so a ``--trace`` target that could not be traced never reads "All checks passed".
 """
 
 from __future__ import annotations
@@ -14,12 +16,13 @@ from pathlib import Path
 
 from jitscope.config import LintConfig
 from jitscope.errors import UsageError
+from jitscope.lint.analysis.source import source_lines
 from jitscope.lint.files import SourceFileRef, collect_files, matches, relative_to
 from jitscope.lint.registry import RULES, enabled_codes, expand, find_rule, suggest
+from jitscope.lint.rules.js001_trace_failed import TRACE_FAILED
 from jitscope.lint.runner import FileResult, FileTask, lint_data, lint_files
 from jitscope.lint.suppression import is_suppressed
-from jitscope.model.lint import Finding, FindingSource, LintReport, RuleInfo, RuleStat
-from jitscope.userframes import read_source_lines
+from jitscope.model.lint import Finding, FindingSource, LintReport, RuleInfo, RuleStat, SkippedFile
 
 
 def resolve_codes(select: Sequence[str] | None, ignore: Sequence[str]) -> frozenset[str]:
@@ -51,9 +54,9 @@ def lint_paths(
     config = config or LintConfig()
     root = (root or Path.cwd()).resolve()
     codes = resolve_codes(config.select, config.ignore)
-    refs = collect_files(paths or ["."], root, config.exclude)
-    results = lint_files(refs, codes, jobs)
-    return build_report(results, refs, config, root, codes, extra_findings)
+    collected = collect_files(paths or ["."], root, config.exclude)
+    results = lint_files(collected.files, codes, jobs)
+    return build_report(results, collected.files, config, root, codes, extra_findings, collected.skipped)
 
 
 def make_finding(
@@ -108,12 +111,15 @@ def build_report(
     root: Path,
     codes: frozenset[str],
     extra_findings: Iterable[Finding] = (),
+    skipped: Sequence[SkippedFile] = (),
 ) -> LintReport:
     """Merge per-file results and extra findings into one report, applying every filter."""
     by_display = {ref.display: ref for ref in refs}
     suppressed = sum(r.suppressed for r in results)
     findings: list[Finding] = [f for r in results for f in r.findings]
-    extra_kept, extra_suppressed = _filter_extra(extra_findings, codes)
+    # A failed trace is always worth a finding: JS001 unless ignored by name or prefix.
+    extra_codes = codes | ({TRACE_FAILED} - expand(config.ignore))
+    extra_kept, extra_suppressed = _filter_extra(_unexplained_failures(extra_findings, findings, codes), extra_codes)
     # A dynamic finding that confirms a static one at the same place adds nothing but noise.
     static_places = {(f.code, f.file, f.line) for f in findings}
     findings.extend(f for f in extra_kept if (f.code, f.file, f.line) not in static_places)
@@ -129,15 +135,33 @@ def build_report(
         if counts.get(rule.code):
             stats.append(RuleStat(rule.code, rule.name, rule.severity, counts[rule.code]))
             used_rules.append(rule.info())
+    # Files that turned out not to be regular files when opened (replaced since the walk).
+    late = [SkippedFile(r.display, r.skipped) for r in results if r.skipped]
     return LintReport(
         findings=tuple(findings),
-        files_checked=len(results),
+        files_checked=len(results) - len(late),
         lines_checked=sum(r.lines for r in results),
         statistics=tuple(stats),
         rules=tuple(used_rules),
         fail_on=config.fail_on,
         suppressed=suppressed,
+        skipped=tuple(sorted([*skipped, *late], key=lambda s: s.file)),
     )
+
+
+def _unexplained_failures(
+    extra: Iterable[Finding], static: Sequence[Finding], codes: frozenset[str]
+) -> list[Finding]:
+    """``extra`` without the JS001 findings that an enabled rule explains at the same line.
+
+    JS001 reports every failed trace; JS201, JS202... report the failures they explain (suppressed
+    or not, the explanation is the user's to keep). Where one of those is enabled at that line, JS001
+    adds nothing; where it is not (``select`` left it out), JS001 is what says that the trace failed.
+    """
+    extra = list(extra)
+    explaining = {rule.code for rule in RULES if rule.failure_kinds} & codes
+    explained = {(f.file, f.line) for f in [*static, *extra] if f.code in explaining}
+    return [f for f in extra if f.code != TRACE_FAILED or (f.file, f.line) not in explained]
 
 
 def _filter_extra(findings: Iterable[Finding], codes: frozenset[str]) -> tuple[list[Finding], int]:
@@ -149,7 +173,7 @@ def _filter_extra(findings: Iterable[Finding], codes: frozenset[str]) -> tuple[l
             continue
         lines = lines_cache.get(finding.file)
         if lines is None:
-            lines = read_source_lines(finding.file)
+            lines = source_lines(finding.file)
             lines_cache[finding.file] = lines
         if is_suppressed(finding, lines):
             suppressed += 1

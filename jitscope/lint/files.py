@@ -1,4 +1,9 @@
-"""Which files a lint run checks: walking directories, excludes, module names."""
+"""Which files a lint run checks: walking directories, excludes, module names.
+
+Only regular files (and links to them) are linted: a FIFO named ``x.py`` would block the
+read forever and a link to ``/dev/zero`` never ends, so those, devices, sockets and broken
+links are skipped, each with a note saying why (:class:`SkippedFile`).
+"""
 
 from __future__ import annotations
 
@@ -10,6 +15,8 @@ from pathlib import Path
 
 from jitscope.errors import UsageError
 from jitscope.lint.analysis.qualified_names import words
+from jitscope.lint.analysis.source import NotRegular, source_size
+from jitscope.model.lint import SkippedFile
 
 #: Directory names never entered while walking (a path given explicitly is always linted).
 DEFAULT_EXCLUDED_DIRS = words(
@@ -27,6 +34,14 @@ class SourceFileRef:
     module: str
     is_package: bool
     size: int
+
+
+@dataclass(frozen=True, slots=True)
+class FileSet:
+    """The files to lint, and the paths found but not read (not regular files)."""
+
+    files: list[SourceFileRef]
+    skipped: list[SkippedFile]
 
 
 def relative_to(path: Path, root: Path) -> str | None:
@@ -86,19 +101,25 @@ class _ModuleNamer:
         return (f"{package}.{stem}" if package else stem), False
 
 
-def collect_files(
-    paths: Iterable[str | Path], root: Path, exclude: Sequence[str] = ()
-) -> list[SourceFileRef]:
-    """The Python files under ``paths``, minus excluded ones, sorted and without duplicates."""
+def collect_files(paths: Iterable[str | Path], root: Path, exclude: Sequence[str] = ()) -> FileSet:
+    """The Python files under ``paths``, minus excluded ones, sorted and without duplicates.
+
+    Anything that is not a regular file (or a link to one) is skipped with a note, never opened.
+    """
     cwd = Path.cwd().resolve()
     namer = _ModuleNamer()
     seen: set[Path] = set()
     out: list[SourceFileRef] = []
+    skipped: list[SkippedFile] = []
 
-    def add(file: Path, size: int) -> None:
+    def add(file: Path) -> None:
         if file in seen or excluded(file, root, exclude):
             return
         seen.add(file)
+        size = source_size(str(file))
+        if isinstance(size, NotRegular):
+            skipped.append(SkippedFile(display_path(file, cwd), size.reason))
+            return
         module, is_package = namer.module_of(file)
         out.append(SourceFileRef(str(file), display_path(file, cwd), module, is_package, size))
 
@@ -108,7 +129,10 @@ def collect_files(
             raise UsageError(f"path not found: {raw}")
         start = given.resolve()
         if start.is_file():
-            add(start, start.stat().st_size)
+            add(start)
+            continue
+        if not start.is_dir():  # a FIFO, a device, a link to one: skipped under the name it was given
+            add(given.parent.resolve() / given.name)
             continue
         if excluded(start, root, exclude) and start != root:
             continue
@@ -121,11 +145,7 @@ def collect_files(
             )
             for name in filenames:
                 if name.endswith(".py"):
-                    file = here / name
-                    try:
-                        size = file.stat().st_size
-                    except OSError:
-                        size = 0
-                    add(file, size)
+                    add(here / name)
     out.sort(key=lambda ref: ref.display)
-    return out
+    skipped.sort(key=lambda s: s.file)
+    return FileSet(out, skipped)

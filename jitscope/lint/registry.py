@@ -7,6 +7,7 @@ from collections.abc import Iterable
 
 from jitscope.lint.rule import Rule
 from jitscope.lint.rules.js000_unparsable_file import UnparsableFile
+from jitscope.lint.rules.js001_trace_failed import TraceFailed
 from jitscope.lint.rules.js101_print_in_traced_code import PrintInTracedCode
 from jitscope.lint.rules.js102_io_in_traced_code import IoInTracedCode
 from jitscope.lint.rules.js103_global_write_in_traced_code import GlobalWriteInTracedCode
@@ -29,6 +30,7 @@ from jitscope.model.lint import RuleInfo
 #: All rules, sorted by code. Codes and names are a stable contract: never renumber.
 RULES: tuple[type[Rule], ...] = (
     UnparsableFile,
+    TraceFailed,
     PrintInTracedCode,
     IoInTracedCode,
     GlobalWriteInTracedCode,

@@ -25,7 +25,13 @@ from jitscope.lint.analysis.jit_factories import factory_statics
 from jitscope.lint.analysis.module_analysis import ModuleAnalysis, analyze_module
 from jitscope.lint.analysis.module_index import FuncNode, ImportedFacts, ModuleIndex
 from jitscope.lint.analysis.parameters import all_params, defaulted_params, positional_params, self_param
-from jitscope.lint.analysis.source import ParsedSource, file_finding, parse_source
+from jitscope.lint.analysis.source import (
+    NotRegular,
+    ParsedSource,
+    file_finding,
+    parse_source,
+    read_source_bytes,
+)
 from jitscope.lint.analysis.taint_flags import FunctionFacts
 from jitscope.lint.context import ModuleContext
 from jitscope.lint.files import SourceFileRef
@@ -55,6 +61,8 @@ class FileResult:
     external: list[ExternalRef] = field(default_factory=list)
     #: what other modules may need from this one
     facts: ModuleFacts = field(default_factory=ModuleFacts)
+    #: why the file was not read at all (it turned out not to be a regular file); "" when it was
+    skipped: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,12 +87,11 @@ def _rules(codes: frozenset[str]) -> tuple[Rule, ...]:
 
 def lint_one(task: FileTask) -> FileResult:
     """Lint one file; internal errors become a JS000 finding instead of escaping."""
-    try:
-        with open(task.ref.path, "rb") as fh:
-            data = fh.read()
-    except OSError as err:
-        reason = f"file cannot be read: {err.strerror or err}"
-        return FileResult(task.ref.display, [file_finding(task.ref.display, reason, certain=False)])
+    data = read_source_bytes(task.ref.path, task.ref.display)
+    if isinstance(data, NotRegular):
+        return FileResult(task.ref.display, skipped=data.reason)
+    if isinstance(data, Finding):
+        return FileResult(task.ref.display, [data] if "JS000" in task.codes else [])
     return lint_data(task, data)
 
 

@@ -60,6 +60,12 @@ class TraceContext:
     #: True when tracing twice with identical inputs gave different jaxprs
     jaxpr_changed: bool = False
     recompilations: tuple[Recompilation, ...] = ()
+    #: which call of a sequence the failure is from ("call 2 of 3 (f32[8])"); "" for the first call
+    failed_call: str = ""
+
+    def failure_prefix(self) -> str:
+        """``tracing f failed`` (``... failed in call 2 of 3 (f32[8])`` for a later call of a sequence)."""
+        return f"tracing {self.target} failed" + (f" in {self.failed_call}" if self.failed_call else "")
 
     def finding(self, rule: Rule, message: str, where: Place, suggestion: str = "") -> Finding:
         """A dynamic finding of ``rule`` at ``where`` (columns 1-2: the tracer knows lines only)."""
@@ -93,4 +99,4 @@ class TraceContext:
             return None
         loc = diag.location
         where = self.definition if loc is None else Place(loc.file, loc.line, loc.function)
-        return self.finding(rule, f"tracing {self.target} failed: {diag.message}", where, diag.fix)
+        return self.finding(rule, f"{self.failure_prefix()}: {diag.message}", where, diag.fix)

@@ -75,6 +75,14 @@ class RuleStat:
 
 
 @dataclass(frozen=True, slots=True)
+class SkippedFile:
+    """A path found while collecting files but never read: a FIFO, a device, a socket, a broken link."""
+
+    file: str
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
 class LintReport:
     """Everything a lint run found, after suppression and selection."""
 
@@ -85,6 +93,8 @@ class LintReport:
     rules: tuple[RuleInfo, ...]
     fail_on: Severity = "warning"
     suppressed: int = 0
+    #: paths that were not linted because they are not regular files (each with why)
+    skipped: tuple[SkippedFile, ...] = ()
     schema_version: str = SCHEMA_VERSION
     kind: str = "jitscope.lint"
 

@@ -6,12 +6,14 @@ Each renderer is ``render_*(report) -> str``; none of them imports jax or rich.
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path, PurePath
 from typing import Any
+from urllib.parse import quote
 
 from jitscope import __version__
 from jitscope.model.common import to_jsonable
-from jitscope.model.lint import Finding, LintReport, RuleInfo
+from jitscope.model.lint import Finding, LintReport, RuleInfo, SkippedFile
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 SARIF_VERSION = "2.1.0"
@@ -28,6 +30,7 @@ def report_summary(report: LintReport) -> dict[str, Any]:
         "files_checked": report.files_checked,
         "lines_checked": report.lines_checked,
         "suppressed": report.suppressed,
+        "skipped": len(report.skipped),
         "fail_on": report.fail_on,
         "failed": report.failed,
     }
@@ -66,6 +69,12 @@ def render_sarif(report: LintReport) -> str:
         "columnKind": "unicodeCodePoints",
         "originalUriBaseIds": {"%SRCROOT%": {"description": {"text": "The directory jitscope lint ran in."}}},
         "results": [_sarif_result(f, index.get(f.code)) for f in report.findings],
+        "invocations": [
+            {
+                "executionSuccessful": True,
+                "toolExecutionNotifications": [_sarif_skipped(s) for s in report.skipped],
+            }
+        ],
         "properties": {"filesChecked": report.files_checked, "suppressed": report.suppressed},
     }
     document = {"$schema": SARIF_SCHEMA, "version": SARIF_VERSION, "runs": [run]}
@@ -113,16 +122,37 @@ def _sarif_result(finding: Finding, rule_index: int | None) -> dict[str, Any]:
     return result
 
 
+def _sarif_skipped(skipped: SkippedFile) -> dict[str, Any]:
+    """A path lint did not read (a FIFO, a device...), as a SARIF tool notification naming it."""
+    return {
+        "level": "note",
+        "message": {"text": f"skipped {skipped.file}: {skipped.reason}"},
+        "locations": [{"physicalLocation": {"artifactLocation": _artifact(skipped.file)}}],
+    }
+
+
 def _artifact(path: str) -> dict[str, str]:
-    """Relative paths resolve against %SRCROOT% (the checkout); absolute ones become file:// URIs."""
+    """Relative paths resolve against %SRCROOT% (the checkout); absolute ones become file:// URIs.
+
+    Either way percent-encoded (RFC 3986): a file named ``a b#c.py`` is ``a%20b%23c.py``, not a
+    URI with the fragment ``c.py``, and ``p%25q.py`` is ``p%2525q.py``, which decodes back to it.
+    """
     if PurePath(path).is_absolute():
         return {"uri": Path(path).as_uri()}
-    return {"uri": _uri(path), "uriBaseId": "%SRCROOT%"}
+    return {"uri": sarif_uri(path), "uriBaseId": "%SRCROOT%"}
 
 
-def _uri(path: str) -> str:
-    uri = path.replace("\\", "/")
-    return uri.removeprefix("./")
+def sarif_uri(path: str) -> str:
+    """A relative path as a relative URI reference: every byte but unreserved characters and ``/``
+    percent-encoded (a ``:`` in the first segment would read as a scheme), UTF-8 for the rest."""
+    return quote(_posix(path), safe="/")
+
+
+def _posix(path: str) -> str:
+    """``path`` with ``/`` separators (a backslash is a separator only on Windows) and no leading ``./``."""
+    if os.sep != "/":
+        path = path.replace(os.sep, "/")
+    return path.removeprefix("./")
 
 
 def render_github(report: LintReport) -> str:
@@ -131,7 +161,7 @@ def render_github(report: LintReport) -> str:
     for f in report.findings:
         command = _GITHUB_COMMAND.get(f.severity, "warning")
         props = {
-            "file": _uri(f.file),
+            "file": _posix(f.file),
             "line": str(f.line),
             "col": str(f.column),
             "endLine": str(f.end_line),

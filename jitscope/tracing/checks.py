@@ -24,6 +24,7 @@ from jitscope.lint.trace_context import Place, Recompilation, TraceContext
 from jitscope.load.specs import ArgSet
 from jitscope.load.target import TargetHandle, check_call
 from jitscope.model.lint import Finding
+from jitscope.model.trace import Diagnostic
 from jitscope.tracing.recompile import analyse_target, observe_sequence
 from jitscope.tracing.session import trace_target
 from jitscope.userframes import display_path
@@ -73,15 +74,34 @@ def observe_target(target: TargetHandle, calls: tuple[ArgSet, ...]) -> TraceCont
         changed = again is not None and again != render_jaxpr_text(
             first.jaxpr, None, locations=False, header=False
         )
-    recompilations = _recompilations(target, calls) if len(calls) > 1 else ()
+    recompilations, failure, failed_call = _recompilations(target, calls) if len(calls) > 1 else ((), None, "")
     return TraceContext(
-        observed.target, observed.definition, observed.calls, observed.effects, None, changed, recompilations
+        observed.target, observed.definition, observed.calls, observed.effects, failure, changed, recompilations,
+        failed_call,
     )
 
 
-def _recompilations(target: TargetHandle, calls: tuple[ArgSet, ...]) -> tuple[Recompilation, ...]:
+def _later_failure(target: TargetHandle, calls: tuple[ArgSet, ...], seen_runs: list[bool | None]
+                   ) -> tuple[Diagnostic | None, str]:
+    """The first later call of the sequence that fails to trace, explained, and which call it is.
+
+    Only the calls ``observe_sequence`` could not watch (None: it failed, or there was no hook) are
+    traced again, so a sequence that traces cleanly costs nothing more.
+    """
+    for index, (argset, seen) in enumerate(zip(calls, seen_runs, strict=True), 1):
+        if index == 1 or seen is not None:
+            continue
+        diagnostic = trace_target(target, argset, watch_effects=False, want_jaxpr=False).record.diagnostic
+        if diagnostic is not None:
+            return diagnostic, f"call {index} of {len(calls)} ({argset.describe()})"
+    return None, ""
+
+
+def _recompilations(target: TargetHandle, calls: tuple[ArgSet, ...]
+                    ) -> tuple[tuple[Recompilation, ...], Diagnostic | None, str]:
     seq = analyse_target(target, calls)
     seen_runs = observe_sequence(target, calls)
+    failure, failed_call = _later_failure(target, calls, seen_runs)
     out: list[Recompilation] = []
     for call, seen in zip(seq.calls, seen_runs, strict=True):
         # What tracing saw wins over the prediction: a body that did not run again was a cache hit,
@@ -91,7 +111,7 @@ def _recompilations(target: TargetHandle, calls: tuple[ArgSet, ...]) -> tuple[Re
             out.append(Recompilation(call.index, call.call, call.nearest, causes, seen))
         elif seen and not call.compiles:
             out.append(Recompilation(call.index, call.call, call.nearest, (), seen, unexplained=True))
-    return tuple(out)
+    return tuple(out), failure, failed_call
 
 
 def lint_target(target: TargetHandle, calls: tuple[ArgSet, ...]) -> Iterator[Finding]:

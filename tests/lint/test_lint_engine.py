@@ -80,8 +80,8 @@ def test_default_excluded_dirs_only_below_the_given_path(tmp_path: Path) -> None
     (tmp_path / "venv" / "lib").mkdir(parents=True)
     (tmp_path / "venv" / "lib" / "x.py").write_text("x = 1\n")
     (tmp_path / "a.py").write_text("x = 1\n")
-    assert [r.display for r in collect_files([tmp_path], tmp_path)] == [str(tmp_path / "a.py")]
-    inside = collect_files([tmp_path / "venv"], tmp_path)  # given explicitly: linted
+    assert [r.display for r in collect_files([tmp_path], tmp_path).files] == [str(tmp_path / "a.py")]
+    inside = collect_files([tmp_path / "venv"], tmp_path).files  # given explicitly: linted
     assert len(inside) == 1
 
 

@@ -112,6 +112,7 @@ def test_json_schema_and_round_trip() -> None:
         "files_checked": 3,
         "lines_checked": 120,
         "suppressed": 1,
+        "skipped": 0,
         "fail_on": "warning",
         "failed": True,
     }

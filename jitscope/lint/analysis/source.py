@@ -1,15 +1,22 @@
-"""Reading a Python file for linting: size limit, encoding, parsing, positions.
+"""Reading a Python file for linting: what is read, size limit, encoding, parsing, positions.
 
 Everything that can go wrong with a file (too big, undecodable, not Python) becomes a
-JS000 finding instead of an exception, so one bad file never stops a lint run.
+JS000 finding instead of an exception, so one bad file never stops a lint run. Only
+regular files are opened (a FIFO would block, ``/dev/zero`` never ends), and never more
+than ``MAX_FILE_BYTES`` of one is read. Bytes are decoded as the interpreter reads a
+module: a UTF-8 BOM, a PEP 263 coding cookie on line 1 or 2, universal newlines (CR and
+CRLF line ends become LF, so line numbers are the interpreter's).
 """
 
 from __future__ import annotations
 
 import ast
-import codecs
+import os
 import re
+import stat
+import tokenize
 from collections.abc import Iterator
+from dataclasses import dataclass
 
 from jitscope.model.lint import Finding
 
@@ -19,7 +26,88 @@ MAX_FILE_BYTES = 4_000_000
 JS000_CODE = "JS000"
 JS000_NAME = "unparsable-file"
 
-_CODING_RE = re.compile(rb"^[ \t\f]*#.*?coding[:=][ \t]*([-\w.]+)")
+_EOL = re.compile(rb"\r\n|\r|\n")
+_KINDS = ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
+          (stat.S_ISSOCK, "a socket"), (stat.S_ISDIR, "a directory"))
+
+
+@dataclass(frozen=True, slots=True)
+class NotRegular:
+    """A path that is not a regular file (or a link to one): never opened for reading."""
+
+    reason: str
+
+
+def file_kind(mode: int) -> str:
+    """``a FIFO``, ``a character device``...: what a non-regular ``st_mode`` is."""
+    return next((name for test, name in _KINDS if test(mode)), "not a regular file")
+
+
+def source_size(path: str) -> int | NotRegular:
+    """The size of ``path``, or why it must not be read as source (a FIFO, a device, a socket, a broken link)."""
+    try:
+        info = os.stat(path)
+    except FileNotFoundError:
+        return NotRegular("a broken symbolic link" if os.path.islink(path) else "it no longer exists")
+    except OSError:
+        return 0  # reading it will say why (permission denied...)
+    if stat.S_ISREG(info.st_mode):
+        return info.st_size
+    what = file_kind(info.st_mode)
+    if os.path.islink(path):
+        return NotRegular(f"a symbolic link to {what} ({os.path.realpath(path)}), not a regular file")
+    return NotRegular(f"{what}, not a regular file")
+
+
+def read_source_bytes(path: str, display: str) -> bytes | Finding | NotRegular:
+    """At most ``MAX_FILE_BYTES`` of a regular file; a JS000 finding when it cannot be read or is too large.
+
+    Opened without blocking and checked with ``fstat`` on the open descriptor, so a file replaced by a
+    FIFO or a device since the directory was walked is still never read.
+    """
+    limit = MAX_FILE_BYTES
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0)
+    try:
+        fd = os.open(path, flags)
+    except OSError as err:
+        return file_finding(display, f"file cannot be read: {err.strerror or err}", certain=False)
+    with open(fd, "rb", closefd=True) as fh:
+        try:
+            info = os.fstat(fd)
+            if not stat.S_ISREG(info.st_mode):
+                return NotRegular(f"{file_kind(info.st_mode)}, not a regular file")
+            if info.st_size > limit:
+                return too_large(display, info.st_size)
+            data = fh.read(limit + 1)
+        except OSError as err:
+            return file_finding(display, f"file cannot be read: {err.strerror or err}", certain=False)
+    return too_large(display, None) if len(data) > limit else data
+
+
+def too_large(path: str, size: int | None) -> Finding:
+    limit = MAX_FILE_BYTES
+    bytes_ = f"{size:,} bytes" if size is not None else f"more than {limit:,} bytes"
+    return file_finding(path, f"file is too large to lint ({bytes_} > {limit:,}); it was skipped", certain=False)
+
+
+def source_lines(path: str) -> list[str]:
+    """The decoded lines of a source file (for suppression comments); empty when it cannot be read."""
+    data = read_source_bytes(path, path)
+    if not isinstance(data, bytes):
+        return []
+    try:
+        return split_lines(decode(data))
+    except (SyntaxError, UnicodeDecodeError, LookupError):
+        return split_lines(data.decode("utf-8", errors="replace").replace("\r\n", "\n").replace("\r", "\n"))
+
+
+def split_lines(text: str) -> list[str]:
+    """Lines as the interpreter numbers them: split on LF only (not on form feeds or U+2028 as
+    ``str.splitlines`` does), the text's newlines already universal."""
+    lines = text.split("\n")
+    if lines and not lines[-1]:
+        lines.pop()
+    return lines
 
 
 class ParsedSource:
@@ -36,7 +124,7 @@ class ParsedSource:
     @property
     def lines(self) -> list[str]:
         if self._lines is None:
-            self._lines = self.text.splitlines()
+            self._lines = split_lines(self.text)
         return self._lines
 
     @property
@@ -66,31 +154,32 @@ def file_finding(path: str, message: str, line: int = 1, column: int = 1, end_co
 
 
 def decode(data: bytes) -> str:
-    """Decode source bytes like the interpreter does (BOM, PEP 263 coding cookie, utf-8)."""
-    if data.startswith(codecs.BOM_UTF8):
-        return data[3:].decode("utf-8")
-    encoding = "utf-8"
-    # The cookie may only be on line 1 or 2.
-    first, _, rest = data.partition(b"\n")
-    for candidate in (first, rest.partition(b"\n")[0]):
-        m = _CODING_RE.match(candidate)
-        if m:
-            encoding = m.group(1).decode("ascii")
-            break
-        if candidate.strip() and not candidate.lstrip().startswith(b"#"):
-            break
-    return data.decode(encoding)
+    """Decode source bytes like the interpreter does (BOM, PEP 263 coding cookie, universal newlines).
+
+    Raises ``SyntaxError`` for a bad cookie (as ``tokenize.detect_encoding``), ``UnicodeDecodeError``.
+    """
+    head, pos = [], 0
+    for _ in range(2):  # the cookie may only be on line 1 or 2; a lone CR ends a line too
+        m = _EOL.search(data, pos)
+        end = m.end() if m else len(data)
+        head.append(data[pos:end])
+        pos = end
+    lines = iter(head)
+    encoding, _ = tokenize.detect_encoding(lambda: next(lines, b""))
+    text = data.decode(encoding)  # utf-8-sig drops the BOM
+    if "\r" in text:
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
+    return text
 
 
 def parse_source(path: str, data: bytes) -> ParsedSource | Finding:
     """Decode and parse one file, or return the JS000 finding that explains why not."""
     if len(data) > MAX_FILE_BYTES:
-        return file_finding(
-            path, f"file is too large to lint ({len(data):,} bytes > {MAX_FILE_BYTES:,}); it was skipped",
-            certain=False,
-        )
+        return too_large(path, len(data))
     try:
         text = decode(data)
+    except SyntaxError as err:  # a coding cookie naming no codec, a BOM with another cookie, ...
+        return file_finding(path, f"file cannot be decoded: {err.msg}")
     except (UnicodeDecodeError, LookupError) as err:
         return file_finding(path, f"file cannot be decoded: {err}")
     try:
