@@ -68,7 +68,7 @@ def trace(
         "nested in it. Default: show all.", show_default=False)] = None,
     locations: Annotated[LocationsChoice, typer.Option(
         "--locations", help="Annotate each equation with your file:line: full (and the library line it called "
-        "into: gpt.py:17 <- flax/nnx/nn/attention.py:288), user (your line only) or none.")] = LocationsChoice.full,
+        "into, as in gpt.py:17 <- flax/.../attention.py:288), user (your line only) or none.")] = LocationsChoice.full,
     no_locations: Annotated[bool, typer.Option("--no-locations", hidden=True,
                                                help="The same as --locations none.")] = False,
     fold_libraries: Annotated[bool | None, typer.Option(
