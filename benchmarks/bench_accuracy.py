@@ -39,12 +39,12 @@ sys.path.insert(0, str(ROOT))
 
 from machine import spread, watch_machine
 
-from jitscope.bench.clock import perf_clock
-from jitscope.bench.cold import measure_cold
-from jitscope.bench.inputs import blocker_for, make_inputs
-from jitscope.bench.loops import blocked_round
-from jitscope.bench.plan import plan_calls
-from jitscope.bench.runner import BenchOptions, bench_calls
+from jitscope.timing.clock import perf_clock
+from jitscope.timing.cold import measure_cold
+from jitscope.timing.inputs import blocker_for, make_inputs
+from jitscope.timing.loops import blocked_round
+from jitscope.timing.plan import plan_calls
+from jitscope.timing.runner import BenchOptions, bench_calls
 from jitscope.jaxcompat.caches import persistent_cache
 
 WORKLOADS = ("small", "medium", "large")

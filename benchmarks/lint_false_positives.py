@@ -48,7 +48,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from jitscope.config import LintConfig
-from jitscope.lint import lint_paths
+from jitscope.linter import lint_paths
 from jitscope.model.lint import Finding
 
 CORPORA: dict[str, tuple[str, ...]] = {

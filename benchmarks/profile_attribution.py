@@ -40,8 +40,8 @@ def main() -> None:
 
 
 def report(opts: argparse.Namespace, sample: object) -> None:
-    from jitscope.bench.plan import plan_calls
-    from jitscope.bench.runner import BenchOptions, bench_calls
+    from jitscope.timing.plan import plan_calls
+    from jitscope.timing.runner import BenchOptions, bench_calls
     from jitscope.profiling.runner import ProfileOptions, profile_calls
 
     calls = plan_calls([str(EXAMPLES / t) for t in TARGETS])

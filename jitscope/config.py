@@ -188,7 +188,7 @@ def _str_list(table: Mapping[str, Any], key: str, where: str, label: str | None 
 
 
 def _check_codes(where: str, *groups: tuple[str, ...]) -> None:
-    from jitscope.lint.registry import expand, suggest
+    from jitscope.linter.registry import expand, suggest
 
     for group in groups:
         try:

@@ -11,7 +11,7 @@ from typing import Any
 import jax  # noqa: F401 - imported here so pytester's in-process runs keep it (re-importing jaxlib aborts)
 import pytest
 
-from jitscope.bench.stats import summarize
+from jitscope.timing.stats import summarize
 from jitscope.model.bench import BenchRow, CachedRecord, ColdRecord, ColdRun, DerivedRecord
 from jitscope.testing.benchjson import benchmark_document, benchmark_entry, benchmark_stats
 from tests.test_pytest_plugin import PLUGIN

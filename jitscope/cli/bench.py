@@ -90,8 +90,8 @@ def bench(
     compile_number: CompileOpt = 1,
 ) -> None:
     """Time TARGET's cold first call (trace, lower, compile, first run) and its cached calls."""
-    from jitscope.bench.api import run_bench
-    from jitscope.bench.runner import BenchOptions
+    from jitscope.timing.api import run_bench
+    from jitscope.timing.runner import BenchOptions
     from jitscope.cli.stdout import user_output_to_stderr
     from jitscope.faults import user_code_scope
     from jitscope.render.console import make_console

@@ -137,7 +137,7 @@ def lint(
     """Lint Python files for JAX hazards (static analysis: never imports or runs your code)."""
     from jitscope.cli.stdout import user_output_to_stderr
     from jitscope.config import load_config
-    from jitscope.lint.engine import lint_paths
+    from jitscope.linter.engine import lint_paths
 
     fmt_name = resolve_format(fmt, out, tuple(f.value for f in LintFormat))
     targets = paths or [Path(".")]

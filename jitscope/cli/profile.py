@@ -58,7 +58,7 @@ def profile(
     compile_number: CompileOpt = 1,
 ) -> None:
     """Profile TARGET's cached calls and attribute the device time to its source lines."""
-    from jitscope.bench.plan import plan_calls
+    from jitscope.timing.plan import plan_calls
     from jitscope.cli.stdout import user_output_to_stderr
     from jitscope.faults import user_code_scope
     from jitscope.profiling.runner import ProfileOptions, profile_calls

@@ -28,7 +28,7 @@ def rule(
     ] = RuleFormat.text,
 ) -> None:
     """List the lint rules, or show the documentation of one."""
-    from jitscope.lint.registry import find_rule, rule_infos, suggest
+    from jitscope.linter.registry import find_rule, rule_infos, suggest
     from jitscope.model.common import to_jsonable
     from jitscope.render.console import make_console
     from jitscope.render.rule import RuleListView, render_rule_doc

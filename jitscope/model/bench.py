@@ -93,7 +93,7 @@ class ProcessRecord:
 
 @dataclass(frozen=True, slots=True)
 class SteadyState:
-    """Whether warm-up reached a steady state before the timed rounds (rule: ``jitscope.bench.steady``)."""
+    """Whether warm-up reached a steady state before the timed rounds (rule: ``jitscope.timing.steady``)."""
 
     reached: bool
     windows: int  # warm-up windows timed (2 when the first two already agreed)

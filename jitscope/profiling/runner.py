@@ -17,12 +17,12 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from jitscope.bench import inputs as inp
-from jitscope.bench.clock import Clock, clock_resolution, perf_clock
-from jitscope.bench.cold import user_code_failed
-from jitscope.bench.loops import measure
-from jitscope.bench.runner import PreparedCall, cached_round, device_errors, prepare_call
-from jitscope.bench.steady import default_max_warmup
+from jitscope.timing import inputs as inp
+from jitscope.timing.clock import Clock, clock_resolution, perf_clock
+from jitscope.timing.cold import user_code_failed
+from jitscope.timing.loops import measure
+from jitscope.timing.runner import PreparedCall, cached_round, device_errors, prepare_call
+from jitscope.timing.steady import default_max_warmup
 from jitscope.errors import CompileError, UserCodeError
 from jitscope.jaxcompat import profiler as jp
 from jitscope.jaxcompat.jit import make_jit

@@ -25,7 +25,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from jitscope.bench.runner import BenchOptions
+from jitscope.timing.runner import BenchOptions
 from jitscope.errors import JitscopeError, UsageError, UserCodeError
 from jitscope.load.specs import ArgSet
 from jitscope.load.target import TargetHandle
@@ -118,7 +118,7 @@ class _TypeName(str):
 def bench_function(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any],
                    options: BenchOptions) -> tuple[BenchRow, Environment]:
     """Benchmark one call of ``fn``; the user's failure is raised as a ``UserCodeError``."""
-    from jitscope.bench.runner import bench_calls
+    from jitscope.timing.runner import bench_calls
 
     target, argset = target_for(fn, args, kwargs)
     report = bench_calls([(target, argset)], options).report

@@ -2,8 +2,8 @@
 
 Static analysis cannot see into helpers in other modules, libraries, or values decided at
 run time. Here jitscope traces each target (abstract inputs: nothing is allocated) and
-records what it observed in a :class:`~jitscope.lint.trace_context.TraceContext`; every
-rule's ``check_trace`` (next to its static check, in ``jitscope/lint/rules/``) turns its
+records what it observed in a :class:`~jitscope.linter.trace_context.TraceContext`; every
+rule's ``check_trace`` (next to its static check, in ``jitscope/linter/rules/``) turns its
 part into the same ``Finding`` records the static linter produces, so suppression
 comments, select/ignore and every output format apply unchanged:
 
@@ -20,7 +20,7 @@ from __future__ import annotations
 import inspect
 from collections.abc import Iterator
 
-from jitscope.lint.trace_context import Place, Recompilation, TraceContext
+from jitscope.linter.trace_context import Place, Recompilation, TraceContext
 from jitscope.load.specs import ArgSet
 from jitscope.load.target import TargetHandle, check_call
 from jitscope.model.lint import Finding
@@ -116,7 +116,7 @@ def _recompilations(target: TargetHandle, calls: tuple[ArgSet, ...]
 
 def lint_target(target: TargetHandle, calls: tuple[ArgSet, ...]) -> Iterator[Finding]:
     """Trace one target with ``calls`` (a call sequence) and yield what every rule's dynamic check finds."""
-    from jitscope.lint.registry import RULES
+    from jitscope.linter.registry import RULES
 
     observed = observe_target(target, calls)
     for rule in RULES:

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from jitscope.bench.stats import summarize
+from jitscope.timing.stats import summarize
 from jitscope.model.bench import (
     BenchReport,
     BenchRow,

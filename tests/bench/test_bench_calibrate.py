@@ -7,9 +7,9 @@ import gc
 
 import pytest
 
-from jitscope.bench.calibrate import calibrate, ladder, target_round_seconds
-from jitscope.bench.clock import FakeClock, clock_resolution
-from jitscope.bench.loops import (
+from jitscope.timing.calibrate import calibrate, ladder, target_round_seconds
+from jitscope.timing.clock import FakeClock, clock_resolution
+from jitscope.timing.loops import (
     blocked_round,
     dispatch_round,
     fresh_input_round,
@@ -17,7 +17,7 @@ from jitscope.bench.loops import (
     run_rounds,
     warm_up,
 )
-from jitscope.bench.steady import default_max_warmup, relative_change, steady_note, warm_until_steady
+from jitscope.timing.steady import default_max_warmup, relative_change, steady_note, warm_until_steady
 
 
 def fake_round(clock: FakeClock, per_call: float):

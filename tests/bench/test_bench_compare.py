@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from jitscope.bench.compare import compare, load_report, parse_threshold
+from jitscope.timing.compare import compare, load_report, parse_threshold
 from jitscope.errors import UsageError
 from jitscope.render.json import dumps
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import dataclasses
 import io
 
-from jitscope.bench.compare import compare
-from jitscope.bench.scaling import scaling_records
+from jitscope.timing.compare import compare
+from jitscope.timing.scaling import scaling_records
 from jitscope.model.bench import ScalingPoint, ScalingRecord
 from jitscope.render.console import plain_console
 from jitscope.view.ascii_chart import LogLogChart

@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from jitscope.bench.plan import plan_calls
-from jitscope.bench.runner import BenchOptions, bench_calls
+from jitscope.timing.plan import plan_calls
+from jitscope.timing.runner import BenchOptions, bench_calls
 from jitscope.errors import DeviceMemoryError, ResourceError
 from jitscope.model.bench import BenchReport
 from jitscope.model.common import from_jsonable

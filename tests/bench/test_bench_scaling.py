@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from jitscope.bench.scaling import loglog_slope, scaling_records
+from jitscope.timing.scaling import loglog_slope, scaling_records
 from jitscope.tracing.run import static_variants
 
 

@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from jitscope.bench.stats import is_unreliable, median, median_or_none, quartiles, summarize
+from jitscope.timing.stats import is_unreliable, median, median_or_none, quartiles, summarize
 
 
 def test_quartiles_interpolate_linearly_like_numpy():

@@ -6,7 +6,7 @@ import re
 import textwrap
 from pathlib import Path
 
-from jitscope.lint import lint_paths, lint_source
+from jitscope.linter import lint_paths, lint_source
 from jitscope.model.lint import Finding
 
 #: (file relative to the corpus, line, rule code)

@@ -6,13 +6,13 @@ from pathlib import Path
 
 import pytest
 
-from jitscope.lint.docs import END, README, START, main, render_rule_table, with_rule_table
-from jitscope.lint.registry import RULES
+from jitscope.linter.docs import END, README, START, main, render_rule_table, with_rule_table
+from jitscope.linter.registry import RULES
 
 
 def test_readme_rule_table_is_current() -> None:
     text = README.read_text(encoding="utf-8")
-    assert with_rule_table(text) == text, "README rule table is stale: run python -m jitscope.lint.docs"
+    assert with_rule_table(text) == text, "README rule table is stale: run python -m jitscope.linter.docs"
 
 
 def test_table_has_one_row_per_rule() -> None:

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from jitscope.lint import lint_source
-from jitscope.lint.analysis.taint_calls import MUTATORS
-from jitscope.lint.registry import RULES
+from jitscope.linter import lint_source
+from jitscope.linter.analysis.taint_calls import MUTATORS
+from jitscope.linter.registry import RULES
 from jitscope.model.effect_catalogue import CATALOGUE, MUTATING_METHODS, effect_of_call
 from jitscope.model.effects import EffectKind
 

@@ -11,8 +11,8 @@ import pytest
 
 from jitscope.config import LintConfig, load_config
 from jitscope.errors import UsageError
-from jitscope.lint import lint_paths
-from jitscope.lint.files import collect_files, matches
+from jitscope.linter import lint_paths
+from jitscope.linter.files import collect_files, matches
 
 TARGETS = Path(__file__).resolve().parents[1] / "targets"
 BUGGY = TARGETS / "lint_buggy"

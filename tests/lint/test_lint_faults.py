@@ -20,9 +20,9 @@ from urllib.parse import unquote, urlsplit
 import pytest
 
 from jitscope.config import LintConfig
-from jitscope.lint import lint_paths
-from jitscope.lint.analysis import source as source_mod
-from jitscope.lint.engine import make_finding
+from jitscope.linter import lint_paths
+from jitscope.linter.analysis import source as source_mod
+from jitscope.linter.engine import make_finding
 from tests.conftest import ROOT, STYLE_ENV
 from tests.lint.sarif_schema import sarif_errors
 

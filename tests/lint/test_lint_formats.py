@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from jitscope.lint.registry import find_rule, rule_infos
+from jitscope.linter.registry import find_rule, rule_infos
 from jitscope.model.common import SCHEMA_VERSION, from_jsonable
 from jitscope.model.lint import Finding, LintReport, RuleStat, Severity
 from jitscope.render.console import plain_console

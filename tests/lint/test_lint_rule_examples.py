@@ -6,12 +6,12 @@ from pathlib import Path
 
 import pytest
 
-import jitscope.lint.rules
-from jitscope.lint import lint_source
-from jitscope.lint.registry import RULES
-from jitscope.lint.rule import Rule
+import jitscope.linter.rules
+from jitscope.linter import lint_source
+from jitscope.linter.registry import RULES
+from jitscope.linter.rule import Rule
 
-RULES_DIR = Path(jitscope.lint.rules.__file__).parent
+RULES_DIR = Path(jitscope.linter.rules.__file__).parent
 
 _CASES = [
     pytest.param(rule, kind, i, src, id=f"{rule.code}-{kind}-{i}")
@@ -55,4 +55,4 @@ def test_one_registered_rule_per_file() -> None:
     files = sorted(p.stem for p in RULES_DIR.glob("js[0-9][0-9][0-9]_*.py"))
     assert files == [f"{r.code.lower()}_{r.name.replace('-', '_')}" for r in RULES]
     for rule in RULES:
-        assert rule.__module__ == f"jitscope.lint.rules.{rule.code.lower()}_{rule.name.replace('-', '_')}"
+        assert rule.__module__ == f"jitscope.linter.rules.{rule.code.lower()}_{rule.name.replace('-', '_')}"

@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from jitscope.config import LintConfig
-from jitscope.lint import lint_paths, make_finding
-from jitscope.lint.suppression import ALL, codes_on_line
+from jitscope.linter import lint_paths, make_finding
+from jitscope.linter.suppression import ALL, codes_on_line
 from jitscope.model.lint import Finding
 from tests.lint.helpers import codes
 

@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from jitscope.config import LintConfig
-from jitscope.lint import lint_paths, lint_source
-from jitscope.lint.analysis import source as source_mod
+from jitscope.linter import lint_paths, lint_source
+from jitscope.linter.analysis import source as source_mod
 
 
 def _lint_dir(path: Path) -> list[tuple[str, str]]:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from jitscope.lint import lint_paths
+from jitscope.linter import lint_paths
 from tests.lint.helpers import codes, lint
 
 #: name -> (rule, correct code, hazardous sibling)

@@ -8,7 +8,7 @@ import pytest
 from rich.console import Console
 
 from jitscope.errors import SpecError
-from jitscope.lint.registry import rule_infos
+from jitscope.linter.registry import rule_infos
 from jitscope.model.trace import SeenArg, TraceRecord
 from jitscope.render.rule import RuleListView
 from jitscope.render.theme import THEME

@@ -254,8 +254,8 @@ def _bench_page(folder: Path) -> Path:
     """A bench report from fixed records with every section (eager, cold process, scaling, comparison, warnings)."""
     import dataclasses
 
-    from jitscope.bench.compare import compare
-    from jitscope.bench.scaling import scaling_records
+    from jitscope.timing.compare import compare
+    from jitscope.timing.scaling import scaling_records
     from jitscope.view.bench import bench_document
     from jitscope.view.html import render_html
     from tests.bench.conftest import report, row

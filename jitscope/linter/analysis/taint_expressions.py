@@ -1,0 +1,221 @@
+"""Expressions in the taint pass: the flags of a value, from the flags of its parts.
+
+Attribute access keeps taint except for what is static while tracing (``.shape``,
+``.dtype``, private attributes); comparisons with strings or ``None`` and ``is``/``in``
+tests are static; containers built from traced arrays remember it (``ELEMS``), so
+indexing them gives arrays back.
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import TYPE_CHECKING
+
+from jitscope.linter.analysis import qualified_names as nm
+from jitscope.linter.analysis.taint_calls import CallEvaluator
+from jitscope.linter.analysis.taint_flags import ARRAY, CONTAINER, ELEMS, FRESH, TAINT, container
+from jitscope.linter.analysis.taint_narrowing import narrowed_names
+
+_COMPS = (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)
+
+
+class ExpressionEvaluator(CallEvaluator):
+    """Mixin for ``TaintAnalyzer``: evaluation of expressions."""
+
+    bound: set[str]
+
+    if TYPE_CHECKING:
+
+        def assign(
+            self, target: ast.expr, flags: int, value: ast.expr | None, element_of: ast.expr | None = None
+        ) -> None: ...
+
+        def element_flags(self, iterable: ast.expr, flags: int) -> int: ...
+
+        def _closure(self, node: ast.Lambda) -> None: ...
+
+    def expr(self, node: ast.expr) -> int:
+        flags = 0
+        if isinstance(node, ast.Name):
+            flags = self.name_flags(node.id)
+        elif isinstance(node, ast.Constant):
+            return 0
+        elif isinstance(node, ast.Attribute):
+            base = self.expr(node.value)
+            attr = node.attr
+            if (
+                attr not in nm.STATIC_ATTRS
+                and not attr.startswith(("_", "is_", "has_"))
+                and attr not in self.index.static_fields
+            ):
+                flags = base & (TAINT | ARRAY)
+            if base & FRESH and not base & CONTAINER:
+                flags |= FRESH  # a part of a value made during this call (`model.init(...).params`)
+        elif isinstance(node, ast.Subscript):
+            base = self.expr(node.value)
+            index = self.expr(node.slice)
+            flags = (base | (index & TAINT)) & (TAINT | ARRAY)
+            if base & ELEMS:
+                flags |= ARRAY
+            if base & FRESH and not base & CONTAINER:
+                flags |= FRESH  # `params = model.init(key, x)['params']`: made during this call
+        elif isinstance(node, ast.Call):
+            flags = self.call(node)
+        elif isinstance(node, ast.BinOp):
+            left = self.expr(node.left)
+            right = self.expr(node.right)
+            if isinstance(node.op, ast.Mod) and isinstance(node.left, ast.Constant):
+                flags = 0
+            elif (left | right) & CONTAINER and isinstance(node.op, (ast.Add, ast.Mult)):
+                flags = container(left | right)  # list + list, tuple * n: still a Python container
+            else:
+                flags = ((left | right) & (TAINT | ARRAY)) | FRESH
+        elif isinstance(node, ast.UnaryOp):
+            flags = self.expr(node.operand) & (TAINT | ARRAY)
+        elif isinstance(node, ast.BoolOp):
+            flags = self._boolop(node)
+        elif isinstance(node, ast.Compare):
+            flags = self._compare(node)
+        elif isinstance(node, ast.IfExp):
+            self.expr(node.test)
+            flags = self.expr(node.body) | self.expr(node.orelse)
+        elif isinstance(node, (ast.Tuple, ast.List, ast.Set)):
+            for elt in node.elts:
+                flags |= self.expr(elt)
+            flags = container(flags)
+        elif isinstance(node, ast.Dict):
+            for key in node.keys:
+                if key is not None:
+                    self.expr(key)
+            for value in node.values:
+                flags |= self.expr(value)
+            flags = container(flags)
+        elif isinstance(node, _COMPS):
+            flags = self._comprehension(node)
+        elif isinstance(node, ast.Lambda):
+            self._closure(node)
+            return 0
+        elif isinstance(node, ast.NamedExpr):
+            flags = self.expr(node.value)
+            self.assign(node.target, flags, node.value)
+        elif isinstance(node, ast.JoinedStr):
+            for value in node.values:
+                self.expr(value)
+            return 0
+        elif isinstance(node, ast.FormattedValue):
+            self.expr(node.value)
+            return 0
+        elif isinstance(node, ast.Starred):
+            flags = self.expr(node.value)
+        elif isinstance(node, ast.Slice):
+            for part in (node.lower, node.upper, node.step):
+                if part is not None:
+                    flags |= self.expr(part) & TAINT
+        elif isinstance(node, (ast.Await, ast.Yield, ast.YieldFrom)) and node.value is not None:
+            flags = self.expr(node.value) & (TAINT | ARRAY)
+        if flags:
+            self.flags[id(node)] = self.flags.get(id(node), 0) | flags
+        return flags
+
+    def _boolop(self, node: ast.BoolOp) -> int:
+        """``not isinstance(d, int) or d != 0``: later operands see what earlier ones proved."""
+        saved = self.env
+        self.env = dict(saved)
+        flags = 0
+        for value in node.values:
+            known = self.constant(value)
+            if known is not None and bool(known) is isinstance(node.op, ast.Or):
+                break  # `training and ...` with training=False bound by partial: the rest never runs
+            flags |= self.expr(value)
+            positive, negative = narrowed_names(value)
+            for name in positive if isinstance(node.op, ast.And) else negative:
+                self.env[name] = self.name_flags(name) & ~(TAINT | ARRAY)
+        self.env = saved
+        return flags & (TAINT | ARRAY | CONTAINER | FRESH)
+
+    def constant(self, node: ast.expr) -> object | None:
+        """The literal a parameter is bound to by ``functools.partial`` (None when unknown)."""
+        if isinstance(node, ast.Name):
+            facts = self.facts
+            if (
+                node.id in facts.constants
+                and node.id not in facts.tainted_params
+                and node.id not in self.bound
+            ):
+                return facts.constants[node.id]
+        return None
+
+    def _compare(self, node: ast.Compare) -> int:
+        left = self.expr(node.left)
+        flags = left
+        for comparator in node.comparators:
+            flags |= self.expr(comparator)
+        if all(isinstance(op, (ast.Is, ast.IsNot)) for op in node.ops):
+            return 0
+        if all(isinstance(op, (ast.In, ast.NotIn)) for op in node.ops):
+            return 0  # membership tests on Python containers; `x in array` is rare in traced code
+        for operand in (node.left, *node.comparators):
+            if isinstance(operand, ast.Constant) and isinstance(operand.value, (str, bytes, type(None))):
+                return 0  # compared with a string or None: a Python value, not an array
+            if self._is_treedef(operand):
+                return 0  # a PyTreeDef compares in Python (a tracer is never equal to one)
+        if not flags & TAINT:
+            return 0
+        return TAINT | (flags & ARRAY)
+
+    def _is_treedef(self, node: ast.expr) -> bool:
+        """A tree structure: ``tree_structure(x)`` or a name bound to one (``_, tree = tree_flatten(x)``)."""
+        if isinstance(node, ast.Call):
+            return _structure_call(self.qualify(node.func))
+        if not isinstance(node, ast.Name):
+            return False
+        names = self.facts.treedef_names
+        if names is None:
+            names = self.facts.treedef_names = self._treedef_names()
+        return node.id in names
+
+    def _treedef_names(self) -> frozenset[str]:
+        """Names this function binds to tree structures (assigned once, from a flatten or structure call)."""
+        found: set[str] = set()
+        body = self.facts.func.body
+        for stmt in ast.walk(ast.Module(body=body if isinstance(body, list) else [], type_ignores=[])):
+            if not (
+                isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.value, ast.Call)
+            ):
+                continue
+            target, qualified = stmt.targets[0], self.qualify(stmt.value.func)
+            if isinstance(target, ast.Name) and _structure_call(qualified):
+                found.add(target.id)
+            elif (
+                isinstance(target, ast.Tuple)
+                and len(target.elts) == 2
+                and isinstance(target.elts[1], ast.Name)
+                and nm.is_tree_flatten(qualified)
+            ):
+                found.add(target.elts[1].id)
+        return frozenset(found)
+
+    def _comprehension(self, node: ast.ListComp | ast.SetComp | ast.GeneratorExp | ast.DictComp) -> int:
+        saved = self.env
+        self.env = dict(saved)
+        for gen in node.generators:
+            it = self.expr(gen.iter)
+            before = set(self.env)
+            self.assign(gen.target, self.element_flags(gen.iter, it), None, element_of=gen.iter)
+            self.facts.comp_names.update(set(self.env) - before)
+            for cond in gen.ifs:
+                self.expr(cond)
+        if isinstance(node, ast.DictComp):
+            flags = self.expr(node.key) | self.expr(node.value)
+        else:
+            flags = self.expr(node.elt)
+        self.env = saved
+        return container(flags)
+
+
+def _structure_call(qualified: str | None) -> bool:
+    """``jax.tree_util.tree_structure`` / ``jax.tree.structure``: returns a PyTreeDef."""
+    if not qualified or not qualified.startswith("jax."):
+        return False
+    last = qualified.rpartition(".")[2]
+    return last == "tree_structure" or (last == "structure" and ".tree" in qualified)

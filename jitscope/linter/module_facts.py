@@ -1,0 +1,93 @@
+"""Facts that pass between the modules of a linted tree, joined by the runner after a first pass.
+
+Each file's first pass reports what other modules may need (:class:`ModuleFacts`): the fields
+it declares static, its jit factories, its classes with their bases and traced methods, and
+what it imports. :func:`imported_facts` gives each file what the modules it imports know;
+:func:`override_requests` asks for methods that override a base-class method traced elsewhere
+to be checked as traced helpers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from jitscope.linter.analysis.discovered import ExternalRef
+from jitscope.linter.analysis.inherited_tracing import ClassFacts, traced_overrides
+from jitscope.linter.analysis.module_index import FactoryStatics, ImportedFacts
+
+#: how the reason of an override's request starts
+OVERRIDE = "overrides"
+
+
+@dataclass(frozen=True, slots=True)
+class ModuleFacts:
+    """What one module's first pass found that other modules may need."""
+
+    #: fields this module declares static (dataclass fields, custom pytree registrations)
+    static_fields: frozenset[str] = frozenset()
+    #: this module's jit factories with literal static arguments
+    factories: tuple[tuple[str, FactoryStatics], ...] = ()
+    #: classes with their bases and traced methods (for overrides traced through a base class)
+    classes: tuple[ClassFacts, ...] = ()
+    #: (local name, dotted name) of what this module imports
+    imports: tuple[tuple[str, str], ...] = ()
+
+
+def _split(modules: dict[str, list[int]], dotted: str) -> tuple[str, str] | None:
+    """(module, rest) for the longest module prefix of ``dotted`` among the linted modules."""
+    parts = dotted.split(".")
+    for cut in range(len(parts), 0, -1):
+        module = ".".join(parts[:cut])
+        if module in modules:
+            return module, ".".join(parts[cut:])
+    return None
+
+
+def imported_facts(modules: dict[str, list[int]], facts: Sequence[ModuleFacts]) -> dict[int, ImportedFacts]:
+    """Per file (index into ``facts``): what the other linted modules it imports know, when anything.
+
+    A field kept static by a pytree registration in ``pkg/params.py`` is static wherever its class
+    is used (the rules read traced values by attribute name); a jit factory in ``pkg/compile.py``
+    that hard-codes ``static_argnums`` makes the functions it wraps elsewhere jitted with them."""
+    declared: dict[str, set[str]] = {}
+    factories: dict[str, dict[str, FactoryStatics]] = {}
+    for name, files in modules.items():
+        for i in files:
+            if facts[i].static_fields:
+                declared.setdefault(name, set()).update(facts[i].static_fields)
+            if facts[i].factories:
+                factories.setdefault(name, {}).update(facts[i].factories)
+    out: dict[int, ImportedFacts] = {}
+    if not declared and not factories:
+        return out
+    for i, here in enumerate(facts):
+        fields: set[str] = set()
+        imported: list[tuple[str, FactoryStatics]] = []
+        for local, dotted in here.imports:
+            split = _split(modules, dotted)
+            if split is None:
+                continue
+            module, rest = split
+            fields.update(declared.get(module, ()))
+            statics = factories.get(module, {}).get(rest)
+            if statics is not None:
+                imported.append((local, statics))
+        fields.difference_update(here.static_fields)
+        found = ImportedFacts(frozenset(fields), tuple(imported))
+        if found:
+            out[i] = found
+    return out
+
+
+def override_requests(
+    modules: dict[str, list[int]], facts: Sequence[ModuleFacts]
+) -> list[tuple[int, ExternalRef]]:
+    """Requests to check, as traced, methods that override a base-class method traced in another module."""
+    classes = [c for module in facts for c in module.classes]
+    out: list[tuple[int, ExternalRef]] = []
+    for qualname, (where, flags) in traced_overrides(classes).items():
+        files = modules.get(qualname.rsplit(".", 2)[0])
+        if files:
+            out.append((files[0], ExternalRef(qualname, f"{OVERRIDE} `{where}`, which is traced", flags)))
+    return out

@@ -1,0 +1,170 @@
+"""JS105 `mutable-global-read`: docs, examples, static check and `jitscope lint --trace` check."""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Iterator
+
+from jitscope.linter.context import (
+    MUTATORS,
+    ModuleContext,
+    TracedFunction,
+    block_statements,
+    last_name,
+    match_lines,
+    traced_because,
+)
+from jitscope.linter.rule import Rule
+from jitscope.linter.trace_context import TraceContext
+from jitscope.model.lint import Finding
+
+_GLOBAL_RE = re.compile(r"^[ \t]+global[ \t]+([\w, \t]+)", re.MULTILINE)
+
+
+_MUTATE_RE = re.compile(
+    r"^[ \t]+([A-Za-z_]\w*)(?:\.(?:append|extend|insert|update|add|discard|remove|pop|popitem|clear|setdefault|sort"
+    r"|reverse)\(|\[[^\n]*?\][ \t]*(?:[-+*/%&|^@]|//|\*\*|<<|>>)?=(?!=))",
+    re.MULTILINE,
+)
+
+
+def mutable_globals(ctx: ModuleContext) -> set[str]:
+    """Module-level names that some function rebinds (``global``) or mutates in place."""
+    text = ctx.text
+    found: set[str] = set()
+    import_time: set[str] | None = None
+    for pattern in (_GLOBAL_RE, _MUTATE_RE):
+        for line, m in match_lines(pattern, text):
+            chain = ctx.statements_around(line)
+            functions = [s for s in chain if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))]
+            if not functions:
+                continue
+            if import_time is None:
+                import_time = _import_time_calls(ctx)
+            top = chain[0]
+            name = top.name if isinstance(top, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) else ""
+            if name in import_time or "register" in name.lower():
+                continue  # a registry filled while modules are imported, not state that changes later
+            if pattern is _GLOBAL_RE:
+                found.update(n.strip() for n in m.group(1).split(",") if n.strip())
+            else:
+                found.add(m.group(1))
+    return {n for n in found if n in ctx.module_values}
+
+
+def _import_time_calls(ctx: ModuleContext) -> set[str]:
+    """Names called or used as decorators by module-level code (run once, at import)."""
+    names: set[str] = set()
+    for stmt in block_statements(ctx.tree.body):
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            roots: list[ast.AST] = list(stmt.decorator_list)
+            for dec in stmt.decorator_list:
+                names.add(last_name(dec.func if isinstance(dec, ast.Call) else dec))
+            if isinstance(stmt, ast.ClassDef):
+                for sub in stmt.body:
+                    if isinstance(sub, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                        roots.extend(sub.decorator_list)
+        else:
+            roots = [stmt]
+        for root in roots:
+            for node in ast.walk(root):
+                if isinstance(node, ast.Call):
+                    names.add(last_name(node.func))
+    return names
+
+
+class MutableGlobalRead(Rule):
+    """Read of mutable global state inside traced code.
+
+    ## What it does
+    Flags reads, inside a traced function, of module-level names that some function
+    in the module reassigns (`global x; x = ...`) or mutates in place
+    (`x.append(...)`, `x[k] = ...`).
+
+    ## Why is this bad?
+    JAX reads the value once, while tracing, and bakes it into the compiled
+    computation as a constant. Later changes to the global are ignored until
+    something else forces a retrace.
+
+    ## Example
+    ```python
+    SCALE = {"value": 1.0}
+
+    def set_scale(v):
+        SCALE["value"] = v
+
+    @jax.jit
+    def apply(x):
+        return x * SCALE["value"]
+    ```
+
+    ## Use instead
+    ```python
+    @jax.jit
+    def apply(x, scale):
+        return x * scale
+    ```
+    """
+
+    code = "JS105"
+    name = "mutable-global-read"
+    severity = "warning"
+    summary = "reads of module state that is reassigned or mutated elsewhere are baked in at trace time"
+    bad = (
+        "import jax\nSCALE = {'v': 1.0}\ndef set_scale(v):\n    SCALE['v'] = v\n@jax.jit\ndef f(x):\n    return x * SCALE['v']\n",
+        "import jax\nmode = 'a'\ndef set_mode(m):\n    global mode\n    mode = m\n@jax.jit\ndef f(x):\n    return x if mode == 'a' else -x\n",
+    )
+    good = (
+        "import jax\nTABLE = {'a': 1.0}\nTABLE['b'] = 2.0\n@jax.jit\ndef f(x):\n    return x * TABLE['a']\n",
+        "import jax\nimport jax.numpy as jnp\nEPS = 1e-6\n@jax.jit\ndef f(x):\n    return x + EPS\n",
+    )
+
+    def check_trace(self, trace: TraceContext) -> Iterator[Finding]:
+        if trace.jaxpr_changed:
+            yield trace.finding(
+                self,
+                f"tracing {trace.target} twice with identical inputs gave different jaxprs: it depends on "
+                "state that changes between traces (a mutable global, host randomness, a clock)",
+                trace.definition,
+                "pass the changing value as an argument",
+            )
+
+    def check(self, ctx: ModuleContext) -> Iterator[Finding]:
+        candidates: list[tuple[TracedFunction, ast.Name]] = []
+        for facts in ctx.functions:
+            seen: set[str] = set()
+            for node, parent in ctx.body(facts):
+                if not isinstance(node, ast.Name) or not isinstance(node.ctx, ast.Load) or node.id in seen:
+                    continue
+                name = node.id
+                if (
+                    name not in ctx.module_values
+                    or ctx.is_function(name)
+                    or name in facts.local_names
+                    or name in facts.closure
+                    or name in facts.comp_names
+                    or name in facts.globals_declared
+                ):
+                    continue
+                if isinstance(parent, ast.Attribute) and parent.attr in MUTATORS:
+                    continue
+                if isinstance(parent, (ast.Subscript, ast.Attribute)) and isinstance(
+                    parent.ctx, (ast.Store, ast.Del)
+                ):
+                    continue
+                seen.add(name)
+                candidates.append((facts, node))
+        if not candidates:
+            return
+        mutable = mutable_globals(ctx)
+        for facts, node in candidates:
+            if node.id in mutable:
+                yield ctx.finding(
+                    self,
+                    node,
+                    f"`{facts.qualname}` reads module global `{node.id}`, which is changed elsewhere in the module; "
+                    "its value is baked in when JAX traces the function" + traced_because(facts),
+                    facts.qualname,
+                    f"pass `{node.id}` as an argument (static if it is not an array)",
+                )

@@ -1,0 +1,102 @@
+"""What a rule's dynamic check sees: the observations of ``jitscope lint --trace`` for one target.
+
+The tracer (``jitscope.tracing.checks``) runs a target through jitscope's tracer with a call
+sequence and fills in a :class:`TraceContext`: the side effects the effect monitor saw, the
+explained trace failure, whether two identical traces gave different jaxprs, and the
+recompilations of the sequence. Every rule's ``check_trace(trace)`` turns the part it owns
+into findings, so a rule's static and dynamic checks live in one file. Only records here:
+no JAX objects, nothing imported from the tracer.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from jitscope.model.effects import EffectRecord
+from jitscope.model.lint import Finding
+from jitscope.model.trace import Diagnostic
+from jitscope.userframes import display_path
+
+if TYPE_CHECKING:
+    from jitscope.linter.rule import Rule
+
+
+@dataclass(frozen=True, slots=True)
+class Place:
+    """A line in the user's code (the file as displayed)."""
+
+    file: str
+    line: int
+    function: str
+
+
+@dataclass(frozen=True, slots=True)
+class Recompilation:
+    """One call of the sequence that compiled again."""
+
+    index: int
+    call: str
+    #: the earlier call it is nearest to, and every cache-key component that differs from it
+    nearest: int
+    causes: tuple[str, ...]
+    #: True when the body was seen to run again; None when it was not watched
+    observed: bool | None
+    #: True when the body ran again although the arguments match an earlier call
+    unexplained: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class TraceContext:
+    """What tracing one target with one call sequence showed."""
+
+    target: str
+    #: the target's ``def`` line
+    definition: Place
+    calls: int = 1
+    effects: tuple[EffectRecord, ...] = ()
+    #: the explained trace failure, if tracing failed
+    failure: Diagnostic | None = None
+    #: True when tracing twice with identical inputs gave different jaxprs
+    jaxpr_changed: bool = False
+    recompilations: tuple[Recompilation, ...] = ()
+    #: which call of a sequence the failure is from ("call 2 of 3 (f32[8])"); "" for the first call
+    failed_call: str = ""
+
+    def failure_prefix(self) -> str:
+        """``tracing f failed`` (``... failed in call 2 of 3 (f32[8])`` for a later call of a sequence)."""
+        return f"tracing {self.target} failed" + (f" in {self.failed_call}" if self.failed_call else "")
+
+    def finding(self, rule: Rule, message: str, where: Place, suggestion: str = "") -> Finding:
+        """A dynamic finding of ``rule`` at ``where`` (columns 1-2: the tracer knows lines only)."""
+        return Finding(
+            code=rule.code,
+            name=rule.name,
+            message=message,
+            severity=rule.severity,
+            file=where.file,
+            line=where.line,
+            column=1,
+            end_line=where.line,
+            end_column=2,
+            function=where.function,
+            suggestion=suggestion,
+            source="dynamic",
+        )
+
+    def effect_finding(self, rule: Rule, effect: EffectRecord) -> Finding:
+        """The finding for one side effect seen while tracing, at the line that ran it."""
+        loc = effect.location
+        times = f" ({effect.count} times)" if effect.count > 1 else ""
+        message = f"{effect.detail}, seen while tracing{times}: it happens once per trace, never in the compiled program"
+        where = Place(display_path(loc.file), loc.line, loc.function)
+        return self.finding(rule, message, where, effect.describe().split("; ", 1)[-1])
+
+    def failure_finding(self, rule: Rule) -> Finding | None:
+        """The finding for the explained trace failure (at the user's line, else at the ``def``)."""
+        diag = self.failure
+        if diag is None:
+            return None
+        loc = diag.location
+        where = self.definition if loc is None else Place(loc.file, loc.line, loc.function)
+        return self.finding(rule, f"{self.failure_prefix()}: {diag.message}", where, diag.fix)

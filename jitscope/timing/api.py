@@ -1,0 +1,60 @@
+"""``run_bench``: the whole of ``jitscope bench`` minus rendering, for the CLI and for Python users."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from pathlib import Path
+
+from jitscope.timing.compare import compare as compare_reports
+from jitscope.timing.compare import load_report, parse_threshold
+from jitscope.timing.plan import plan_calls
+from jitscope.timing.runner import BenchOptions, BenchResult, Progress, bench_calls
+
+#: Threshold used to label changes when --compare is given without --fail-if-slower.
+DEFAULT_THRESHOLD = 0.10
+
+
+def run_bench(
+    targets: Sequence[str],
+    shapes: Sequence[str] | None = None,
+    statics: Sequence[str] | None = None,
+    kwargs: Sequence[str] | None = None,
+    *,
+    options: BenchOptions | None = None,
+    save: Path | None = None,
+    compare: Path | None = None,
+    fail_if_slower: str | None = None,
+    progress: Progress | None = None,
+    devices: int | None = None,
+    mesh: str | None = None,
+) -> tuple[BenchResult, bool]:
+    """Plan, measure, compare and save. Returns the result and whether it failed the regression gate.
+
+    ``devices``/``mesh`` (``--devices``/``--mesh``) are set up before the targets load; inputs with a
+    sharding in their spec are placed across the mesh, and the whole sharded step is timed.
+    """
+    from jitscope.render.json import dumps
+    from jitscope.sharding.mesh import example_mesh_scope, mesh_scope
+
+    threshold = parse_threshold(fail_if_slower) if fail_if_slower is not None else DEFAULT_THRESHOLD
+    baseline = load_report(compare) if compare is not None else None  # fail fast, before measuring
+    if (devices is not None or mesh is not None) and options is not None and options.cold_process:
+        from jitscope.errors import UsageError
+
+        raise UsageError("--cold-process cannot be combined with --devices/--mesh yet",
+                         hint="time the cold call in this process (drop --cold-process)")
+    with mesh_scope(devices, mesh):
+        calls = plan_calls(targets, shapes, statics, kwargs)
+        with example_mesh_scope(argset for _, argset in calls):  # the examples' mesh, when --mesh is not given
+            result = bench_calls(calls, options, progress)
+    failed = False
+    if baseline is not None and compare is not None:
+        comparison = compare_reports(result.report, baseline, threshold=threshold, baseline_name=str(compare))
+        result.report = dataclasses.replace(result.report, comparison=comparison)
+        failed = fail_if_slower is not None and comparison.regressions > 0
+    if save is not None:
+        from jitscope.outputs import write_atomic
+
+        write_atomic(save, dumps(result.report) + "\n")  # a failed write keeps the previous baseline
+    return result, failed
