@@ -1,11 +1,68 @@
 """jitscope: see what ``jax.jit`` really does to your code.
 
+The Python API (each returns the record the CLI renders; see ``jitscope.api``)::
+
+    import jitscope
+
+    report = jitscope.trace(train_step, model, optimizer, batch)   # jaxpr, StableHLO, HLO, costs
+    timing = jitscope.bench(train_step, model, optimizer, batch)   # first call against cached calls
+    lines = jitscope.profile(train_step, model, optimizer, batch)  # device time by source line
+    findings = jitscope.lint("src/")                               # JAX hazards, statically
+    with jitscope.watch() as w:                                    # every compile of a block, with causes
+        ...
+
+In IPython or Jupyter: ``%load_ext jitscope``, then ``%jitscope trace f(x)`` (see ``jitscope.notebook``).
+
 Importing this package never imports jax: the CLI's ``--help`` and the linter's static
 checks must stay fast, so everything that needs jax imports it lazily.
 """
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 __version__ = "0.1.0"
 
-__all__ = ["__version__"]
+if TYPE_CHECKING:
+    from jitscope.api import (
+        BenchResult,
+        LintResult,
+        ProfileResult,
+        TraceResult,
+        Watch,
+        WatchResult,
+        bench,
+        lint,
+        profile,
+        trace,
+        watch,
+    )
+
+__all__ = [
+    "BenchResult", "LintResult", "ProfileResult", "TraceResult", "Watch", "WatchResult", "__version__", "bench",
+    "lint", "load_ipython_extension", "profile", "trace", "watch",
+]
+
+_API = frozenset(__all__) - {"__version__", "load_ipython_extension"}
+
+
+def __getattr__(name: str) -> Any:
+    """The API is imported on first use: ``jitscope --help`` and the CLI's start do not pay for it."""
+    if name in _API:
+        import jitscope.api
+
+        value = getattr(jitscope.api, name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'jitscope' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | _API)
+
+
+def load_ipython_extension(ipython: Any) -> None:
+    """``%load_ext jitscope``: registers the ``%jitscope`` line and cell magics."""
+    from jitscope.notebook import load_ipython_extension as load
+
+    load(ipython)

@@ -11,9 +11,9 @@ from typing import Any
 import jax  # noqa: F401 - imported here so pytester's in-process runs keep it (re-importing jaxlib aborts)
 import pytest
 
-from jitscope.timing.stats import summarize
 from jitscope.model.bench import BenchRow, CachedRecord, ColdRecord, ColdRun, DerivedRecord
 from jitscope.testing.benchjson import benchmark_document, benchmark_entry, benchmark_stats
+from jitscope.timing.stats import summarize
 from tests.test_pytest_plugin import PLUGIN
 
 pytest_plugins = ["pytester"]

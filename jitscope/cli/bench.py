@@ -90,13 +90,13 @@ def bench(
     compile_number: CompileOpt = 1,
 ) -> None:
     """Time TARGET's cold first call (trace, lower, compile, first run) and its cached calls."""
-    from jitscope.timing.api import run_bench
-    from jitscope.timing.runner import BenchOptions
     from jitscope.cli.stdout import user_output_to_stderr
     from jitscope.faults import user_code_scope
     from jitscope.render.console import make_console
     from jitscope.render.profile import show_profiles
     from jitscope.render.progress import progress_bar
+    from jitscope.timing.api import run_bench
+    from jitscope.timing.runner import BenchOptions
 
     fmt_name = resolve_format(fmt, out)
     if fail_if_slower is not None and compare is None:

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from jitscope.api.checks import split_codes
 from jitscope.cli.options import (
     ArgOpt,
     DevicesOpt,
@@ -48,10 +49,6 @@ CodesOpt = Annotated[
         show_default=False,
     ),
 ]
-
-
-def _codes(values: list[str] | None) -> tuple[str, ...] | None:
-    return None if values is None else tuple(c.strip() for v in values for c in v.split(",") if c.strip())
 
 
 def lint(
@@ -143,8 +140,8 @@ def lint(
     targets = paths or [Path(".")]
     cfg = load_config(targets[0], config)
     lint_config = cfg.lint.with_overrides(
-        select=_codes(select),
-        ignore=_codes(ignore),
+        select=split_codes(select),
+        ignore=split_codes(ignore),
         exclude=tuple(exclude or ()),
         fail_on=fail_on.value if fail_on else None,
     )

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from jitscope.api.checks import MAX_BUDGET_S, MAX_COUNT, check_count, check_seconds  # noqa: F401
 from jitscope.cli.formats import REPORT_FORMATS, SUFFIX_FORMATS, format_of_suffix, suffixes_of
 
 if TYPE_CHECKING:
@@ -114,32 +115,6 @@ def resolve_from_run(targets: list[str], from_run: bool, call: int, keep_running
 
     handle, _ = load_from_run(targets[0], FromRun(call, keep_running, tuple(targets[1:])), abstract=abstract)
     return [handle]
-
-
-#: Limits on numbers that set how long a command runs (issue 25: `--budget inf` never ended).
-MAX_BUDGET_S = 3600.0
-MAX_COUNT = 1_000_000
-
-
-def check_seconds(option: str, value: float | None, *, zero_ok: bool = False) -> None:
-    """A finite number of seconds, positive (or zero where allowed), at most an hour; else one error line."""
-    import math
-
-    from jitscope.errors import UsageError
-
-    if value is None:
-        return
-    low_ok = value >= 0 if zero_ok else value > 0
-    if not math.isfinite(value) or not low_ok or value > MAX_BUDGET_S:
-        least = "0" if zero_ok else "more than 0"
-        raise UsageError(f"{option} {value:g} is out of range", hint=f"give seconds, {least} and at most {MAX_BUDGET_S:g}")
-
-
-def check_count(option: str, value: int, *, limit: int = MAX_COUNT) -> None:
-    from jitscope.errors import UsageError
-
-    if not 1 <= value <= limit:
-        raise UsageError(f"{option} {value} is out of range", hint=f"give 1 to {limit:,}")
 
 
 def enable_x64_if(requested: bool) -> None:

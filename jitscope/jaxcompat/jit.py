@@ -108,7 +108,14 @@ class FilteredJit:
 
         self.fn = fn
         self.__wrapped__ = fn
-        self._jit = jax.jit(self._flat, static_argnums=(0,))
+
+        def flat(static: Any, *dynamic: Any) -> Any:
+            return self._flat(static, *dynamic)
+
+        # named after the user's function: XLA's module is jit_<name>, as the user's own jit names it
+        flat.__name__ = str(getattr(fn, "__name__", None) or type(fn).__name__)
+        flat.__qualname__ = str(getattr(fn, "__qualname__", None) or flat.__name__)
+        self._jit = jax.jit(flat, static_argnums=(0,))
 
     def _flat(self, static: Any, *dynamic: Any) -> Any:
         import jax

@@ -108,3 +108,31 @@ def environment() -> dict[str, str | int | bool]:
         "device_count": len(devices),
         "x64": bool(jax.config.read("jax_enable_x64")),
     }
+
+
+#: jaxlib 0.11+ on CPU: XLA's compiler dies with SIGFPE (the whole process, no exception) on an array of
+#: 2**36 elements or more (measured on jaxlib 0.12.0.1: 2**35 compiles, 2**36 crashes, whatever the dtype;
+#: 0.10.2 compiles them). jitscope does not hand such a program to it.
+CPU_COMPILE_MAX_ELEMENTS = 2**36
+
+
+def compile_would_crash(traced: Any) -> str | None:
+    """Why XLA must not be asked to compile ``traced`` here (it would kill the process), or None."""
+    import jax
+    import jaxlib
+
+    version = tuple(int(p) for p in jaxlib.__version__.split(".")[:2] if p.isdigit())
+    if jax.default_backend() != "cpu" or version < (0, 11):
+        return None
+    jaxpr = getattr(traced, "jaxpr", None)
+    inner = getattr(jaxpr, "jaxpr", jaxpr)
+    if inner is None:
+        return None
+    variables = [*inner.invars, *inner.outvars, *(v for eqn in inner.eqns for v in eqn.outvars)]
+    for var in variables:
+        aval = getattr(var, "aval", None)
+        size = getattr(aval, "size", 0) or 0
+        if aval is not None and size >= CPU_COMPILE_MAX_ELEMENTS:
+            return (f"not compiled: XLA's CPU compiler in jaxlib {jaxlib.__version__} crashes the process on an "
+                    f"array of 2**36 elements or more ({aval.str_short()}); the jaxpr and StableHLO are shown")
+    return None

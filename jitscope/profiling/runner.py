@@ -17,12 +17,6 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from jitscope.timing import inputs as inp
-from jitscope.timing.clock import Clock, clock_resolution, perf_clock
-from jitscope.timing.cold import user_code_failed
-from jitscope.timing.loops import measure
-from jitscope.timing.runner import PreparedCall, cached_round, device_errors, prepare_call
-from jitscope.timing.steady import default_max_warmup
 from jitscope.errors import CompileError, UserCodeError
 from jitscope.jaxcompat import profiler as jp
 from jitscope.jaxcompat.jit import make_jit
@@ -36,6 +30,12 @@ from jitscope.profiling.callsites import call_chains
 from jitscope.profiling.events import DeviceTimes, device_times
 from jitscope.profiling.hlo import parse_module
 from jitscope.profiling.peaks import peak_for
+from jitscope.timing import inputs as inp
+from jitscope.timing.clock import Clock, clock_resolution, perf_clock
+from jitscope.timing.cold import user_code_failed
+from jitscope.timing.loops import measure
+from jitscope.timing.runner import PreparedCall, cached_round, device_errors, prepare_call
+from jitscope.timing.steady import default_max_warmup
 from jitscope.userframes import is_user_file
 
 Progress = Callable[[float, int, str], None]

@@ -35,9 +35,12 @@ def make_console(*, stderr: bool = False, file: IO[str] | None = None, width: in
         highlight=False,
         soft_wrap=not is_tty,
         emoji=False,
+        force_jupyter=False if file is not None else None,  # into a file: never a notebook's display
     )
 
 
 def plain_console(file: IO[str], width: int = 100) -> Console:
     """A colourless console with a fixed width, for tests and for writing files."""
-    return Console(file=file, theme=THEME, width=width, color_system=None, highlight=False, emoji=False)
+    # force_jupyter: in a notebook rich would send the text to the cell's output instead of ``file``
+    return Console(file=file, theme=THEME, width=width, color_system=None, highlight=False, emoji=False,
+                   force_jupyter=False)

@@ -9,7 +9,6 @@ JAX's jit sees them: nothing new is allocated), ``bench`` and ``profile`` time t
 
 from __future__ import annotations
 
-import dataclasses
 import importlib.util
 import os
 import types
@@ -17,8 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from jitscope.errors import UsageError
-from jitscope.jaxcompat.jit import JitOptions
-from jitscope.load.specs import ArgSet
+from jitscope.load.live import live_target
 from jitscope.load.target import TargetHandle, split_target
 from jitscope.run.capture import CapturedCall, CaptureResult, capture_call, require_call
 from jitscope.run.program import Program, check_program
@@ -65,42 +63,17 @@ def load_from_run(target: str, request: FromRun, *, abstract: bool = False) -> t
     program, filename, attr_path = program_for(target, request.program_args)
     result = capture_call(program, filename, attr_path, call=request.call, keep_running=request.keep_running)
     call = require_call(result, target, request.call)
-    if abstract:
-        from jitscope.load.examples import to_spec
-
-        call = dataclasses.replace(call, args=to_spec(call.args), kwargs=to_spec(call.kwargs))
-    return captured_target(target, filename, attr_path, call), result
+    return captured_target(target, filename, attr_path, call, abstract=abstract), result
 
 
-def captured_target(text: str, filename: str, attr_path: str, call: CapturedCall) -> TargetHandle:
+def captured_target(text: str, filename: str, attr_path: str, call: CapturedCall, *,
+                    abstract: bool = False) -> TargetHandle:
     """A TargetHandle for the object the program called, with the captured call as its one example."""
-    from jitscope.jaxcompat.jit import unwrap_jit
-
-    unwrapped = unwrap_jit(call.fn)
-    # A library's wrapper (equinox filter_jit, flax nnx.jit) is called as the program called it, inside a
-    # jit that makes its non-array arguments static, as those wrappers do themselves.
-    fn, options = unwrapped if unwrapped is not None else (call.fn, JitOptions(filter_static=True))
     # The program ran as __main__, which is jitscope's entry point in sys.modules, not the program's module:
     # stand in for it with a module that names the script, so "your code" is the script's project.
     module = types.ModuleType(os.path.splitext(os.path.basename(filename))[0])
     module.__file__ = os.path.abspath(filename)
-    names = _parameter_names(fn)
-    static = tuple(n for n in _static_names(options, names) if n in call.kwargs or n in names[: len(call.args)])
-    argset = ArgSet(call.args, dict(call.kwargs), static, label=f"call {call.number} of the program")
     how = f"the arguments of call {call.number}, taken from the running program after {call.seconds:.2f} s"
-    return TargetHandle(text=text, name=text, attr_path=attr_path, fn=fn, original=call.fn, options=options,
-                        module=module, how=how, examples=(argset,))
-
-
-def _parameter_names(fn: object) -> list[str]:
-    import inspect
-
-    try:
-        return list(inspect.signature(fn).parameters)  # type: ignore[arg-type]
-    except (TypeError, ValueError):
-        return []
-
-
-def _static_names(options: JitOptions, names: list[str]) -> tuple[str, ...]:
-    by_number = tuple(names[i] for i in options.static_argnums if 0 <= i < len(names))
-    return tuple(dict.fromkeys(options.static_argnames + by_number))
+    return live_target(call.fn, call.args, call.kwargs, text=text, attr_path=attr_path, how=how,
+                       label=f"call {call.number} of the program", module=module,
+                       abstract=abstract)

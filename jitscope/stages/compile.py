@@ -15,6 +15,15 @@ LOWERED_STAGES = frozenset({"stablehlo", "hlo", "cost", "memory"})
 COMPILED_STAGES = frozenset({"hlo", "cost", "memory"})
 
 
+class CompileSkipped(Exception):
+    """XLA was not asked to compile (it would crash the process); ``partial`` holds the stages before it."""
+
+    def __init__(self, reason: str, partial: StagesRecord) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.partial = partial
+
+
 def lower_and_compile(traced: Any, stages: Collection[str],
                       on_compiled: Callable[[Any, Any], None] | None = None) -> StagesRecord:
     """Lower and compile ``traced`` as far as ``stages`` need; no XLA compile for jaxpr/StableHLO only.
@@ -37,6 +46,10 @@ def lower_and_compile(traced: Any, stages: Collection[str],
     stablehlo = jc.stablehlo_text(lowered) if "stablehlo" in wanted else None
     if not wanted & COMPILED_STAGES:
         return StagesRecord(stablehlo=stablehlo, lower_seconds=lower_seconds, backend=jax.default_backend())
+    crash = jc.compile_would_crash(traced)
+    if crash is not None:
+        raise CompileSkipped(crash, StagesRecord(stablehlo=stablehlo, lower_seconds=lower_seconds,
+                                                 backend=jax.default_backend()))
     start = time.perf_counter()
     try:
         compiled = lowered.compile()

@@ -25,11 +25,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from jitscope.timing.runner import BenchOptions
 from jitscope.errors import JitscopeError, UsageError, UserCodeError
 from jitscope.load.specs import ArgSet
 from jitscope.load.target import TargetHandle
 from jitscope.model.bench import BenchRow, Environment
+from jitscope.timing.runner import BenchOptions
 
 #: Defaults of ``jit_bench``: seconds of timed cached-call rounds, and cold calls (their median is reported).
 DEFAULT_BUDGET = 0.5

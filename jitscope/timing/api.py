@@ -6,6 +6,7 @@ import dataclasses
 from collections.abc import Sequence
 from pathlib import Path
 
+from jitscope.load.target import TargetHandle
 from jitscope.timing.compare import compare as compare_reports
 from jitscope.timing.compare import load_report, parse_threshold
 from jitscope.timing.plan import plan_calls
@@ -16,7 +17,7 @@ DEFAULT_THRESHOLD = 0.10
 
 
 def run_bench(
-    targets: Sequence[str],
+    targets: Sequence[str | TargetHandle],
     shapes: Sequence[str] | None = None,
     statics: Sequence[str] | None = None,
     kwargs: Sequence[str] | None = None,

@@ -15,15 +15,15 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from jitscope.timing.clock import Clock
-from jitscope.timing.inputs import block_all
-from jitscope.timing.stats import median, median_or_none
 from jitscope.errors import JitscopeError, UserCodeError
 from jitscope.jaxcompat.caches import clear_in_memory_caches
 from jitscope.jaxcompat.jit import JitOptions, make_jit
 from jitscope.jaxcompat.monitoring import watch_compilation
 from jitscope.load.specs import ArgSet
 from jitscope.model.bench import ColdRecord, ColdRun
+from jitscope.timing.clock import Clock
+from jitscope.timing.inputs import block_all
+from jitscope.timing.stats import median, median_or_none
 
 
 @dataclass

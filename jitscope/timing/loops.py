@@ -16,11 +16,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from jitscope.model.bench import SteadyState, TimingStats
 from jitscope.timing.calibrate import MAX_LOOPS, calibrate, target_round_seconds
 from jitscope.timing.clock import Clock
 from jitscope.timing.stats import summarize
 from jitscope.timing.steady import MAX_WARMUP, WINDOW_SHARE, warm_until_steady
-from jitscope.model.bench import SteadyState, TimingStats
 
 #: A round of ``loops`` calls -> seconds it took.
 RoundTimer = Callable[[int], float]

@@ -18,7 +18,7 @@ from jitscope.tracing.run import calls_from_flags, load_all
 
 
 def plan_calls(
-    targets: Sequence[str], shapes: Sequence[str] | None = None, statics: Sequence[str] | None = None,
+    targets: Sequence[str | TargetHandle], shapes: Sequence[str] | None = None, statics: Sequence[str] | None = None,
     kwargs: Sequence[str] | None = None, cwd: Path | None = None,
 ) -> list[tuple[TargetHandle, ArgSet]]:
     """Load the targets and pair each with its ArgSets, in command-line order."""

@@ -104,10 +104,10 @@ def _child(request: ProcessRequest) -> dict[str, Any]:
         raise JitscopeError(f"cannot load {request.target} in the cold process")
     handle = handles[0]
     t2 = time.perf_counter()
+    from jitscope.jaxcompat.caches import persistent_cache
     from jitscope.timing.clock import perf_clock
     from jitscope.timing.cold import measure_cold, user_code_failed
     from jitscope.timing.inputs import make_inputs
-    from jitscope.jaxcompat.caches import persistent_cache
 
     args, kwargs = make_inputs(request.argset, request.seed)
     t3 = time.perf_counter()

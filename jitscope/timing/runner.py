@@ -17,6 +17,20 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from jitscope.errors import UserCodeError
+from jitscope.jaxcompat.caches import PersistentCacheState, persistent_cache
+from jitscope.load.specs import ArgSet
+from jitscope.load.target import TargetHandle
+from jitscope.model.bench import (
+    BenchFailure,
+    BenchReport,
+    BenchRow,
+    BenchSettings,
+    CachedRecord,
+    DerivedRecord,
+    EagerRecord,
+    TimingStats,
+)
 from jitscope.timing import inputs as inp
 from jitscope.timing.calibrate import MAX_LOOPS
 from jitscope.timing.clock import Clock, clock_name, clock_resolution, perf_clock
@@ -33,20 +47,6 @@ from jitscope.timing.loops import (
 from jitscope.timing.scaling import scaling_records
 from jitscope.timing.stats import summarize
 from jitscope.timing.steady import default_max_warmup, steady_note
-from jitscope.errors import UserCodeError
-from jitscope.jaxcompat.caches import PersistentCacheState, persistent_cache
-from jitscope.load.specs import ArgSet
-from jitscope.load.target import TargetHandle
-from jitscope.model.bench import (
-    BenchFailure,
-    BenchReport,
-    BenchRow,
-    BenchSettings,
-    CachedRecord,
-    DerivedRecord,
-    EagerRecord,
-    TimingStats,
-)
 
 #: (completed steps, total steps, what is happening now)
 Progress = Callable[[float, int, str], None]

@@ -18,9 +18,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from jitscope.model.bench import SteadyState
 from jitscope.timing.clock import Clock
 from jitscope.timing.stats import median
-from jitscope.model.bench import SteadyState
 
 #: Two windows agree when their medians differ by at most this fraction of the smaller one.
 TOLERANCE = 0.05

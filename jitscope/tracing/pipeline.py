@@ -15,7 +15,7 @@ from jitscope.model.trace import SourceLineRecord, TraceRecord, TraceReport
 from jitscope.render.jaxpr_layout import LocationsMode
 from jitscope.sharding.analyse import ShardingProbe
 from jitscope.sharding.mesh import example_mesh_scope
-from jitscope.stages.compile import lower_and_compile
+from jitscope.stages.compile import CompileSkipped, lower_and_compile
 from jitscope.tracing.line_costs import line_costs
 from jitscope.tracing.lines import source_lines
 from jitscope.tracing.recompile import cache_hits
@@ -24,7 +24,7 @@ from jitscope.tracing.session import TraceHandle, trace_target
 
 
 def run_trace(
-    targets: Sequence[str],
+    targets: Sequence[str | TargetHandle],
     shapes: Sequence[str] | None,
     statics: list[str] | None,
     kwargs: list[str] | None,
@@ -71,7 +71,11 @@ def run_trace(
                     probe(lowered, executable)
                     compiled.append(executable)
 
-                record = dataclasses.replace(record, stages=lower_and_compile(handle.traced, stages, on_compiled))
+                try:
+                    record = dataclasses.replace(record, stages=lower_and_compile(handle.traced, stages, on_compiled))
+                except CompileSkipped as skipped:
+                    record = dataclasses.replace(record, stages=skipped.partial,
+                                                 warnings=(*record.warnings, skipped.reason))
                 record = dataclasses.replace(record, sharding=probe.record,
                                              source_lines=_source_lines(handle, record, compiled))
             records.append(record)

@@ -128,7 +128,8 @@ def source_listing(row: ProfileRow) -> CodeListing | None:
     for n in range(row.function.line, min(row.last_line, len(text)) + 1):
         line = by_line.get(n)
         seconds, share = (line.seconds, line.share) if line else (0.0, 0.0)
-        nested = line.nested if line else ()
+        # a helper's lines in the order they read (the record keeps them by time)
+        nested = sorted(line.nested, key=lambda x: (x.location.file, x.location.line)) if line else ()
         code = text[n - 1].rstrip().expandtabs(4)
         out.append(CodeLine((*_heat_pieces(seconds, share, top), (code, "")), number=n,
                             src=src_key(row.function.file, n), mark=bool(line) and seconds == top,

@@ -6,7 +6,6 @@ from pathlib import Path
 
 import pytest
 
-from jitscope.timing.stats import summarize
 from jitscope.model.bench import (
     BenchReport,
     BenchRow,
@@ -16,6 +15,7 @@ from jitscope.model.bench import (
     ColdRun,
     DerivedRecord,
 )
+from jitscope.timing.stats import summarize
 
 BENCH_PROJECT = Path(__file__).resolve().parents[1] / "targets" / "bench_project"
 

@@ -6,9 +6,9 @@ import json
 
 import pytest
 
-from jitscope.timing.compare import compare, load_report, parse_threshold
 from jitscope.errors import UsageError
 from jitscope.render.json import dumps
+from jitscope.timing.compare import compare, load_report, parse_threshold
 
 
 def test_parse_threshold():

@@ -5,10 +5,10 @@ from __future__ import annotations
 import dataclasses
 import io
 
-from jitscope.timing.compare import compare
-from jitscope.timing.scaling import scaling_records
 from jitscope.model.bench import ScalingPoint, ScalingRecord
 from jitscope.render.console import plain_console
+from jitscope.timing.compare import compare
+from jitscope.timing.scaling import scaling_records
 from jitscope.view.ascii_chart import LogLogChart
 from jitscope.view.bench import bench_document, scaling_chart
 from jitscope.view.rich_text import render_rich

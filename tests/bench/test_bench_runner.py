@@ -6,12 +6,12 @@ import json
 
 import pytest
 
-from jitscope.timing.plan import plan_calls
-from jitscope.timing.runner import BenchOptions, bench_calls
 from jitscope.errors import DeviceMemoryError, ResourceError
 from jitscope.model.bench import BenchReport
 from jitscope.model.common import from_jsonable
 from jitscope.render.json import dumps
+from jitscope.timing.plan import plan_calls
+from jitscope.timing.runner import BenchOptions, bench_calls
 
 FAST = BenchOptions(budget=0.02, min_rounds=3)
 

@@ -18,8 +18,8 @@ def profiled() -> ProfileReport:
     Eight profiled calls, not fewer: a thread descheduled for a few ms during a cheap thunk on a busy
     2-core CI machine must not outweigh the matmul in the per-call means the ranking tests read.
     """
-    from jitscope.timing.plan import plan_calls
     from jitscope.profiling.runner import ProfileOptions, profile_calls
+    from jitscope.timing.plan import plan_calls
 
     calls = plan_calls([f"{TARGETS}:hotspot", f"{TARGETS}:nested", f"{TARGETS}:scanned"])
     return profile_calls(calls, ProfileOptions(calls=8, budget=0.05))

@@ -1,0 +1,276 @@
+"""The Python API: ``jitscope.trace/bench/profile/lint/watch`` on real functions and arguments.
+
+Each returns the record the CLI renders: the tests check the API against the CLI's own JSON for the
+same call, and the renderings (JSON, text, Markdown, HTML for notebooks, rich) and ``save``.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import EXAMPLES, ROOT, run_cli
+
+jax = pytest.importorskip("jax")
+jnp = jax.numpy
+
+import jitscope
+from jitscope.errors import UsageError
+
+sys.path.insert(0, str(EXAMPLES))
+import mlp
+
+sys.path.remove(str(EXAMPLES))
+
+
+def _params() -> dict:
+    return mlp.init_params(jax.random.key(0))
+
+
+@jax.jit
+def _small(x, w):
+    return jnp.tanh(x @ w).sum()
+
+
+def _strip_times(value):
+    """The record without what differs from run to run (timings, paths of temporary files)."""
+    if isinstance(value, dict):
+        return {k: _strip_times(v) for k, v in value.items()
+                if not (k.endswith(("seconds", "_s")) or k in ("environment", "how", "source_roots"))}
+    if isinstance(value, list):
+        return [_strip_times(v) for v in value]
+    return value
+
+
+def test_import_is_light_and_the_api_is_listed():
+    code = ("import sys, jitscope; assert 'jax' not in sys.modules and 'rich' not in sys.modules; "
+            "f = jitscope.trace; assert 'jax' not in sys.modules; print(sorted(jitscope.__all__))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    names = set(eval(out))
+    assert {"trace", "bench", "profile", "lint", "watch", "TraceResult", "BenchResult"} <= names
+    assert all(callable(getattr(jitscope, n)) for n in ("trace", "bench", "profile", "lint", "watch"))
+    assert (ROOT / "jitscope" / "py.typed").is_file()
+
+
+def test_trace_returns_the_record_the_cli_renders():
+    params, x = _params(), jnp.ones((128, 784))
+    result = jitscope.trace(mlp.predict, params, x)
+    cli = run_cli("trace", "mlp.py:predict", "--format", "json", cwd=EXAMPLES)
+    assert cli.returncode == 0, cli.stderr
+    api_record, cli_record = json.loads(result.to_json()), json.loads(cli.stdout)
+    assert api_record["kind"] == cli_record["kind"] == "jitscope.trace"
+    assert api_record["schema_version"] == cli_record["schema_version"]
+    (api_call,), (cli_call,) = api_record["traces"], cli_record["traces"]
+    for key in ("call", "seen", "jaxpr", "summary", "arguments"):
+        assert _strip_times(api_call[key]) == _strip_times(cli_call[key]), key
+    assert api_call["stages"]["stablehlo"] == cli_call["stages"]["stablehlo"]
+    assert api_call["target"] == "mlp.py:predict"
+
+
+def test_trace_fields_a_script_needs():
+    result = jitscope.trace(_small, jnp.ones((8, 16)), jnp.ones((16, 4)))
+    (call,) = result.calls
+    assert not call.failed and call.diagnostic is None
+    assert "dot_general" in call.jaxpr_text and "tanh" in call.jaxpr_text and "test_api.py:" in call.jaxpr_text
+    assert "stablehlo.dot_general" in call.stablehlo_text and "HloModule" in call.hlo_text
+    assert call.equations == 3
+    assert "f32[8,16], f32[16,4]" in repr(result)
+    only_jaxpr = jitscope.trace(_small, jnp.ones((2, 16)), jnp.ones((16, 4)), stages="jaxpr")
+    assert only_jaxpr.calls[0].stablehlo_text is None and only_jaxpr.calls[0].hlo_text is None
+
+
+def test_trace_allocates_nothing_for_abstract_arguments_and_takes_shapes():
+    spec = jax.ShapeDtypeStruct((4096, 4096), jnp.float32)  # 64 MiB if anything were allocated
+    result = jitscope.trace(_small, spec, jax.ShapeDtypeStruct((4096, 2), jnp.float32))
+    assert result.calls[0].call == "f32[4096,4096], f32[4096,2]"
+    by_text = jitscope.trace(_small, shapes="f32[3,5], f32[5,2]")
+    assert by_text.calls[0].call == "f32[3,5], f32[5,2]"
+    two = jitscope.trace(_small, shapes=["f32[3,5], f32[5,2]", "f32[4,5], f32[5,2]"])
+    assert [c.call for c in two.calls] == ["f32[3,5], f32[5,2]", "f32[4,5], f32[5,2]"]
+
+
+def test_trace_of_a_bare_function_keeps_python_values_static_unless_told():
+    def scaled(x, n):
+        for _ in range(n):  # a Python loop on n: n must be static
+            x = x * 2
+        return x
+
+    result = jitscope.trace(scaled, jnp.ones(3), 3)
+    assert not result.calls[0].failed
+    assert result.calls[0].jaxpr_text.count(" mul ") == 3
+    traced = jitscope.trace(scaled, jnp.ones(3), 3, static_argnames=())  # jax.jit's rule: n is traced
+    assert traced.calls[0].failed and traced.calls[0].diagnostic.kind != ""
+
+
+def test_a_failure_in_the_users_code_is_in_the_result_not_raised():
+    def broken(x):
+        if x.sum() > 0:  # a traced value in a Python if
+            return x
+        return -x
+
+    result = jitscope.trace(jax.jit(broken), jnp.ones(3))
+    assert result.calls[0].failed
+    assert "test_api.py" in result.calls[0].diagnostic.traceback or result.calls[0].diagnostic.location
+    assert "failed" in repr(result)
+
+
+def test_bad_options_are_one_clear_error():
+    with pytest.raises(UsageError, match="unknown stage 'hlo2'"):
+        jitscope.trace(_small, jnp.ones((1, 2)), jnp.ones((2, 1)), stages=["hlo2"])
+    with pytest.raises(UsageError, match="budget"):
+        jitscope.bench(_small, jnp.ones((1, 2)), jnp.ones((2, 1)), budget=float("inf"))
+    with pytest.raises(UsageError, match="not both"):
+        jitscope.trace(_small, jnp.ones((1, 2)), shapes="f32[1,2], f32[2,1]")
+    with pytest.raises(UsageError, match="function to inspect"):
+        jitscope.trace(3)  # type: ignore[arg-type]
+
+
+def test_save_picks_the_format_from_the_suffix(tmp_path: Path):
+    result = jitscope.trace(_small, jnp.ones((8, 16)), jnp.ones((16, 4)))
+    assert json.loads(result.save(tmp_path / "r.json").read_text())["kind"] == "jitscope.trace"
+    assert result.save(tmp_path / "r.html").read_text().startswith("<!DOCTYPE html>")
+    assert result.save(tmp_path / "r.md").read_text().startswith("# jitscope trace: test_api.py:\\_small")
+    assert "dot_general" in result.save(tmp_path / "r.txt").read_text()
+    with pytest.raises(UsageError, match="cannot tell the format"):
+        result.save(tmp_path / "r.out")
+    with pytest.raises(UsageError, match="sarif"):
+        result.save(tmp_path / "r.sarif")
+    assert not (tmp_path / "r.out").exists()
+
+
+def test_notebook_and_terminal_renderings():
+    result = jitscope.trace(_small, jnp.ones((8, 16)), jnp.ones((16, 4)))
+    html = result._repr_html_()
+    assert html.startswith('<iframe class="jitscope-report"') and "srcdoc=" in html
+    assert "&lt;!DOCTYPE html&gt;" in html and "stablehlo.dot_general" in html  # the whole report, escaped
+    assert "<script" not in html.split("srcdoc=", 1)[1]  # nothing of it runs in the notebook's page
+    from rich.console import Console
+
+    console = Console(record=True, width=100, color_system=None)
+    console.print(result)
+    assert "dot_general" in console.export_text()
+
+    class Printer:
+        def __init__(self) -> None:
+            self.out = ""
+
+        def text(self, s: str) -> None:
+            self.out += s
+
+    printer = Printer()
+    result._repr_pretty_(printer, False)
+    assert printer.out.startswith("test_api.py:_small") and "dot_general" in printer.out
+
+
+def test_bench_times_real_arrays_and_matches_the_cli_schema(tmp_path: Path):
+    x, w = jnp.ones((64, 64)), jnp.ones((64, 8))
+    result = jitscope.bench(_small, x, w, budget=0.02, min_rounds=3, save=tmp_path / "base.json")
+    assert 0 < result.cached.median_s < result.cold.total_s
+    assert result.cold.compile_s is None or result.cold.compile_s > 0
+    assert result.cached.rounds >= 3 and result.rows[0].call == "f32[64,64], f32[64,8]"
+    saved = json.loads((tmp_path / "base.json").read_text())
+    assert saved["kind"] == "jitscope.bench" and saved["rows"][0]["call"] == "f32[64,64], f32[64,8]"
+    again = jitscope.bench(_small, x, w, budget=0.02, min_rounds=3, compare=tmp_path / "base.json")
+    assert again.record.comparison is not None
+    assert "first call (cold)" in again.render("text")
+
+
+def test_bench_leaves_donated_arguments_usable():
+    params = _params()
+    x, labels = jnp.ones((128, 784)), jnp.zeros((128,), jnp.int32)
+    result = jitscope.bench(mlp.train_step, params, x, labels, budget=0.02, min_rounds=3)
+    assert result.record.rows[0].cached.fresh_inputs  # donated: a fresh copy for every call
+    assert float(params["layer0"]["b"].sum()) == 0.0  # the caller's arrays were not donated away
+
+
+def test_profile_lines_point_at_the_users_code():
+    params, x = _params(), jnp.ones((128, 784))
+    result = jitscope.profile(mlp.predict, params, x, calls=3, budget=0.02)
+    assert result.lines, result.render("text")
+    assert {Path(line.location.file).name for line in result.lines} == {"mlp.py"}
+    assert result.lines[0].location.line == 28  # the matmuls
+    assert result.to_dict()["kind"] == "jitscope.profile"
+
+
+def test_lint_matches_the_cli(tmp_path: Path):
+    result = jitscope.lint(EXAMPLES / "impure.py")
+    cli = run_cli("lint", "examples/impure.py", "--format", "json")
+    assert [(f.code, f.line) for f in result.findings] == [
+        (f["code"], f["line"]) for f in json.loads(cli.stdout)["findings"]]
+    assert result.failed and result.findings
+    assert json.loads(result.save(tmp_path / "lint.sarif").read_text())["version"] == "2.1.0"
+    only = jitscope.lint([EXAMPLES / "impure.py"], select=["JS101"])
+    assert {f.code for f in only.findings} == {"JS101"}
+
+
+def test_watch_counts_the_blocks_compiles_with_causes():
+    @jax.jit
+    def step(x):
+        return x * 2
+
+    with jitscope.watch("loop") as w:
+        for n in (4, 8, 8):
+            step(jnp.ones(n))
+        assert w.compiles == 2  # live, inside the block
+    report = w.report
+    assert report is not None and report.compiles == 2 and report.count("step") == 2
+    (summary,) = [f for f in report.functions if f.function.endswith("step")]
+    assert summary.compiles == 2 and any("shape" in cause for cause, _ in summary.causes)
+    assert report.record.program == "loop" and report.record.outcome == "finished"
+    assert "1 recompile" in report.render("text")
+
+
+def test_watch_keeps_its_report_when_the_block_raises():
+    @jax.jit
+    def step(x):
+        return x + 1
+
+    with pytest.raises(ValueError, match="stop"), jitscope.watch() as w:
+        step(jnp.ones(2))
+        raise ValueError("stop")
+    assert w.report is not None and w.report.compiles == 1 and w.report.record.outcome == "raised ValueError"
+
+
+def test_watch_fresh_counts_what_was_already_compiled():
+    @jax.jit
+    def step(x):
+        return x - 1
+
+    step(jnp.ones(5))
+    with jitscope.watch() as warm:
+        step(jnp.ones(5))
+    with jitscope.watch(fresh=True) as fresh:
+        step(jnp.ones(5))
+    assert warm.report is not None and fresh.report is not None
+    assert (warm.report.compiles, fresh.report.compiles) == (0, 1)
+
+
+@pytest.mark.models
+def test_trace_and_bench_on_a_flax_nnx_model_and_optimizer():
+    pytest.importorskip("flax.nnx")
+    pytest.importorskip("optax")
+    sys.path.insert(0, str(EXAMPLES))
+    try:
+        import gpt_nnx
+    finally:
+        sys.path.remove(str(EXAMPLES))
+    import numpy as np
+    from flax import nnx
+
+    model = gpt_nnx.GPT(nnx.Rngs(0))
+    optimizer = gpt_nnx.make_optimizer(model)
+    batch = jax.random.randint(jax.random.key(1), (8, gpt_nnx.CONTEXT + 1), 0, gpt_nnx.VOCAB)
+    before = [np.asarray(leaf) for leaf in jax.tree.leaves(nnx.state(model))]
+    result = jitscope.trace(gpt_nnx.train_step, model, optimizer, batch)
+    (call,) = result.calls
+    assert not call.failed, call.diagnostic
+    assert call.call.startswith("GPT(") and "Optimizer(" in call.call  # summarised, not the model's repr
+    assert "gpt_nnx.py:" in call.jaxpr_text
+    timing = jitscope.bench(gpt_nnx.train_step, model, optimizer, batch, budget=0.05, min_rounds=3)
+    assert timing.cached.median_s > 0
+    after = [np.asarray(leaf) for leaf in jax.tree.leaves(nnx.state(model))]
+    assert all(np.array_equal(a, b) for a, b in zip(before, after, strict=True))  # the user's model untouched
