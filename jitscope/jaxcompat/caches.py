@@ -113,3 +113,22 @@ def persistent_cache(request: str | None) -> Iterator[PersistentCacheState]:
         yield state
     finally:
         _update({k: saved[k] for k in values})
+
+
+def forget_other_functions_lines(name: str) -> None:
+    """Before tracing ``name``: on JAX < 0.5 (measured on 0.4.38; 0.10 is not affected), an inner jit's
+    cached jaxpr (``jax.nn.relu``, optax's updates) keeps the source lines of the call that first traced
+    it, so a second function traced in the same process would show the first one's lines. The
+    in-memory caches are cleared when the function traced changes, on those versions only."""
+    global _last_traced
+    import jax
+
+    previous, _last_traced = _last_traced, name
+    if previous is None or previous == name:
+        return
+    version = tuple(int(p) for p in jax.__version__.split(".")[:2] if p.isdigit())
+    if version < (0, 5):
+        jax.clear_caches()
+
+
+_last_traced: str | None = None

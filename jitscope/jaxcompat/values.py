@@ -112,3 +112,41 @@ def trace_error_kind(exc: BaseException) -> str | None:
     ):
         return "shape"
     return None
+
+
+def detached(value: Any) -> Any:
+    """A deep copy of the Python objects in ``value`` that shares its JAX arrays (they are immutable).
+
+    A library's jit (flax ``nnx.jit``) writes a model's and an optimizer's new state into their
+    Python objects; traced or timed by jitscope, it must write into a copy, never into the caller's
+    model (older flax even leaves tracers there). Arrays are not copied: tracing allocates nothing,
+    and a copy of a model costs only its Python objects. ``copy`` has no public hook for "copy
+    everything but these types", so the copier table ``copy._deepcopy_dispatch`` is extended for the
+    duration (present and unchanged in CPython 3.11-3.13); without it, the value is returned as is.
+    """
+    import copy
+
+    dispatch = getattr(copy, "_deepcopy_dispatch", None)
+    if not isinstance(dispatch, dict):
+        return value
+    added = [t for t in _array_types() if t not in dispatch]
+    for t in added:
+        dispatch[t] = lambda x, memo: x
+    try:
+        return copy.deepcopy(value)
+    except Exception:  # noqa: BLE001 - an object that cannot be copied: use it as it is
+        return value
+    finally:
+        for t in added:
+            dispatch.pop(t, None)
+
+
+def _array_types() -> list[type]:
+    """The concrete JAX array class (``jax.Array`` is abstract; deepcopy looks up the exact type)."""
+    try:
+        from jax._src.array import ArrayImpl
+    except ImportError:  # moved: find it from an array (a 4-byte scalar)
+        import jax.numpy as jnp
+
+        return [type(jnp.zeros((), jnp.float32))]
+    return [ArrayImpl]

@@ -26,6 +26,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from jitscope.jaxcompat.jit import JitOptions, unwrap_jit
+from jitscope.jaxcompat.values import detached
 from jitscope.load.specs import ArgSet
 from jitscope.load.target import TargetHandle, parameter_names
 
@@ -52,10 +53,12 @@ def live_target(
     unwrapped = unwrap_jit(fn)
     if unwrapped is not None:
         inner, options = unwrapped
-    elif _is_plain_function(fn) and _all_arrays((args, kwargs)):
+    elif is_plain_function(fn) and _all_arrays((args, kwargs)):
         inner, options = fn, JitOptions()  # what jax.jit(fn) makes of it, exactly
     else:
         inner, options = fn, JitOptions(filter_static=True)
+        # a library's jit may write new state into the model and optimizer objects: into copies
+        args, kwargs = detached((tuple(args), dict(kwargs)))
     if static_argnums is not None or static_argnames is not None:
         options = dataclasses.replace(options, filter_static=False,
                                       static_argnums=tuple(dict.fromkeys(options.static_argnums
@@ -73,9 +76,18 @@ def live_target(
                         module=module if module is not None else module_of(inner), how=how, examples=(argset,))
 
 
-def _is_plain_function(fn: Any) -> bool:
-    """A function or bound method, not a library's jit wrapper object (nnx.jit, equinox.filter_jit)."""
-    return inspect.isfunction(fn) or inspect.ismethod(fn)
+def is_plain_function(fn: Any) -> bool:
+    """A function or bound method, not a library's jit wrapper: an object (flax >= 0.11 ``nnx.jit``,
+    equinox ``filter_jit``) or a wrapper function defined in a library around the user's (older
+    flax's ``nnx.jit``: a ``functools.wraps`` function whose code is flax's)."""
+    if not (inspect.isfunction(fn) or inspect.ismethod(fn) or inspect.isbuiltin(fn)):
+        return False
+    if getattr(fn, "__wrapped__", None) is None:
+        return True
+    from jitscope.userframes import default_is_user_file
+
+    code = getattr(getattr(fn, "__func__", fn), "__code__", None)
+    return code is None or default_is_user_file(code.co_filename)
 
 
 def _all_arrays(tree: Any) -> bool:

@@ -9,6 +9,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from jitscope.jaxcompat.caches import forget_other_functions_lines
 from jitscope.load.specs import ArgSet
 from jitscope.load.target import TargetHandle, check_call
 from jitscope.model.trace import SourceLineRecord, TraceRecord, TraceReport
@@ -56,6 +57,7 @@ def run_trace(
         for done, (target, argset, index, hit) in enumerate(plan):
             if progress is not None:
                 progress(done, len(plan), f"tracing {target.attr_path}({argset.describe()[:40]})")
+            forget_other_functions_lines(target.name)
             handle = trace_target(target, argset, watch_effects=watch_effects, profile=profile,
                                   want_jaxpr="jaxpr" in stages)
             # A cache hit needs the earlier call to have traced: a failed trace caches nothing.

@@ -23,6 +23,7 @@ from typing import Any, cast
 
 from jitscope.jaxcompat.jit import make_jit
 from jitscope.load.abstract import to_abstract, warn_if_x64_disabled
+from jitscope.load.live import is_plain_function
 from jitscope.load.specs import ArgSet
 from jitscope.load.target import TargetHandle
 from jitscope.model.jaxpr import summarize
@@ -147,13 +148,13 @@ def trace_target(
     """Trace ``target`` with abstract ``argset``; never raises for failures in user code."""
     options = target.options.with_static_names(argset.static_names)
     how = target.how
-    if not (options.from_user_jit or options.filter_static or _is_plain_function(target.original)) \
+    if not (options.from_user_jit or options.filter_static or is_plain_function(target.original)) \
             and holds_unjittable(argset):
         # A library's own jit wrapper (equinox.filter_jit) called with objects jax.jit cannot take:
         # trace it the way that wrapper does, every leaf that is not an array static.
         options = dataclasses.replace(options, filter_static=True)
         how += "; non-array leaves static, as its wrapper (equinox.filter_jit) makes them"
-    library_jit = not (options.from_user_jit or _is_plain_function(target.original))
+    library_jit = not (options.from_user_jit or is_plain_function(target.original))
     observer = _Observer(_param_names(target.fn, len(argset.args)), argset, return_updates=library_jit)
     jitted = make_jit(observer.wrap(target.fn), options)
     args, kwargs = to_abstract(argset)
@@ -212,11 +213,6 @@ def trace_target(
         arguments=observer.arguments,
     )
     return TraceHandle(target, argset, jitted, traced, record, profiler, project)
-
-
-def _is_plain_function(obj: Any) -> bool:
-    """A function or bound method, not a library's jit wrapper object (nnx.jit, equinox.filter_jit)."""
-    return inspect.isfunction(obj) or inspect.ismethod(obj) or inspect.isbuiltin(obj)
 
 
 def _is_noise(w: warnings.WarningMessage) -> bool:

@@ -49,6 +49,20 @@ def gpt() -> TraceRecord:
     return _trace("nnx_gpt")
 
 
+def _skip_on_functional_nnx_jit(name: str = "nnx_gpt") -> None:
+    """flax < 0.11's ``nnx.jit`` is a function that splits the graph state and runs a jit of its own
+    around the step; the jaxpr is that wrapper's (the trace itself works there, ``_trace`` checks it).
+    The readability measures are for the nnx of flax >= 0.11, whose ``nnx.jit`` is an object."""
+    if name != "nnx_gpt":
+        return
+    import inspect
+
+    from flax import nnx
+
+    if inspect.isfunction(nnx.jit(lambda: None)):
+        pytest.skip("flax < 0.11: nnx.jit wraps the step in its own graph-state jit (measures for flax >= 0.11)")
+
+
 def _eqns(record: JaxprRecord):
     stack, seen = [record], set()
     while stack:
@@ -62,6 +76,7 @@ def _eqns(record: JaxprRecord):
 
 
 def test_annotated_equations_name_a_user_line_first(traced):
+    _skip_on_functional_nnx_jit(traced[0])
     name, record = traced
     assert record.jaxpr is not None
     annotated = [e for e in _eqns(record.jaxpr) if e.location is not None or e.library is not None]
@@ -90,10 +105,11 @@ def test_call_label_and_arguments_summarise_objects(traced):
     assert "\n" not in record.call and len(record.call) < 300, record.call
     assert "Array(" not in record.call and "0x" not in record.call
     if name == "nnx_gpt":
-        assert re.match(r"GPT\([\d,]+ params, [\d.]+ KiB\), Optimizer\(\d+ arrays, [\d.]+ KiB\), i32\[8,33\]$",
+        assert re.match(r"GPT\([\d,]+ params, [\d.]+ KiB\), Optimizer\(\d+ arrays, [\d.]+ [KM]iB\), i32\[8,33\]$",
                         record.call)
         model = record.arguments[0]
         assert (model.name, model.type_name, model.text) == ("model", "GPT", record.call.split("), ")[0] + ")")
+        _skip_on_functional_nnx_jit()  # there a module is not a pytree: one static leaf
         assert model.traced > 30 and model.elements > 100_000
 
 
@@ -113,6 +129,7 @@ def test_nnx_in_place_updates_stay_in_the_compiled_program(gpt):
 
 
 def test_folding_keeps_a_two_block_transformer_under_a_screenful(gpt):
+    _skip_on_functional_nnx_jit()
     from jitscope.view.model import Document
     from jitscope.view.render import render_document
     from jitscope.view.trace import jaxpr_listing
@@ -143,6 +160,7 @@ def test_html_report_keeps_every_folded_equation_in_a_fold_that_opens(gpt):
 def test_cli_folds_and_summarises_by_line():
     pytest.importorskip("flax")
     pytest.importorskip("optax")
+    _skip_on_functional_nnx_jit()
     result = run_cli("trace", "tests/targets/models/nnx_gpt.py:train_step", "--stages", "jaxpr", "--fold-libraries",
                      "--no-effects")
     assert result.returncode == 0, result.stderr
