@@ -72,7 +72,7 @@ class Result(Generic[R]):
             raise UsageError(f"jitscope {self.command} writes no {format!r} format",
                              hint=f"its formats are {', '.join(self.formats)}")
         text = self.to_json() if format == "json" else self._render(format)
-        return text if text.endswith("\n") else text + "\n"
+        return text if not text or text.endswith("\n") else text + "\n"  # github: nothing when nothing was found
 
     def _render(self, fmt: str) -> str:
         from jitscope.view.render import render_document
@@ -327,6 +327,11 @@ class ProfileResult(Result["ProfileReport"]):
 
     command = "profile"
 
+    def __init__(self, record: ProfileReport, *, failures_inline: bool = True) -> None:
+        super().__init__(record)
+        #: failed calls as a section of the report (the CLI's terminal view lists them on stderr instead)
+        self.failures_inline = failures_inline
+
     @property
     def lines(self) -> tuple[LineRecord, ...]:
         """The (first) call's source lines, most device time first."""
@@ -335,7 +340,7 @@ class ProfileResult(Result["ProfileReport"]):
     def document(self, fmt: str) -> Document:
         from jitscope.view.profile import profile_document
 
-        return profile_document(self.record)
+        return profile_document(self.record, failures=self.failures_inline)
 
     def title(self) -> str:
         return f"jitscope profile: {self.record.rows[0].target}" if self.record.rows else "jitscope profile"
@@ -360,6 +365,11 @@ class LintResult(Result["LintReport"]):
     command = "lint"
     formats = (*REPORT_FORMATS, "sarif", "github")
 
+    def __init__(self, record: LintReport, *, show_source: bool = True, statistics: bool = True) -> None:
+        super().__init__(record)
+        self.show_source = show_source  # a code frame under each finding (always in Markdown and HTML)
+        self.statistics = statistics  # counts by rule (always in Markdown and HTML)
+
     @property
     def findings(self) -> tuple[Finding, ...]:
         return self.record.findings
@@ -372,7 +382,9 @@ class LintResult(Result["LintReport"]):
     def document(self, fmt: str) -> Document:
         from jitscope.view.lint import lint_document
 
-        return lint_document(self.record, layout="flat" if fmt == "text" else "grouped")
+        text = fmt == "text"
+        return lint_document(self.record, layout="flat" if text else "grouped",
+                             show_source=self.show_source or not text, statistics=self.statistics or not text)
 
     def _render(self, fmt: str) -> str:
         if fmt in ("sarif", "github"):

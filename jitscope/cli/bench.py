@@ -30,8 +30,7 @@ from jitscope.cli.options import (
     format_option,
     resolve_format,
     resolve_from_run,
-    write_document,
-    write_report,
+    write_result,
 )
 from jitscope.errors import EXIT_FINDINGS, UsageError
 
@@ -118,14 +117,9 @@ def bench(
         result, failed = run_bench(loaded, shapes, static, arg, options=options, save=save, compare=compare,
                                    fail_if_slower=fail_if_slower, progress=progress, devices=devices, mesh=mesh)
     console = make_console()
-    if fmt_name == "json":
-        from jitscope.render.json import dumps
+    from jitscope.api.results import BenchResult
 
-        write_report(dumps(result.report), out)
-    else:
-        from jitscope.view.bench import bench_document
-
-        write_document(bench_document(result.report), fmt_name, out)
+    write_result(BenchResult(result.report), fmt_name, out)
     if result.profilers:
         show_profiles(result.profilers, html=profile_html, console=stderr if machine_readable or out else console,
                       subject="the cold call of", note="an extra cold call, not one of those timed")

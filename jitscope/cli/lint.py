@@ -16,8 +16,8 @@ from jitscope.cli.options import (
     StaticOpt,
     format_option,
     resolve_format,
-    write_document,
     write_report,
+    write_result,
 )
 from jitscope.errors import EXIT_FINDINGS, UsageError
 
@@ -156,19 +156,13 @@ def lint(
             extra = _dynamic_findings(trace_targets, shapes, static, arg, devices, mesh)
     report = lint_paths(targets, lint_config, root=cfg.root, jobs=jobs, extra_findings=extra)
     _note_skipped(report)
+    from jitscope.api.results import LintResult
+
+    result = LintResult(report, show_source=show_source, statistics=statistics)
     if fmt_name in ("text", "markdown", "html"):
-        from jitscope.view.lint import lint_document
-
-        document = lint_document(report, layout="flat" if fmt_name == "text" else "grouped",
-                                 show_source=show_source or fmt_name != "text",
-                                 statistics=statistics or fmt_name != "text")
-        write_document(document, fmt_name, out)
+        write_result(result, fmt_name, out)
     else:
-        from jitscope.render import lint_formats
-
-        render = {"json": lint_formats.render_json, "sarif": lint_formats.render_sarif,
-                  "github": lint_formats.render_github}[fmt_name]
-        text = render(report)
+        text = result.render(fmt_name)
         if text or out is not None:
             write_report(text, out)
     if report.failed:

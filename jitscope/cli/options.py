@@ -13,6 +13,7 @@ from jitscope.api.checks import MAX_BUDGET_S, MAX_COUNT, check_count, check_seco
 from jitscope.cli.formats import REPORT_FORMATS, SUFFIX_FORMATS, format_of_suffix, suffixes_of
 
 if TYPE_CHECKING:
+    from jitscope.api.results import Result
     from jitscope.view.model import Document
 
 TargetsArg = Annotated[
@@ -181,6 +182,17 @@ def write_report(text: str, out: Path | None) -> None:
 
     write_atomic(out, text)  # whole or not at all, relative to where jitscope started
     print(f"report written to {out} ({len(text.encode()):,} bytes)", file=sys.stderr)
+
+
+def write_result(result: Result[Any], fmt: str, out: Path | None) -> None:
+    """What every command ends with: the API's result in ``fmt``, on stdout (the themed console, colour on a
+    terminal, for text) or into ``out``. The CLI and the Python API render through the same object."""
+    if fmt == "text" and out is None:
+        from jitscope.render.console import make_console
+
+        make_console().print(result.renderable())
+        return
+    write_report(result.render(fmt), out)
 
 
 def write_document(document: Document, fmt: str, out: Path | None) -> None:

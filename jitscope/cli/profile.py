@@ -26,8 +26,7 @@ from jitscope.cli.options import (
     format_option,
     resolve_format,
     resolve_from_run,
-    write_document,
-    write_report,
+    write_result,
 )
 from jitscope.errors import EXIT_FINDINGS, UsageError
 
@@ -84,16 +83,11 @@ def profile(
         planned = plan_calls(loaded, shapes, static, arg)
         with example_mesh_scope(argset for _, argset in planned):  # the examples' mesh, without --mesh
             report = profile_calls(planned, options, progress)
-    if fmt_name == "json":
-        from jitscope.render.json import dumps
+    from jitscope.api.results import ProfileResult
 
-        write_report(dumps(report), out)
-    else:
-        from jitscope.view.profile import profile_document
-
-        terminal = fmt_name == "text" and out is None
-        if report.rows or not terminal:  # on a terminal with no rows, the errors on stderr are the whole story
-            write_document(profile_document(report, failures=not terminal), fmt_name, out)
+    terminal = fmt_name == "text" and out is None
+    if report.rows or not terminal:  # on a terminal with no rows, the errors on stderr are the whole story
+        write_result(ProfileResult(report, failures_inline=not terminal), fmt_name, out)
     if trace_out is not None:
         stderr.print(f"raw profile kept in {trace_out} (open the .xplane.pb in XProf/TensorBoard, or the "
                      ".trace.json.gz in Perfetto)", markup=False, highlight=False)

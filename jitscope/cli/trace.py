@@ -27,8 +27,7 @@ from jitscope.cli.options import (
     is_report_file,
     resolve_format,
     resolve_from_run,
-    write_document,
-    write_report,
+    write_result,
 )
 from jitscope.errors import TraceError, UsageError
 
@@ -123,17 +122,10 @@ def trace(
     where = cast("LocationsMode", "none" if no_locations else locations.value)
     if out is not None and report_file is None:
         write_outputs(report, out, locations=where, depth=depth, fold=bool(fold_libraries))
-    if fmt_name == "json":
-        from jitscope.render.json import dumps
+    from jitscope.api.results import TraceResult
 
-        write_report(dumps(report), report_file)
-    else:
-        from jitscope.view.trace import trace_document
-
-        fold = fold_libraries if fold_libraries is not None else _fold_by_default(report.traces, fmt_name, report_file)
-        document = trace_document(report, stages=wanted, locations=where, depth=depth, linked=fmt_name != "text",
-                                  fold=fold, expandable=fmt_name == "html")
-        write_document(document, fmt_name, report_file)
+    fold = fold_libraries if fold_libraries is not None else _fold_by_default(report.traces, fmt_name, report_file)
+    write_result(TraceResult(report, stages=wanted, locations=where, depth=depth, fold=fold), fmt_name, report_file)
     if profilers:
         from jitscope.render.profile import show_profiles
 
