@@ -14,7 +14,6 @@ from jitscope.cli.formats import REPORT_FORMATS, SUFFIX_FORMATS, format_of_suffi
 
 if TYPE_CHECKING:
     from jitscope.api.results import Result
-    from jitscope.view.model import Document
 
 TargetsArg = Annotated[
     list[str],
@@ -193,17 +192,3 @@ def write_result(result: Result[Any], fmt: str, out: Path | None) -> None:
         make_console().print(result.renderable())
         return
     write_report(result.render(fmt), out)
-
-
-def write_document(document: Document, fmt: str, out: Path | None) -> None:
-    """A view model in ``fmt``: text on stdout through the themed console (colour on a terminal), any
-    format into ``out``."""
-    if fmt == "text" and out is None:
-        from jitscope.render.console import make_console
-        from jitscope.view.rich_text import render_rich
-
-        make_console().print(render_rich(document))
-        return
-    from jitscope.view.render import render_document
-
-    write_report(render_document(document, fmt), out)
