@@ -265,3 +265,22 @@ def test_bench_json_schema_in_the_readme_names_every_field() -> None:
                 if isinstance(nested, type) and dataclasses.is_dataclass(nested):
                     todo.append(nested)
     assert not missing, f"fields missing from the README's bench JSON outline: {missing}"
+
+
+def _api_examples() -> list[str]:
+    """The ```python blocks of the README's "Python API and notebooks" section: complete, runnable scripts."""
+    text = README.read_text()
+    section = text.split("\n## Python API and notebooks\n", 1)[1].split("\n## ", 1)[0]
+    return re.findall(r"^```python\n(.*?)^```", section, re.DOTALL | re.MULTILINE)
+
+
+def test_the_python_api_examples_run_as_written(workdir: Path) -> None:
+    examples = _api_examples()
+    assert examples, "the README's Python API section has no example"
+    for source in examples:
+        proc = subprocess.run([sys.executable, "-c", source], cwd=workdir / "examples", capture_output=True,
+                              text=True, timeout=600, check=False,
+                              env={**os.environ, "PYTHONPATH": str(ROOT)})
+        assert proc.returncode == 0, proc.stderr[-3000:]
+        assert "equations" in proc.stdout and "compiles;" in proc.stdout and "JS101" in proc.stdout, proc.stdout
+    assert (workdir / "examples" / "train_step.html").read_text().startswith("<!DOCTYPE html>")
