@@ -28,8 +28,8 @@ if TYPE_CHECKING:
     # the records are named in strings in the classes' bases (Result["BenchReport"]): F401 cannot see it
     from jitscope.model.bench import BenchReport, BenchRow, TimingStats  # noqa: F401
     from jitscope.model.common import Location
-    from jitscope.model.lint import Finding, LintReport  # noqa: F401
-    from jitscope.model.profile import LineRecord, ProfileReport  # noqa: F401
+    from jitscope.model.lint import Finding, LintReport
+    from jitscope.model.profile import LineRecord, ProfileReport
     from jitscope.model.run import CompileEvent, FunctionSummary, RunRecord  # noqa: F401
     from jitscope.model.trace import CostRecord, Diagnostic, MemoryRecord, TraceRecord, TraceReport
     from jitscope.view.model import Document
