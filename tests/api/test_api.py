@@ -56,6 +56,14 @@ def test_import_is_light_and_the_api_is_listed():
     assert (ROOT / "jitscope" / "py.typed").is_file()
 
 
+def test_the_cli_start_does_not_load_the_api():
+    code = ("import sys, runpy; sys.argv = ['jitscope', '--help']\n"
+            "try:\n    runpy.run_module('jitscope', run_name='__main__')\nexcept SystemExit:\n    pass\n"
+            "print(sorted(m for m in sys.modules if m.startswith(('jitscope.api.', 'jax'))), file=sys.stderr)")
+    err = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stderr
+    assert err.strip().splitlines()[-1] == "['jitscope.api.checks']"
+
+
 def test_trace_returns_the_record_the_cli_renders():
     params, x = _params(), jnp.ones((128, 784))
     result = jitscope.trace(mlp.predict, params, x)
