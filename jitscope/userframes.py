@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import os
+import re
 import site
 import sys
 import sysconfig
@@ -214,6 +215,9 @@ def read_source_lines(path: str) -> list[str]:
     """
     try:
         with open(path, "rb") as fh:
-            return fh.read().decode("utf-8", errors="replace").splitlines()
+            text = fh.read().decode("utf-8", errors="replace")
     except OSError:
         return []
+    # Lines as Python numbers them: only \n, \r\n and \r end a line (str.splitlines also splits on a form
+    # feed, \v, \x1c-\x1e, \x85 and \u2028, which would shift every later line number in a code frame).
+    return re.split(r"\r\n|\r|\n", text.removesuffix("\r\n").removesuffix("\n").removesuffix("\r")) if text else []
