@@ -187,6 +187,10 @@ def end_interrupted() -> NoReturn:
     for stream in (sys.stdout, sys.stderr):
         with contextlib.suppress(Exception):
             stream.flush()
+    with contextlib.suppress(Exception):
+        from jitscope.outputs import remove_scratch
+
+        remove_scratch()  # a profile capture's or a folder's scratch files: nothing left behind in /tmp
     with contextlib.suppress(OSError):
         if os.isatty(2):
             os.write(2, b"\x1b[?25h")  # a progress bar may have hidden the cursor

@@ -95,6 +95,7 @@ def replaced_folder(path: str | os.PathLike[str]) -> Iterator[Path]:
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
         building = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent))
+        _SCRATCH.add(str(building))
     except OSError as exc:
         raise _failed(target, exc) from None
     try:
@@ -125,9 +126,40 @@ def replaced_folder(path: str | os.PathLike[str]) -> Iterator[Path]:
     except BaseException:
         shutil.rmtree(building, ignore_errors=True)
         raise
+    finally:
+        _SCRATCH.discard(str(building))
 
 
 def _umask() -> int:
     umask = os.umask(0)
     os.umask(umask)
     return umask
+
+
+#: Scratch folders in use (a profile capture, a cold process's files, a folder being built): removed on
+#: the way out, and by ``remove_scratch`` when Ctrl-C ends the process without unwinding.
+_SCRATCH: set[str] = set()
+
+
+@contextlib.contextmanager
+def scratch_folder(prefix: str, where: str | os.PathLike[str] | None = None) -> Iterator[Path]:
+    """A new temporary folder for the block, always removed: when the block ends, and on Ctrl-C too."""
+    import shutil
+    import tempfile
+
+    directory = tempfile.mkdtemp(prefix=prefix, dir=where)
+    _SCRATCH.add(directory)
+    try:
+        yield Path(directory)
+    finally:
+        shutil.rmtree(directory, ignore_errors=True)
+        _SCRATCH.discard(directory)
+
+
+def remove_scratch() -> None:
+    """Remove every scratch folder still in use (the process is about to end without unwinding)."""
+    import shutil
+
+    for directory in list(_SCRATCH):
+        shutil.rmtree(directory, ignore_errors=True)
+        _SCRATCH.discard(directory)

@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import contextlib
 import inspect
-import shutil
-import tempfile
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -70,11 +68,10 @@ def _capture_dir(keep: str | None) -> Iterator[str]:
     if keep is not None:
         yield keep
         return
-    directory = tempfile.mkdtemp(prefix="jitscope-profile-")
-    try:
-        yield directory
-    finally:
-        shutil.rmtree(directory, ignore_errors=True)
+    from jitscope.outputs import scratch_folder
+
+    with scratch_folder("jitscope-profile-") as directory:
+        yield str(directory)
 
 
 def reconcile(times: DeviceTimes, attribution: Attribution, measured: float, wall: float,

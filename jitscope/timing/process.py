@@ -17,7 +17,6 @@ import os
 import pickle
 import subprocess
 import sys
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -82,7 +81,9 @@ def measure_process(target: str, argset: ArgSet, *, seed: int, cache: str, x64: 
     from jitscope.timing.stats import median
 
     results: list[ProcessRun] = []
-    with tempfile.TemporaryDirectory(prefix="jitscope-bench-") as tmp:
+    from jitscope.outputs import scratch_folder
+
+    with scratch_folder("jitscope-bench-") as tmp:
         for i in range(runs):
             path = os.path.join(tmp, f"result-{i}.json")
             request = ProcessRequest(target, cwd or os.getcwd(), argset, seed, cache, x64, path)

@@ -45,3 +45,34 @@ def test_ctrl_c_ends_the_command_with_exit_130(command: str, delay: float) -> No
         pytest.fail(f"jitscope {command} did not end after Ctrl-C")
     assert proc.returncode == 130, err[-2000:]
     assert "internal error" not in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize("delay", [3.0, 8.0])  # 8 s: inside the profile capture
+def test_ctrl_c_leaves_no_scratch_files_behind(tmp_path: Path, delay: float) -> None:
+    env = {**os.environ, "JAX_PLATFORMS": "cpu", "NO_COLOR": "1", "TMPDIR": str(tmp_path)}
+    proc = subprocess.Popen([sys.executable, "-m", "jitscope", *LONG_RUNNING["profile"]], cwd=EXAMPLES, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(delay)
+    if proc.poll() is not None:
+        pytest.skip(f"profile finished in under {delay} s on this machine: nothing left to interrupt")
+    proc.send_signal(signal.SIGINT)
+    try:
+        proc.communicate(timeout=20)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        pytest.fail("jitscope profile did not end after Ctrl-C")
+    assert proc.returncode == 130
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith("jitscope-")] == []
+
+
+def test_scratch_folders_are_removed_however_the_process_ends() -> None:
+    from jitscope.outputs import remove_scratch, scratch_folder
+
+    with scratch_folder("jitscope-test-") as kept:
+        assert kept.is_dir()
+        (kept / "capture.pb").write_bytes(b"x")
+        remove_scratch()  # what Ctrl-C's end does before the process exits
+        assert not kept.exists()
+    with scratch_folder("jitscope-test-") as done:
+        pass
+    assert not done.exists()
