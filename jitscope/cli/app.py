@@ -8,6 +8,8 @@ rich: the user's program should start as soon as it would under ``python`` (see
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import os
 import sys
 from typing import Any
@@ -81,7 +83,8 @@ def _main(argv: list[str] | None) -> None:
 
         app_for(args)(args=argv, prog_name="jitscope")
     except JitscopeError as err:
-        report_error(err)
+        with contextlib.suppress(OSError):  # stderr itself full or closed: the exit code still says it
+            report_error(err)
         sys.exit(err.exit_code)
     except KeyboardInterrupt:
         faults = sys.modules.get("jitscope.faults")
@@ -90,6 +93,8 @@ def _main(argv: list[str] | None) -> None:
         print("interrupted", file=sys.stderr)
         sys.exit(130)
     except OSError as exc:
+        if exc.filename is None and exc.errno in _STREAM_ERRNOS and not os.environ.get("JITSCOPE_DEBUG"):
+            _stream_failed(exc)
         if exc.filename is None or os.environ.get("JITSCOPE_DEBUG"):
             _internal_error(exc)
         # A file the user named (--out, --save, --profile-html, ...) cannot be read or written.
@@ -97,6 +102,26 @@ def _main(argv: list[str] | None) -> None:
         sys.exit(EXIT_USAGE)
     except Exception as exc:  # noqa: BLE001 - a jitscope bug: one line unless debugging
         _internal_error(exc)
+
+
+#: Writing the report to stdout (or a line to stderr) failed for a reason outside jitscope: a full disk
+#: behind a redirect, a disk quota, a closed pipe, an I/O error of the terminal.
+_STREAM_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EPIPE, errno.EIO, errno.EFBIG})
+
+
+def _stream_failed(exc: OSError) -> None:
+    """stdout could not take the report: one line on stderr (if stderr can take it), exit 2, and no second
+    error from Python flushing stdout again at exit."""
+    with contextlib.suppress(OSError, ValueError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    if exc.errno != errno.EPIPE:  # a reader that stopped reading (| head) needs no message
+        with contextlib.suppress(OSError, ValueError):
+            print(f"error: cannot write the output: {exc.strerror or exc} (free some space, or write it elsewhere "
+                  "with --out)", file=sys.stderr, flush=True)
+    with contextlib.suppress(OSError, ValueError):
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stderr.fileno())
+    sys.exit(EXIT_USAGE)
 
 
 def _internal_error(exc: Exception) -> None:
