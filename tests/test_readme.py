@@ -36,6 +36,9 @@ SKIPPED = {
 #: Commands on real models need those libraries (the `test-models` extra): skipped where they are absent.
 REQUIRES: dict[str, tuple[str, ...]] = {
     "examples/gpt_nnx.py": ("flax", "optax"),
+    # the arguments table's excerpt: nnx modules are pytrees (traced leaves) from flax 0.11 on; before,
+    # a module is one static leaf
+    "gpt_nnx.py:train_step --from-run --stages jaxpr": ("flax>=0.11",),
 }
 
 #: Commands whose documented outcome is not exit code 0 (substring -> the codes allowed).
@@ -187,7 +190,9 @@ def test_readme_block_runs_as_documented(block: list[Command], workdir: Path) ->
         for key, libraries in REQUIRES.items():
             if key in command.text:
                 for library in libraries:
-                    pytest.importorskip(library, reason=f"{library} is not installed (.[test-models])")
+                    name, _, least = library.partition(">=")
+                    pytest.importorskip(name, minversion=least or None,
+                                        reason=f"{library} is not installed (.[test-models])")
     bindir = str(Path(sys.executable).parent)
     env = {**os.environ, "PATH": bindir + os.pathsep + os.environ.get("PATH", ""), "NO_COLOR": "1", "COLUMNS": "100"}
     env.pop("FORCE_COLOR", None)

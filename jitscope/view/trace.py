@@ -75,6 +75,7 @@ def seen_section(record: TraceRecord) -> Section:
     rows: list[tuple[str | tuple[tuple[str, str], ...], ...]] = []
     whole: dict[str, ArgumentSummary | None] = {a.name: a for a in record.arguments
                                                   if a.traced + a.static > MANY_LEAVES}
+    summaries = {a.name: a for a in record.arguments}
     for arg in record.seen:
         name = _argument_of(arg.path, whole) if whole else ""
         if name in whole:
@@ -88,7 +89,10 @@ def seen_section(record: TraceRecord) -> Section:
             if arg.weak_type:
                 rows.append(("", "", "", pieces("weak-typed (from a Python scalar)", "jitscope.muted")))
         else:
-            rows.append((arg.path, pieces("static", "jaxpr.literal"), arg.type_name, arg.value_repr))
+            # a whole object passed as one static leaf (an nnx module on flax < 0.11): its summary, not its repr
+            whole_object = summaries.get(arg.path)
+            value = whole_object.text if whole_object is not None else arg.value_repr
+            rows.append((arg.path, pieces("static", "jaxpr.literal"), arg.type_name, value))
     columns = tuple(Column(name) for name in ("argument", "kind", "seen as", "value"))
     return Section("what the function saw", (Table(columns, tuple(rows)),), note, id="seen")
 
