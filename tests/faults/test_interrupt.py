@@ -30,9 +30,10 @@ LONG_RUNNING = {
 
 @pytest.mark.parametrize("delay", [0.8, 2.5])
 @pytest.mark.parametrize("command", sorted(LONG_RUNNING))
-def test_ctrl_c_ends_the_command_with_exit_130(command: str, delay: float) -> None:
-    env = {**os.environ, "JAX_PLATFORMS": "cpu", "NO_COLOR": "1"}
-    proc = subprocess.Popen([sys.executable, "-m", "jitscope", *LONG_RUNNING[command]], cwd=EXAMPLES, env=env,
+def _interrupted(command: str, delay: float, **env: str) -> tuple[int, str]:
+    """Start ``jitscope COMMAND ...``, press Ctrl-C after ``delay`` seconds: its exit code and stderr."""
+    proc = subprocess.Popen([sys.executable, "-m", "jitscope", *LONG_RUNNING[command]], cwd=EXAMPLES,
+                            env={**os.environ, "JAX_PLATFORMS": "cpu", "NO_COLOR": "1", **env},
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     time.sleep(delay)
     if proc.poll() is not None:
@@ -43,25 +44,19 @@ def test_ctrl_c_ends_the_command_with_exit_130(command: str, delay: float) -> No
     except subprocess.TimeoutExpired:
         proc.kill()
         pytest.fail(f"jitscope {command} did not end after Ctrl-C")
-    assert proc.returncode == 130, err[-2000:]
+    return proc.returncode, err
+
+
+def test_ctrl_c_ends_the_command_with_exit_130(command: str, delay: float) -> None:
+    code, err = _interrupted(command, delay)
+    assert code == 130, err[-2000:]
     assert "internal error" not in err and "Traceback" not in err
 
 
 @pytest.mark.parametrize("delay", [3.0, 8.0])  # 8 s: inside the profile capture
 def test_ctrl_c_leaves_no_scratch_files_behind(tmp_path: Path, delay: float) -> None:
-    env = {**os.environ, "JAX_PLATFORMS": "cpu", "NO_COLOR": "1", "TMPDIR": str(tmp_path)}
-    proc = subprocess.Popen([sys.executable, "-m", "jitscope", *LONG_RUNNING["profile"]], cwd=EXAMPLES, env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    time.sleep(delay)
-    if proc.poll() is not None:
-        pytest.skip(f"profile finished in under {delay} s on this machine: nothing left to interrupt")
-    proc.send_signal(signal.SIGINT)
-    try:
-        proc.communicate(timeout=20)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        pytest.fail("jitscope profile did not end after Ctrl-C")
-    assert proc.returncode == 130
+    code, err = _interrupted("profile", delay, TMPDIR=str(tmp_path))
+    assert code == 130, err[-2000:]
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith("jitscope-")] == []
 
 
