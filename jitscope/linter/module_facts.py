@@ -32,6 +32,8 @@ class ModuleFacts:
     classes: tuple[ClassFacts, ...] = ()
     #: (local name, dotted name) of what this module imports
     imports: tuple[tuple[str, str], ...] = ()
+    #: methods of this module's classes that take only ``self`` and return a static value
+    static_methods: frozenset[str] = frozenset()
 
 
 def _split(modules: dict[str, list[int]], dotted: str) -> tuple[str, str] | None:
@@ -51,18 +53,22 @@ def imported_facts(modules: dict[str, list[int]], facts: Sequence[ModuleFacts]) 
     is used (the rules read traced values by attribute name); a jit factory in ``pkg/compile.py``
     that hard-codes ``static_argnums`` makes the functions it wraps elsewhere jitted with them."""
     declared: dict[str, set[str]] = {}
+    methods: dict[str, set[str]] = {}
     factories: dict[str, dict[str, FactoryStatics]] = {}
     for name, files in modules.items():
         for i in files:
             if facts[i].static_fields:
                 declared.setdefault(name, set()).update(facts[i].static_fields)
+            if facts[i].static_methods:
+                methods.setdefault(name, set()).update(facts[i].static_methods)
             if facts[i].factories:
                 factories.setdefault(name, {}).update(facts[i].factories)
     out: dict[int, ImportedFacts] = {}
-    if not declared and not factories:
+    if not declared and not factories and not methods:
         return out
     for i, here in enumerate(facts):
         fields: set[str] = set()
+        static_methods: set[str] = set()
         imported: list[tuple[str, FactoryStatics]] = []
         for local, dotted in here.imports:
             split = _split(modules, dotted)
@@ -70,11 +76,13 @@ def imported_facts(modules: dict[str, list[int]], facts: Sequence[ModuleFacts]) 
                 continue
             module, rest = split
             fields.update(declared.get(module, ()))
+            static_methods.update(methods.get(module, ()))
             statics = factories.get(module, {}).get(rest)
             if statics is not None:
                 imported.append((local, statics))
         fields.difference_update(here.static_fields)
-        found = ImportedFacts(frozenset(fields), tuple(imported))
+        static_methods.difference_update(here.static_methods)
+        found = ImportedFacts(frozenset(fields), tuple(imported), frozenset(static_methods))
         if found:
             out[i] = found
     return out

@@ -144,6 +144,7 @@ def _analyse(
         tuple(factory_statics(index).items()),
         class_facts(index, _traced_by_call(analysis)),
         tuple(index.names.aliases.items()),
+        index.own_static_methods,
     )
     ctx = ModuleContext(analysis)
     findings: list[Finding] = []

@@ -271,9 +271,9 @@ class Discoverer(TransformApplication):
             static = frozenset(positional_params(resolved.func)[:leading]) if leading else frozenset()
             if nondiff:
                 static = frozenset(all_params(resolved.func)) - tainted
-            self.out.entries.append(
-                Entry(resolved.func, reason, True, tainted, resolved.owner, static=static, kind="body")
-            )
+            entry = Entry(resolved.func, reason, True, tainted, resolved.owner, static=static, kind="body")
+            entry.constants = tuple(resolved.constants.items())
+            self.out.entries.append(entry)
         elif isinstance(resolved, str):
             self.out.external.append(ExternalRef(resolved, reason, all_tainted=True))
 

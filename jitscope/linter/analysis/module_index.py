@@ -13,8 +13,14 @@ import bisect
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from jitscope.linter.analysis.class_members import (
+    is_array_annotation,
+    is_static_field_helper_call,
+    method_kinds,
+    static_field_helpers,
+)
 from jitscope.linter.analysis.pytree_registrations import registered_static_fields
-from jitscope.linter.analysis.qualified_names import ImportMap
+from jitscope.linter.analysis.qualified_names import ImportMap, is_array_producer
 from jitscope.linter.analysis.source import ParsedSource
 
 FuncNode = ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda
@@ -70,9 +76,11 @@ class ImportedFacts:
     static_fields: frozenset[str] = frozenset()
     #: jit factories defined there: (local name here, (static_argnums, static_argnames))
     factories: tuple[tuple[str, FactoryStatics], ...] = ()
+    #: methods declared there that take only ``self`` and return a static value (``num_links()``)
+    static_methods: frozenset[str] = frozenset()
 
     def __bool__(self) -> bool:
-        return bool(self.static_fields or self.factories)
+        return bool(self.static_fields or self.factories or self.static_methods)
 
 
 class ModuleIndex:
@@ -110,6 +118,12 @@ class ModuleIndex:
         #: declares them: a Python value if its class keeps it out of the leaves, traced if it is a leaf
         #: (flax/chex dataclass fields are leaves, and so are equinox fields under jax.jit)
         self.python_fields: set[str] = set()
+        #: names of fields annotated as arrays (``jax.Array``) in this module's classes
+        self.array_fields: set[str] = set()
+        #: methods taking only ``self`` that return a static value / an array (see ``class_members``)
+        self.static_methods: set[str] = set()
+        self.array_methods: set[str] = set()
+        self._field_helpers: set[str] = set()
         self._field_kinds: dict[str, set[str]] = {}
         #: module-level names bound to loggers
         self.loggers: set[str] = set()
@@ -118,7 +132,10 @@ class ModuleIndex:
         self._build()
         #: static fields declared here (for other modules: see ``imported_static``)
         self.own_static_fields = frozenset(self.static_fields)
+        self.own_static_methods = frozenset(self.static_methods)
         imported = imported or ImportedFacts()
+        self.static_methods.update(imported.static_methods)
+        self.array_methods.difference_update(imported.static_methods)
         #: fields declared static in modules this one imports (passed in by the runner)
         self.static_fields.update(imported.static_fields)
         self.python_fields.difference_update(imported.static_fields)
@@ -128,6 +145,7 @@ class ModuleIndex:
     # -- top level -------------------------------------------------------------------------------
 
     def _build(self) -> None:
+        self._field_helpers = static_field_helpers(self.parsed.tree, _static_field)
         self._build_top_level()
         self.static_fields.update(registered_static_fields(self.parsed.tree))
         for name, kinds in self._field_kinds.items():
@@ -135,6 +153,12 @@ class ModuleIndex:
                 self.static_fields.add(name)  # a str is never a JAX leaf: no str field is ever traced
             elif kinds <= {"python", "static"} and "python" in kinds:
                 self.python_fields.add(name)
+        self.static_methods, self.array_methods = method_kinds(
+            self.classes.values(), self.static_fields, self._is_array_call
+        )
+
+    def _is_array_call(self, call: ast.Call) -> bool:
+        return is_array_producer(self.names.qualify(call.func))
 
     def _build_top_level(self) -> None:
         for stmt in block_statements(self.parsed.tree.body):
@@ -158,8 +182,11 @@ class ModuleIndex:
         methods: dict[str, DefNode] = {}
         for stmt in block_statements(cls.body):
             if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
-                kind = "static" if _static_field(stmt.value) else _annotation_kind(stmt.annotation)
+                static = _static_field(stmt.value) or is_static_field_helper_call(stmt.value, self._field_helpers)
+                kind = "static" if static else _annotation_kind(stmt.annotation)
                 self._field_kinds.setdefault(stmt.target.id, set()).add(kind)
+                if not static and is_array_annotation(stmt.annotation):
+                    self.array_fields.add(stmt.target.id)
                 if kind == "static":
                     self.static_fields.add(stmt.target.id)
             if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):

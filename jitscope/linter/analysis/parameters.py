@@ -102,9 +102,22 @@ def partial_keywords(func: FuncNode, call: ast.Call) -> frozenset[str]:
     return frozenset(named)
 
 
+class _Bound:
+    """What ``functools.partial(f, n=expr)`` binds when ``expr`` is not a literal: a value, taken to be
+    not None (``if n is None:`` in ``f`` is the path of the callers that do not bind it)."""
+
+    def __repr__(self) -> str:
+        return "<bound>"
+
+
+BOUND = _Bound()
+
+
 def partial_constants(call: ast.Call) -> dict[str, object]:
-    """Keywords ``functools.partial(f, ...)`` binds to literal constants."""
-    return {k.arg: k.value.value for k in call.keywords if k.arg and isinstance(k.value, ast.Constant)}
+    """Keywords ``functools.partial(f, ...)`` binds: to their literal, or to :data:`BOUND`."""
+    return {
+        k.arg: k.value.value if isinstance(k.value, ast.Constant) else BOUND for k in call.keywords if k.arg
+    }
 
 
 def _is_array_annotation(node: ast.expr | None) -> bool:

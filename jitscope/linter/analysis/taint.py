@@ -20,6 +20,7 @@ import ast
 from collections.abc import Callable
 
 from jitscope.linter.analysis import qualified_names as nm
+from jitscope.linter.analysis.class_members import annotation_kind
 from jitscope.linter.analysis.module_index import FuncNode, ModuleIndex
 from jitscope.linter.analysis.taint_expressions import ExpressionEvaluator
 from jitscope.linter.analysis.taint_flags import (
@@ -34,7 +35,7 @@ from jitscope.linter.analysis.taint_flags import (
     container_defaults,
     merge_env,
 )
-from jitscope.linter.analysis.taint_narrowing import exits, narrowed_names
+from jitscope.linter.analysis.taint_narrowing import eager_only_branch, exits, narrowed_names
 
 __all__ = ["ARRAY", "CONTAINER", "ELEMS", "FRESH", "TAINT", "CallEdge", "FunctionFacts", "TaintAnalyzer"]
 
@@ -64,8 +65,14 @@ class TaintAnalyzer(ExpressionEvaluator):
         for a in (*args.posonlyargs, *args.args, *args.kwonlyargs):
             if a.arg in facts.tainted_params:
                 flags = (TAINT | ARRAY) if a.arg in facts.array_params else TAINT
-                if a.arg in containers:  # `program_ids=()`: a Python container, not an array
+                kind = annotation_kind(a.annotation, index.classes)
+                if a.arg in containers or kind == "container":
+                    # `program_ids=()`, `limit: tuple[jax.Array, jax.Array]`: a Python container, not an array
                     flags = TAINT | CONTAINER | (ELEMS if flags & ARRAY else 0)
+                elif kind == "str":
+                    flags = 0  # a str is never a JAX leaf
+                elif kind == "object":
+                    flags = TAINT  # `sys: System`: its fields may be leaves or static
                 self.env[a.arg] = flags
             else:
                 self.env[a.arg] = 0
@@ -103,6 +110,8 @@ class TaintAnalyzer(ExpressionEvaluator):
     def _if(self, node: ast.If) -> None:
         """Branches, with ``isinstance`` narrowing and early exits (``if x is None: return``)."""
         known = self.constant(node.test)
+        if known is None:
+            known = eager_only_branch(self, node.test)
         if known is not None:  # `if training:` with training bound to a constant: one live branch
             self.block(node.body if known else node.orelse)
             return

@@ -53,6 +53,12 @@ _ARRAY_METHODS = words(
     "transpose dot cumsum cumprod clip round conj set add multiply get swapaxes take nonzero sort "
     "argsort repeat real imag"
 )
+#: the other methods of jax.Array: called on a traced array, they return one
+_JAX_ARRAY_METHODS = _ARRAY_METHODS | words(
+    "argpartition choose compress conjugate copy diagonal ptp searchsorted trace view to_device "
+    "block_until_ready addressable_data __getitem__ __array__ __jax_array__ cumlogsumexp divide power "
+    "apply min max mul"
+)
 _CONCRETE_METHODS = frozenset(
     {"item", "tolist", "__bool__", "__int__", "__float__", "__index__", "__len__", "keys"}
 )
@@ -151,9 +157,16 @@ class CallEvaluator(CallResolution, TransformCalls):
                 if isinstance(root, ast.Name) and root.id in self.env:
                     self.env[root.id] |= any_taint
                 return (base & TAINT) if method in ("pop", "setdefault") else 0
+            if method in self.index.static_methods and not any_taint:
+                return 0  # `sys.num_links()` returning `len(self.link_types)`: a static size
             traced = (base | any_taint) & TAINT
-            if traced and (base & ARRAY or method in _ARRAY_METHODS):
+            if traced and (
+                method in _ARRAY_METHODS
+                or method in self.index.array_methods
+                or (base & ARRAY and method in _JAX_ARRAY_METHODS)
+            ):
                 return TAINT | ARRAY | FRESH
+            # a method jax.Array does not have: the receiver is an object, what it returns is unknown
             return traced | FRESH
         return any_taint | (any_flags & ARRAY if any_taint else 0) | FRESH
 

@@ -12,6 +12,7 @@ import ast
 from typing import TYPE_CHECKING
 
 from jitscope.linter.analysis import qualified_names as nm
+from jitscope.linter.analysis.parameters import BOUND
 from jitscope.linter.analysis.taint_calls import CallEvaluator
 from jitscope.linter.analysis.taint_flags import ARRAY, CONTAINER, ELEMS, FRESH, TAINT, container
 from jitscope.linter.analysis.taint_narrowing import narrowed_names
@@ -25,6 +26,8 @@ class ExpressionEvaluator(CallEvaluator):
     bound: set[str]
 
     if TYPE_CHECKING:
+
+        def is_local(self, name: str) -> bool: ...
 
         def assign(
             self, target: ast.expr, flags: int, value: ast.expr | None, element_of: ast.expr | None = None
@@ -49,6 +52,8 @@ class ExpressionEvaluator(CallEvaluator):
                 and attr not in self.index.static_fields
             ):
                 flags = base & (TAINT | ARRAY)
+                if flags and attr in self.index.array_fields:
+                    flags |= ARRAY  # `sys.mass` with `mass: jax.Array` declared in a class here
             if base & FRESH and not base & CONTAINER:
                 flags |= FRESH  # a part of a value made during this call (`model.init(...).params`)
         elif isinstance(node, ast.Subscript):
@@ -142,7 +147,8 @@ class ExpressionEvaluator(CallEvaluator):
                 and node.id not in facts.tainted_params
                 and node.id not in self.bound
             ):
-                return facts.constants[node.id]
+                value = facts.constants[node.id]
+                return None if value is BOUND else value
         return None
 
     def _compare(self, node: ast.Compare) -> int:
@@ -159,9 +165,25 @@ class ExpressionEvaluator(CallEvaluator):
                 return 0  # compared with a string or None: a Python value, not an array
             if self._is_treedef(operand):
                 return 0  # a PyTreeDef compares in Python (a tracer is never equal to one)
+            if self._is_enum_member(operand):
+                return 0  # `d.impl == Impl.WARP`: an enum member compares in Python
         if not flags & TAINT:
             return 0
         return TAINT | (flags & ARRAY)
+
+    def _is_enum_member(self, node: ast.expr) -> bool:
+        """``Impl.WARP``: an UPPER_CASE member of an enum class of this module, or of a CamelCase class
+        imported from elsewhere (whose kind is unknown: an enum is the common case, and silence the safe
+        guess)."""
+        if not (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)):
+            return False
+        owner, member = node.value.id, node.attr
+        if not (member.isupper() and owner[:1].isupper() and not owner.isupper()) or self.is_local(owner):
+            return False
+        cls = self.index.classes.get(owner)
+        if cls is None:
+            return self.index.names.qualify(node.value) is not None
+        return any((nm.last_name(base) or "").endswith(("Enum", "Flag")) for base in cls.bases)
 
     def _is_treedef(self, node: ast.expr) -> bool:
         """A tree structure: ``tree_structure(x)`` or a name bound to one (``_, tree = tree_flatten(x)``)."""

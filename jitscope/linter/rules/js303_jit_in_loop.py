@@ -39,13 +39,16 @@ def _is_test_file(path: str) -> bool:
     return name.startswith("test_") or name.endswith(("_test.py", "_tests.py")) or name == "conftest.py"
 
 
-def _fresh_target(site: JitSite) -> bool:
+def _fresh_target(ctx: ModuleContext, site: JitSite) -> bool:
     """jit of a lambda, partial, closure or bound method: a new cache key each time.
-    (jit of the same module-level function again hits JAX's cache.)"""
+    (jit of the same module-level function again hits JAX's cache, also when it is named through its
+    module: ``jax.jit(quantity.kinetic_energy)``.)"""
     node = site.node
     if not isinstance(node, ast.Call):
         return True  # @jax.jit on a def inside the loop: a new function object every iteration
     first = node.args[0] if node.args else None
+    if isinstance(first, ast.Attribute) and ctx.qualified_name(first) is not None:
+        return False  # a function of an imported module: the same object on every iteration
     if isinstance(first, (ast.Lambda, ast.Attribute)) or _is_partial(first) or _is_transformed(first):
         return True
     target = site.target
@@ -215,7 +218,7 @@ class JitInLoop(Rule):
                 continue
             if test_file and owner is not None:
                 continue  # test functions run once: a fresh jit per call costs one compile
-            if site.in_loop and _called_in_loop(site) and _fresh_target(site):
+            if site.in_loop and _called_in_loop(site) and _fresh_target(ctx, site):
                 yield ctx.finding(
                     self,
                     site.node,
