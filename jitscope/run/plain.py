@@ -58,8 +58,8 @@ def plain_summary(record: RunRecord, width: int = PIPE_WIDTH) -> str | None:
     total = record.compile_s
     recompiles = sum(f.recompiles for f in mine)
     lines = [(f"jitscope run: {record.program} {record.outcome} after {fmt_time(record.wall_s)}; "
-              f"{sum(f.compiles for f in mine)} compiles of {len(mine)} jitted function{'s' * (len(mine) != 1)} "
-              f"({recompiles} recompiles), {fmt_time(total)} tracing and compiling "
+              f"{_count(sum(f.compiles for f in mine), 'compile')} of {_count(len(mine), 'jitted function')} "
+              f"({_count(recompiles, 'recompile')}), {fmt_time(total)} tracing and compiling "
               f"= {fmt_share(total, record.wall_s)} of wall time")]
     if mine:
         rows = [_HEADERS] + [
@@ -91,3 +91,8 @@ def plain_summary(record: RunRecord, width: int = PIPE_WIDTH) -> str | None:
     if any(not _NARROW.issuperset(line) or line != line.rstrip() for line in lines):
         return None
     return "\n".join(lines) + "\n"
+
+
+def _count(n: int, noun: str) -> str:
+    """``1 compile``, ``2 compiles`` (this module stays free of the view layer's imports)."""
+    return f"{n} {noun}{'s' * (n != 1)}"

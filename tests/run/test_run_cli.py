@@ -46,7 +46,7 @@ def test_program_runs_as_main_with_its_argv_and_stdout_and_recompile_is_explaine
     line = next(x for x in err.splitlines() if x.startswith("jitscope: compile 2 of f ("))
     assert "prog.py:5) from " in line and "prog.py:10 [trace " in line
     assert ": x: shape (3,) -> (4,) (vs compile 1)" in err
-    assert "2 compiles of 1 jitted function (1 recompiles)" in err
+    assert "2 compiles of 1 jitted function (1 recompile)" in err
 
 
 def test_exit_code_exception_and_interrupt_pass_through_after_the_summary(tmp_path, capsys):

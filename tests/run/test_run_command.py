@@ -132,7 +132,7 @@ def test_module_run_and_the_summary_after_an_uncaught_exception(tmp_path):
     err = done.stderr
     assert 'pkg/train.py", line 12, in <module>' in err and "runpy" not in err
     assert err.index("RuntimeError: after two compiles") < err.index("jitscope run: -m pkg.train raised RuntimeError")
-    assert "2 compiles of 1 jitted function (1 recompiles)" in err
+    assert "2 compiles of 1 jitted function (1 recompile)" in err
     assert "x: shape (2,) -> (3,) (vs compile 1)" in err
 
 

@@ -62,7 +62,7 @@ def test_markdown_goes_to_stderr_and_text_to_a_file(tmp_path: Path) -> None:
     assert "| 2 | " in done.stderr and "| x: shape | (3,) | (4,) | 1 |" in done.stderr
     done = run_cli("run", "--out", "run.txt", "--log", "none", str(script), cwd=tmp_path)
     text = (tmp_path / "run.txt").read_text(encoding="utf-8")
-    assert done.returncode == 0 and "2 compiles of 1 jitted function (1 recompiles)" in text
+    assert done.returncode == 0 and "2 compiles of 1 jitted function (1 recompile)" in text
     assert "x: shape (3,) -> (4,) (vs compile 1)" in text and "\x1b[" not in text
     assert "jitscope run: text report written to run.txt (" in done.stderr
 
