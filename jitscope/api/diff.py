@@ -1,0 +1,103 @@
+"""``jitscope.diff(old_fn, new_fn, *args)``: what a change did to the compiled program, from Python.
+
+Both functions are traced, lowered and compiled in this process with the same arguments (abstract:
+nothing allocated), and compared as ``jitscope diff OLD NEW`` compares two targets. The result renders
+as every other result does (text, JSON, Markdown for a pull request, HTML with both sides' IR).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from jitscope.api.results import Result
+
+if TYPE_CHECKING:
+    from jitscope.model.diff import CallDiff, DiffReport, GateResult
+    from jitscope.model.trace import TraceReport
+    from jitscope.view.model import Document
+
+#: Rows per table in Markdown: a pull-request comment stays readable (the rest is counted).
+MARKDOWN_ROWS = 25
+
+
+class DiffResult(Result["DiffReport"]):
+    """``jitscope.diff(...)`` / ``jitscope diff``: two versions of a function compared."""
+
+    command = "diff"
+
+    def __init__(self, record: DiffReport, *, sides: tuple[TraceReport, TraceReport] | None = None) -> None:
+        super().__init__(record)
+        #: The two trace reports compared (their IR is shown side by side in HTML); None when not kept.
+        self.sides = sides
+
+    @property
+    def calls(self) -> tuple[CallDiff, ...]:
+        return self.record.calls
+
+    @property
+    def changed(self) -> bool:
+        """Anything but timings differs in any call."""
+        return any(c.program_changed for c in self.record.calls)
+
+    @property
+    def crossed(self) -> tuple[GateResult, ...]:
+        """The ``fail_on`` thresholds crossed."""
+        return tuple(g for g in self.record.gates if g.crossed)
+
+    def document(self, fmt: str) -> Document:
+        from jitscope.view.diff import diff_document
+
+        return diff_document(self.record, limit=MARKDOWN_ROWS if fmt == "markdown" else None,
+                             sides=self.sides if fmt == "html" else None)
+
+    def title(self) -> str:
+        return f"jitscope diff: {self.record.old_label} -> {self.record.new_label}"
+
+    def summary(self) -> str:
+        from jitscope.view.diff import verdict
+        from jitscope.view.model import plain
+
+        if not self.record.calls:
+            return "diff: no call traced on both sides"
+        first = self.record.calls[0]
+        return f"{first.target}({first.call}): {plain(verdict(first))}"
+
+
+def diff(old_fn: Callable[..., Any], new_fn: Callable[..., Any], /, *args: Any,
+         fail_on: str | None = None, static_argnums: int | tuple[int, ...] | None = None,
+         static_argnames: str | tuple[str, ...] | None = None, shapes: str | None = None,
+         **kwargs: Any) -> DiffResult:
+    """Trace ``old_fn(*args, **kwargs)`` and ``new_fn(*args, **kwargs)`` and compare what jit makes of them.
+
+    >>> result = jitscope.diff(step_before, step_after, params, batch, fail_on="flops>+10%")
+    >>> result.changed, result.calls[0].metrics, result.crossed
+    """
+    import os
+
+    from jitscope.api.functions import _shape_list, _target
+    from jitscope.diff.compare import diff_reports
+    from jitscope.diff.gate import check, parse_rules
+    from jitscope.diff.sources import read_sources
+    from jitscope.tracing.pipeline import run_trace
+
+    rules = parse_rules(fail_on) if fail_on else ()
+    reports = []
+    for fn in (old_fn, new_fn):
+        handle = _target(fn, args, kwargs, static_argnums, static_argnames, abstract=True, shapes=shapes)
+        report, _ = run_trace([handle], _shape_list(shapes), None, None, ("jaxpr", "stablehlo", "hlo", "cost",
+                                                                          "memory"), False, False)
+        reports.append(report)
+    old, new = reports
+    root = os.getcwd()
+    record = diff_reports(old, new, old_label=_name(old_fn), new_label=_name(new_fn),
+                          old_sources=read_sources(old, root), new_sources=read_sources(new, root))
+    if rules:
+        import dataclasses
+
+        record = dataclasses.replace(record, gates=check(rules, record.calls))
+    return DiffResult(record, sides=(old, new))
+
+
+def _name(fn: Any) -> str:
+    return str(getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None) or type(fn).__name__)

@@ -1,0 +1,183 @@
+"""``jitscope diff``: what a change did to the compiled program (jaxpr, HLO, cost, memory, compile time)."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from jitscope.cli.options import (
+    ArgOpt,
+    CompileOpt,
+    DevicesOpt,
+    FromCaptureOpt,
+    MeshOpt,
+    ReportFormat,
+    ShapesOpt,
+    StaticOpt,
+    X64Opt,
+    format_option,
+    resolve_format,
+    write_result,
+)
+from jitscope.errors import UsageError, UserCodeError
+
+if TYPE_CHECKING:
+    from jitscope.diff.sides import Side
+    from jitscope.diff.sources import SourceTree
+    from jitscope.model.diff import DiffReport
+    from jitscope.model.trace import TraceReport
+
+
+def diff(
+    targets: Annotated[list[str], typer.Argument(
+        help="OLD_TARGET NEW_TARGET (two functions: path/to/file.py:fn or pkg.module:fn), or one TARGET with "
+        "--base REV or --base-env PYTHON.", show_default=False, metavar="[OLD] TARGET")],
+    base: Annotated[str | None, typer.Option(
+        "--base", help="Compare TARGET in the working tree with TARGET at this git revision (checked out in a "
+        "temporary worktree, removed after; your tree is not touched).", show_default=False)] = None,
+    base_env: Annotated[str | None, typer.Option(
+        "--base-env", help="Trace the old side with this Python (another venv, e.g. an older JAX); it needs "
+        "jax, typer and rich.", show_default=False, metavar="PYTHON")] = None,
+    shapes: ShapesOpt = None,
+    static: StaticOpt = None,
+    arg: ArgOpt = None,
+    fail_on: Annotated[str | None, typer.Option(
+        "--fail-on", help="CI gate: exit 1, one line per threshold crossed, e.g. "
+        "'flops>+10%,peak>+5%,new-collective,compile-time>+20%'.", show_default=False)] = None,
+    out: Annotated[Path | None, typer.Option(
+        help="Write the report to FILE (.txt .json .md .html: the suffix picks the format).",
+        show_default=False)] = None,
+    fmt: Annotated[ReportFormat | None, format_option(what=" (markdown: sized for a pull-request comment; html: "
+                                                      "both sides' IR side by side)")] = None,
+    x64: X64Opt = False,
+    devices: DevicesOpt = None,
+    mesh: MeshOpt = None,
+    from_capture: FromCaptureOpt = None,
+    compile_number: CompileOpt = 1,
+) -> None:
+    """Compare two versions of a jitted function: lines of your code whose equations changed, primitive
+    counts, optimised-HLO instructions and collectives added or removed, FLOPs, bytes, memory and compile
+    time."""
+    from jitscope.diff.gate import parse_rules
+
+    rules = parse_rules(fail_on) if fail_on is not None else ()
+    fmt_name = resolve_format(fmt, out)
+    flags = _trace_flags(shapes, static, arg, x64, devices, mesh, from_capture, compile_number)
+    record, sides = compare(targets, base, base_env, flags)
+    if rules:
+        import dataclasses
+
+        from jitscope.diff.gate import check
+
+        record = dataclasses.replace(record, gates=check(rules, record.calls))
+    from jitscope.api.diff import DiffResult
+
+    write_result(DiffResult(record, sides=sides), fmt_name, out)
+    _exit_status(record)
+
+
+def _trace_flags(shapes: list[str] | None, static: list[str] | None, arg: list[str] | None, x64: bool,
+                 devices: int | None, mesh: str | None, from_capture: Path | None, compile_number: int) -> list[str]:
+    """The options both sides' ``jitscope trace`` get (paths made absolute: the sides run elsewhere)."""
+    flags: list[str] = []
+    for name, values in (("--shapes", shapes), ("--static", static), ("--arg", arg)):
+        for value in values or ():
+            flags += [name, value]
+    if x64:
+        flags.append("--x64")
+    if devices is not None:
+        flags += ["--devices", str(devices)]
+    if mesh is not None:
+        flags += ["--mesh", mesh]
+    if from_capture is not None:
+        if not from_capture.is_dir():
+            raise UsageError(f"--from {from_capture}: no such folder", hint="a folder written by jitscope run --capture")
+        flags += ["--from", str(from_capture.resolve()), "--compile", str(compile_number)]
+    elif compile_number != 1:
+        raise UsageError("--compile needs --from DIR")
+    return flags
+
+
+def compare(targets: list[str], base: str | None, base_env: str | None,
+            flags: list[str]) -> tuple[DiffReport, tuple[TraceReport, TraceReport]]:
+    """Trace both sides (each in a process of its own) and compare them."""
+    from jitscope.diff.sides import Side, side_in_tree, worktree
+
+    cwd = Path.cwd()
+    python = _python(base_env) if base_env else sys.executable
+    if len(targets) > 2:
+        raise UsageError(f"jitscope diff takes one or two targets, not {len(targets)}",
+                         hint="OLD_TARGET NEW_TARGET, or TARGET --base REV")
+    if len(targets) == 2:
+        if base is not None:
+            raise UsageError("--base compares one TARGET with itself at REV: give one target, or drop --base")
+        return _run(Side(f"old ({targets[0]})", targets[0], cwd, python, cwd),
+                    Side(f"new ({targets[1]})", targets[1], cwd, sys.executable, cwd), targets[0], targets[1], flags)
+    if base is None:
+        if base_env is None:
+            raise UsageError("jitscope diff needs something to compare TARGET with",
+                             hint="give OLD_TARGET NEW_TARGET, or TARGET --base REV, or TARGET --base-env PYTHON")
+        return _run(Side(f"old ({base_env})", targets[0], cwd, python, cwd),
+                    Side("new (this environment)", targets[0], cwd, sys.executable, cwd), base_env,
+                    "this environment", flags)
+    with worktree(base, cwd) as (tree, top, commit):
+        target, where = side_in_tree(targets[0], cwd, top, tree)
+        label = base if commit.startswith(base) else f"{base} ({commit[:9]})"
+        env = f" under {base_env}" if base_env else ""
+        return _run(Side(f"base {label}{env}", target, where, python, tree),
+                    Side("working tree", targets[0], cwd, sys.executable, top), label + env, "working tree", flags)
+
+
+def _run(old: Side, new: Side, old_label: str, new_label: str,
+         flags: list[str]) -> tuple[DiffReport, tuple[TraceReport, TraceReport]]:
+    """Old side, then new side (one at a time, so neither compile competes with the other), then the diff.
+    The old side's sources are read while its files exist (a worktree goes away after)."""
+    from jitscope.diff.compare import diff_reports
+    from jitscope.diff.sides import trace_side
+    from jitscope.render.console import make_console
+
+    console = make_console(stderr=True)
+    with console.status(f"tracing {old.label}"):
+        old_report = trace_side(old, flags)
+        old_sources = _sources(old_report, old.root)
+    with console.status(f"tracing {new.label}"):
+        new_report = trace_side(new, flags)
+        new_sources = _sources(new_report, new.root)
+    record = diff_reports(old_report, new_report, old_label=old_label, new_label=new_label,
+                          old_sources=old_sources, new_sources=new_sources)
+    return record, (old_report, new_report)
+
+
+def _python(path: str) -> str:
+    found = path if os.sep in path else (__import__("shutil").which(path) or path)
+    return str(Path(found).expanduser().absolute())
+
+
+def _exit_status(record: DiffReport) -> None:
+    """After the report is out: exit 1 with one line if a side's code failed, or one line per gate crossed."""
+    failed = [c for c in record.calls if c.failed]
+    if failed:
+        call = failed[0]
+        side = call.old if call.old.failure else call.new
+        where = f" at {side.failure_where}" if side.failure_where else ""
+        raise UserCodeError(f"{side.label}: {side.target}({side.call}) failed while tracing{where}: {side.failure}",
+                            hint="explained in the report on stdout")
+    crossed = [g for g in record.gates if g.crossed]
+    if crossed:
+        for gate in crossed:
+            print(f"error: {gate.message}", file=sys.stderr)
+        raise typer.Exit(1)
+
+
+def _sources(report: TraceReport, root: Path | None) -> SourceTree:
+    from jitscope.diff.sources import read_sources
+
+    return read_sources(report, str(root) if root is not None else "")
+
+
+def register(app: typer.Typer) -> None:
+    app.command("diff", no_args_is_help=True)(diff)

@@ -1,0 +1,7 @@
+"""``jitscope diff``: two versions of a jitted function compared, as pure functions over trace records.
+
+``compare.diff_reports(old, new)`` -> ``DiffReport`` (``model/diff.py``), built from ``jaxpr.py`` (lines of
+the user's code, primitives), ``hlo.py`` (optimised HLO, collectives) and ``gate.py`` (``--fail-on``);
+``sides.py`` gets each side's trace report (a child process, a git worktree); ``sources.py`` reads the
+lines the reports point at.
+"""

@@ -1,0 +1,210 @@
+"""Records of ``jitscope diff``: what a change did to the compiled program, call by call.
+
+A ``DiffReport`` compares two sides (``old`` and ``new``), each a ``jitscope trace`` report of the
+same function before and after a change (another git revision, another file, another environment).
+Everything here is plain data built from two ``TraceReport`` records (``jitscope/diff/``): the lines
+of the user's code whose equations changed, primitive counts, the optimised HLO's instructions and
+collectives added or removed, cost, memory and compile-time figures side by side, and the CI gates.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+from jitscope.model.bench import TimingStats
+
+#: Version of the ``jitscope.diff`` document.
+DIFF_SCHEMA_VERSION = "1.0"
+
+ChangeKind = Literal["added", "removed", "changed", "moved"]
+Unit = Literal["count", "bytes", "seconds", "flops"]
+
+
+@dataclass(frozen=True, slots=True)
+class SideInfo:
+    """One side of the comparison: what was traced, where, and whether it failed."""
+
+    label: str  # "HEAD~1", "working tree", "old.py:f", "/venv/bin/python"
+    target: str
+    call: str = ""
+    #: JAX, jaxlib, backend, device count ... of the process that traced it (``TraceReport.environment``).
+    environment: dict[str, str | int | bool] = field(default_factory=dict)
+    #: The explained failure when the user's code failed to trace on this side ("" when it traced).
+    failure: str = ""
+    failure_where: str = ""  # file:line of the failure
+
+
+@dataclass(frozen=True, slots=True)
+class LineChange:
+    """A line of the user's code whose equations differ, or that moved.
+
+    Lines are aligned by what they compute (their equations' primitives, parameters and types, not
+    variable names), so a rename changes nothing and a moved line is one ``moved`` entry.
+    """
+
+    kind: ChangeKind
+    old_file: str = ""  # relative to the side's root where possible
+    old_line: int = 0
+    new_file: str = ""
+    new_line: int = 0
+    old_source: str = ""
+    new_source: str = ""
+    #: Equations only on one side, as ``dot_general f32[8,16], f32[16,4] -> f32[8,4]`` (nested ones included).
+    removed_eqns: tuple[str, ...] = ()
+    added_eqns: tuple[str, ...] = ()
+    #: Where the line's equations sit: "" at the top level, "scan body", "while body > cond branch" ...
+    context: str = ""
+
+    @property
+    def old_where(self) -> str:
+        return f"{self.old_file}:{self.old_line}" if self.old_line else ""
+
+    @property
+    def new_where(self) -> str:
+        return f"{self.new_file}:{self.new_line}" if self.new_line else ""
+
+
+@dataclass(frozen=True, slots=True)
+class CountDelta:
+    """One name counted on both sides (a primitive, an HLO opcode)."""
+
+    name: str
+    old: int
+    new: int
+
+
+@dataclass(frozen=True, slots=True)
+class HloChange:
+    """Optimised-HLO instructions present on one side only, matched by op, shape, jaxpr primitive and loop
+    nesting, never by XLA's generated names (which change on every edit)."""
+
+    kind: Literal["added", "removed"]
+    opcode: str  # "fusion", "dot", "all-gather", "while" ...
+    shape: str  # "f32[8,4]"
+    primitive: str = ""  # the jaxpr primitive of JAX's op_name metadata: "dot_general"
+    #: A fusion's content: the operations fused into it, e.g. "dot, tanh".
+    fused: str = ""
+    count: int = 1
+    in_loop: bool = False
+    file: str = ""
+    line: int = 0
+
+    @property
+    def where(self) -> str:
+        return f"{self.file}:{self.line}" if self.line else ""
+
+
+@dataclass(frozen=True, slots=True)
+class CollectiveChange:
+    """A collective (all-gather, all-reduce, ...) present on one side only."""
+
+    kind: Literal["added", "removed"]
+    collective: str  # one of model.sharding.COLLECTIVE_KINDS
+    dtype: str
+    shape: tuple[int, ...]
+    send_bytes: int  # per device, per execution
+    recv_bytes: int
+    in_loop: bool = False
+    file: str = ""
+    line: int = 0
+    count: int = 1
+
+    @property
+    def where(self) -> str:
+        return f"{self.file}:{self.line}" if self.line else ""
+
+
+@dataclass(frozen=True, slots=True)
+class Metric:
+    """A figure measured on both sides (None where a side does not have it)."""
+
+    name: str  # "flops", "peak", "compile-time" ... (the names ``--fail-on`` takes)
+    label: str  # "FLOPs", "peak memory", "compile time"
+    old: float | None
+    new: float | None
+    unit: Unit = "count"
+    #: Timings vary from run to run: shown, never counted as a change of the program.
+    noisy: bool = False
+
+    @property
+    def change(self) -> float | None:
+        """Relative change, new / old - 1; None when a side has no figure or old is 0 and new is not."""
+        if self.old is None or self.new is None:
+            return None
+        if self.old == 0:
+            return 0.0 if self.new == 0 else None
+        return self.new / self.old - 1
+
+
+@dataclass(frozen=True, slots=True)
+class BenchComparison:
+    """Cached-call time of both sides, measured in one process, alternating round by round."""
+
+    old: TimingStats
+    new: TimingStats
+    #: Median of the per-round ratios new / old, and the spread of those ratios (first and third quartile).
+    ratio: float
+    ratio_q1: float
+    ratio_q3: float
+    #: "faster", "slower" or "same": a verdict only when the whole interquartile range of the ratio
+    #: is on one side of 1 by more than the noise threshold.
+    verdict: Literal["faster", "slower", "same"]
+    rounds: int
+
+
+@dataclass(frozen=True, slots=True)
+class GateResult:
+    """One ``--fail-on`` threshold, checked."""
+
+    rule: str  # as written: "flops>+10%"
+    crossed: bool
+    message: str  # "flops +25.0% (1.06 kFLOP -> 1.32 kFLOP), over +10%"
+
+
+@dataclass(frozen=True, slots=True)
+class CallDiff:
+    """One call of the target compared on both sides."""
+
+    target: str  # the function, as the new side names it
+    call: str
+    old: SideInfo
+    new: SideInfo
+    changes: tuple[LineChange, ...] = ()
+    #: Lines whose text changed but whose equations did not (renames, comments, formatting).
+    edited_same: int = 0
+    #: Lines of the user's code with equations on both sides and no change.
+    unchanged: int = 0
+    primitives: tuple[CountDelta, ...] = ()  # only the primitives whose count changed
+    hlo: tuple[HloChange, ...] = ()
+    #: Instructions matched on both sides, and fusions whose operations are the same but grouped
+    #: differently ("2 fusions -> 1").
+    hlo_matched: int = 0
+    fusion_note: str = ""
+    collectives: tuple[CollectiveChange, ...] = ()
+    metrics: tuple[Metric, ...] = ()
+    bench: BenchComparison | None = None
+    notes: tuple[str, ...] = ()
+
+    @property
+    def failed(self) -> bool:
+        return bool(self.old.failure or self.new.failure)
+
+    @property
+    def program_changed(self) -> bool:
+        """Anything but timings differs."""
+        return bool(self.changes or self.primitives or self.hlo or self.collectives or self.fusion_note
+                    or any(m.old != m.new for m in self.metrics if not m.noisy))
+
+
+@dataclass(frozen=True, slots=True)
+class DiffReport:
+    """The versioned JSON document of ``jitscope diff --format json``."""
+
+    old_label: str
+    new_label: str
+    calls: tuple[CallDiff, ...]
+    gates: tuple[GateResult, ...] = ()
+    notes: tuple[str, ...] = ()
+    schema_version: str = DIFF_SCHEMA_VERSION
+    kind: str = "jitscope.diff"
