@@ -101,7 +101,12 @@ class ValueOrigins:
         func = call.func
         if not isinstance(func, ast.Attribute) or func.attr not in MUTATORS:
             return False
-        return func.attr in _LIST_MUTATORS or self.known_container(facts, func.value)
+        return func.attr in _LIST_MUTATORS or _dict_call(call) or self.known_container(facts, func.value)
+
+    @staticmethod
+    def is_dict_method_call(call: ast.Call) -> bool:
+        """``d.pop("k")``, ``d.setdefault("k", v)``, ``d.update(k=v)``: a dict changed in place."""
+        return _dict_call(call)
 
     @staticmethod
     def is_array_update(facts: TracedFunction, target: ast.Subscript) -> bool:
@@ -111,6 +116,21 @@ class ValueOrigins:
             return False
         index = target.slice
         return not (isinstance(index, ast.Constant) and isinstance(index.value, str))
+
+
+def _dict_call(call: ast.Call) -> bool:
+    """``d.update(loss=v)``, ``d.update({"k": v})``, ``d.pop("k")``, ``d.setdefault("k", v)``: written as
+    only a dict's methods are (a functional ``tx.update(grads, state)`` takes positional arrays; a
+    ``spec.update(partitions=p)`` whose result is used returns a new object: JS104 reads ``update`` only
+    as a statement, where dict.update's None is dropped)."""
+    method = call.func.attr if isinstance(call.func, ast.Attribute) else ""
+    first = call.args[0] if call.args else None
+    if method in ("pop", "setdefault"):
+        return isinstance(first, ast.Constant) and isinstance(first.value, str)
+    if method == "update":
+        keywords_only = bool(call.keywords) and not call.args and all(k.arg for k in call.keywords)
+        return keywords_only or (len(call.args) == 1 and not call.keywords and isinstance(first, ast.Dict))
+    return False
 
 
 def root_name(node: ast.expr) -> ast.Name | None:

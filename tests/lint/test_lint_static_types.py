@@ -1,4 +1,4 @@
-"""Wrong-finding patterns read on the repos corpus (brax, mjx, jax-md, pgx, levanter; issue 21), fixed
+"""Hazards listed as missed in issue 21 (at the end of PAIRS), and wrong-finding patterns read on the repos corpus (brax, mjx, jax-md, pgx, levanter; issue 21), fixed
 generally: values static through the project's own types, integers derived from static shapes and fields,
 branches that only run on an eager path, truthiness of containers of arrays, jit of the same function
 object in a loop, and dicts made mutable by a conversion helper.
@@ -372,6 +372,113 @@ PAIRS: dict[str, tuple[str, str, str]] = {
             head = unfreeze(params)["head"]
             head[0] = 0.0
             return head
+        """,
+    ),
+    # hazards that were missed
+    "argument-dict-changed-through-a-method": (
+        "JS104",
+        """
+        import jax, jax.numpy as jnp, optax
+        tx = optax.adam(1e-3)
+        @jax.jit
+        def step(state, grads):
+            updates, opt_state = tx.update(grads, state["opt"])
+            metrics = dict(state["metrics"])
+            metrics.update(loss=jnp.mean(updates))
+            return metrics, opt_state
+        """,
+        """
+        import jax, jax.numpy as jnp
+        @jax.jit
+        def step(state, x):
+            mask = state.pop("mask")
+            state.update(loss=jnp.mean(x))
+            return x * mask
+        """,
+    ),
+    "numpy-style-assignment-in-a-helper": (
+        "JS204",
+        """
+        import jax
+        def apply_bc(u, v):
+            return u.at[0, :].set(v)
+        @jax.jit
+        def solve(u, v):
+            return apply_bc(u, v) * 2
+        """,
+        """
+        import jax
+        def apply_bc(u, v):
+            u[0, :] = v
+            return u
+        @jax.jit
+        def solve(u, v):
+            return apply_bc(u, v) * 2
+        """,
+    ),
+    "batches-up-to-a-shape": (
+        "JS304",
+        """
+        import jax
+        @jax.jit
+        def embed(tokens):
+            return tokens.sum()
+        def run(x, bs):
+            return [embed(x[i:i + bs]) for i in range(0, x.shape[0] - bs + 1, bs)]
+        """,
+        """
+        import jax
+        @jax.jit
+        def embed(tokens):
+            return tokens.sum()
+        def run(x, bs):
+            out = []
+            for i in range(0, x.shape[0], bs):
+                out.append(embed(x[i:i + bs]))
+            return out
+        """,
+    ),
+    "static-argument-from-data": (
+        "JS302",
+        """
+        from functools import partial
+        import jax
+        @partial(jax.jit, static_argnums=(1,))
+        def top(x, k):
+            return jax.lax.top_k(x, k)[0]
+        def select(x, scores, t):
+            return top(x, x.shape[0] // 2)
+        """,
+        """
+        from functools import partial
+        import jax
+        @partial(jax.jit, static_argnums=(1,))
+        def top(x, k):
+            return jax.lax.top_k(x, k)[0]
+        def select(x, scores, t):
+            k = int((scores > t).sum())
+            return top(x, k)
+        """,
+    ),
+    "jit-of-a-partial-on-every-call": (
+        "JS303",
+        """
+        from functools import partial
+        import jax
+        def kernel(x, y, *, scale):
+            return x * y * scale
+        scaled = jax.jit(partial(kernel, scale=2.0))
+        def fused_multiply(x, y):
+            return scaled(x, y)
+        """,
+        """
+        from functools import partial
+        import jax
+        def kernel(x, y, *, scale):
+            return x * y * scale
+        def fused_multiply(x, y, scale=1.0):
+            f = jax.jit(partial(kernel, scale=scale))
+            return f(x, y)
         """,
     ),
 }

@@ -146,7 +146,10 @@ class MutationInTracedCode(Rule):
                 if (
                     isinstance(node, ast.Call)
                     and isinstance(node.func, ast.Attribute)
-                    and isinstance(parent, ast.Expr)
+                    and (
+                        isinstance(parent, ast.Expr)
+                        or (ctx.is_dict_method_call(node) and node.func.attr != "update")
+                    )
                 ):
                     if ctx.mutates(facts, node):
                         target, verb = node.func.value, f".{node.func.attr}()"

@@ -17,6 +17,13 @@ from jitscope.model.lint import Finding
 _ARRAYISH_ATTRS = frozenset({"shape", "ndim", "dtype", "at", "T", "reshape", "astype", "sum", "mean", "size"})
 
 
+def _multi_axis(index: ast.expr) -> bool:
+    """``u[0, :]``, ``u[..., 1]``: NumPy-style indexing over several axes, which no list or dict takes."""
+    return isinstance(index, ast.Tuple) and any(
+        isinstance(e, ast.Slice) or (isinstance(e, ast.Constant) and e.value is Ellipsis) for e in index.elts
+    )
+
+
 def _known_array(ctx: ModuleContext, facts: TracedFunction, target: ast.Subscript) -> bool:
     """A traced parameter could be a list or dict pytree; only count it as an array when the index is
     itself traced (a list or dict cannot be indexed by a tracer), or when the function also uses it as
@@ -24,7 +31,7 @@ def _known_array(ctx: ModuleContext, facts: TracedFunction, target: ast.Subscrip
     base = target.value
     if not (isinstance(base, ast.Name) and base.id in facts.tainted_params):
         return True
-    if facts.is_traced(target.slice):
+    if facts.is_traced(target.slice) or _multi_axis(target.slice):
         return True
     if facts.kind in (
         "jit",

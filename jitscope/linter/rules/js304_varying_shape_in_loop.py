@@ -305,7 +305,9 @@ class _Loops:
                     and self._trimmed(stmt.value, depth + 1)
                 ):
                     return True
-        return not isinstance(stop, (ast.Name, ast.Call, ast.Attribute))
+        # a literal or an expression we cannot read counts as trimmed; a size (`n`, `len(x)`, `x.shape[0]`)
+        # is not
+        return not isinstance(stop, (ast.Name, ast.Call, ast.Attribute, ast.Subscript))
 
 
 class VaryingShapeInLoop(Rule):
