@@ -14,6 +14,7 @@ variable names, its text or its number. The two sequences of lines are aligned w
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import re
 from collections import Counter
@@ -180,8 +181,24 @@ def diff_lines(old: Sequence[LineGroup], new: Sequence[LineGroup], old_source: S
                 changes.append(_change("changed", a, match, old_source, new_source))
     changes += [_change("removed", g, None, old_source, new_source) for g in removed if id(g) not in paired]
     changes += [_change("added", None, g, old_source, new_source) for g in added if id(g) not in paired]
-    changes.sort(key=lambda c: (c.new_file or c.old_file, c.new_line or c.old_line, c.kind))
-    return LineDiff(tuple(changes), edited_same, unchanged)
+    changes.sort(key=lambda c: (c.new_file or c.old_file, c.new_line or c.old_line, c.kind, c.context))
+    return LineDiff(_merged(changes), edited_same, unchanged)
+
+
+def _merged(changes: list[LineChange]) -> tuple[LineChange, ...]:
+    """One entry per line and kind: a line whose equations sit at several depths (a call into a jitted helper,
+    a scan) is one change, its equations together; the context is the outermost one."""
+    out: list[LineChange] = []
+    for change in changes:
+        last = out[-1] if out else None
+        if (last is not None and (last.old_line or last.new_line) and (last.kind, last.old_where, last.new_where)
+                == (change.kind, change.old_where, change.new_where)):
+            out[-1] = dataclasses.replace(
+                last, removed_eqns=(last.removed_eqns + change.removed_eqns)[:MAX_EQNS_SHOWN],
+                added_eqns=(last.added_eqns + change.added_eqns)[:MAX_EQNS_SHOWN])
+        else:
+            out.append(change)
+    return tuple(out)
 
 
 def _norm(text: str) -> str:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from jitscope.diff.gate import fmt_metric
-from jitscope.model.diff import CallDiff, DiffReport, GateResult, LineChange, Metric
+from jitscope.model.diff import CallDiff, DiffReport, GateResult, LineChange, Metric, SideInfo
 from jitscope.model.trace import TraceReport
 from jitscope.view.format import fmt_bytes, fmt_change, fmt_count, plural
 from jitscope.view.model import (
@@ -118,9 +118,8 @@ def collectives_table(call: CallDiff) -> Table:
 def call_section(call: CallDiff, *, limit: int | None, page: str, sides: tuple[TraceReport, TraceReport] | None,
                  index: int) -> Section:
     blocks: list[Block] = [Paragraph(verdict(call), wrap=True)]
-    where = f"old: {call.old.label}  {call.old.target}({call.old.call})\nnew: {call.new.label}  " \
-            f"{call.new.target}({call.new.call})"
-    blocks.append(Paragraph(pieces(where, "jitscope.muted")))
+    blocks += [Paragraph(pieces(f"{name}: {_side(side)}", "jitscope.muted")) for name, side in (("old", call.old),
+                                                                                                ("new", call.new))]
     if call.metrics:
         blocks.append(Section("figures", (metrics_table(call.metrics),)))
     if call.changes:
@@ -155,6 +154,11 @@ def call_section(call: CallDiff, *, limit: int | None, page: str, sides: tuple[T
         blocks += _ir_panels(sides, index, page)
     title = f"{call.target}({call.call})"
     return Section(title, tuple(blocks), level=1, id=page)
+
+
+def _side(side: SideInfo) -> str:
+    what = f"{side.target}({side.call})"
+    return what if side.label == side.target else f"{what}  ({side.label})"
 
 
 _SECONDS = Metric("time", "time", None, None, "seconds")
