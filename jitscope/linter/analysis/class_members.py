@@ -93,8 +93,8 @@ def static_field_helpers(tree: ast.Module, is_static_field: Callable[[ast.expr |
     """Top-level functions that return a static field (``return field(metadata={"static": True})``)."""
     found: set[str] = set()
     for stmt in tree.body:
-        if isinstance(stmt, ast.FunctionDef):
-            returns = [s.value for s in ast.walk(stmt) if isinstance(s, ast.Return) and s.value is not None]
+        if isinstance(stmt, ast.FunctionDef) and "field" in stmt.name:
+            returns = _returns(stmt)
             if returns and all(is_static_field(r) for r in returns):
                 found.add(stmt.name)
     return found
@@ -119,7 +119,7 @@ def method_kinds(
         for stmt in cls.body:
             if not isinstance(stmt, ast.FunctionDef) or not _self_only(stmt):
                 continue
-            returns = [s.value for s in ast.walk(stmt) if isinstance(s, ast.Return) and s.value is not None]
+            returns = _returns(stmt)
             if not returns:
                 continue
             self_name = (*stmt.args.posonlyargs, *stmt.args.args)[0].arg
@@ -129,6 +129,21 @@ def method_kinds(
                 arrays.add(stmt.name)
     both = static & arrays
     return static - both, arrays - both
+
+
+def _returns(func: ast.FunctionDef) -> list[ast.expr]:
+    """What a short accessor returns (``return len(self.link_types)``): the values of the ``return``
+    statements at the top of a body of at most four statements (a docstring included); longer functions
+    are not read (they are not accessors, and reading every body would cost a walk of the module)."""
+    if len(func.body) > 4:
+        return []
+    out: list[ast.expr] = []
+    for stmt in func.body:
+        if isinstance(stmt, ast.Return) and stmt.value is not None:
+            out.append(stmt.value)
+        elif isinstance(stmt, ast.If):
+            out.extend(s.value for s in (*stmt.body, *stmt.orelse) if isinstance(s, ast.Return) and s.value)
+    return out
 
 
 def _self_only(func: ast.FunctionDef) -> bool:
