@@ -82,11 +82,13 @@ def _parse(stdout: str) -> TraceReport | None:
 def _child_error(side: Side, code: int, stderr: str) -> JitscopeError:
     lines = [line for line in stderr.splitlines() if line.strip()]
     error = next((line for line in reversed(lines) if line.startswith("error: ")), None)
+    missing = next((line for line in reversed(lines) if "ModuleNotFoundError" in line), None)
+    if missing is not None and (error is None or "internal error" in error):
+        reason = missing[missing.index("ModuleNotFoundError"):].split(" (this is a bug")[0]
+        return UsageError(f"{side.label}: {side.python} cannot run jitscope: {reason}",
+                          hint="install jax, typer and rich in that environment")
     if error is None:
         last = lines[-1] if lines else f"exit status {code}"
-        if "ModuleNotFoundError" in stderr or "ImportError" in stderr:
-            return UsageError(f"{side.label}: {side.python} cannot run jitscope: {last}",
-                              hint="install jax, typer and rich in that environment")
         return UsageError(f"{side.label}: tracing stopped with exit status {code}: {last}")
     message = f"{side.label}: {error.removeprefix('error: ')}"
     detail = "\n".join(lines[lines.index(error) + 1:]) or None
