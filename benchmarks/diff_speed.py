@@ -55,7 +55,7 @@ def run(args: argparse.Namespace, machine: object) -> None:
 
     from jitscope.api.diff import DiffResult
     from jitscope.api.functions import _target
-    from jitscope.diff.compare import diff_reports
+    from jitscope.comparison.compare import diff_reports
     from jitscope.tracing.pipeline import run_trace
 
     spec = (jax.ShapeDtypeStruct((16, 64), jnp.float32), jax.ShapeDtypeStruct((args.layers, 64, 64), jnp.float32),

@@ -76,9 +76,9 @@ def diff(old_fn: Callable[..., Any], new_fn: Callable[..., Any], /, *args: Any,
     import os
 
     from jitscope.api.functions import _shape_list, _target
-    from jitscope.diff.compare import diff_reports
-    from jitscope.diff.gate import check, parse_rules
-    from jitscope.diff.sources import read_sources
+    from jitscope.comparison.compare import diff_reports
+    from jitscope.comparison.gate import check, parse_rules
+    from jitscope.comparison.sources import read_sources
     from jitscope.tracing.pipeline import run_trace
 
     rules = parse_rules(fail_on) if fail_on else ()

@@ -26,8 +26,8 @@ from jitscope.cli.options import (
 from jitscope.errors import UsageError, UserCodeError
 
 if TYPE_CHECKING:
-    from jitscope.diff.sides import Side
-    from jitscope.diff.sources import SourceTree
+    from jitscope.comparison.sides import Side
+    from jitscope.comparison.sources import SourceTree
     from jitscope.model.diff import DiffReport
     from jitscope.model.trace import TraceReport
 
@@ -62,7 +62,7 @@ def diff(
     """Compare two versions of a jitted function: lines of your code whose equations changed, primitive
     counts, optimised-HLO instructions and collectives added or removed, FLOPs, bytes, memory and compile
     time."""
-    from jitscope.diff.gate import parse_rules
+    from jitscope.comparison.gate import parse_rules
 
     rules = parse_rules(fail_on) if fail_on is not None else ()
     fmt_name = resolve_format(fmt, out)
@@ -71,7 +71,7 @@ def diff(
     if rules:
         import dataclasses
 
-        from jitscope.diff.gate import check
+        from jitscope.comparison.gate import check
 
         record = dataclasses.replace(record, gates=check(rules, record.calls))
     from jitscope.api.diff import DiffResult
@@ -105,7 +105,7 @@ def _trace_flags(shapes: list[str] | None, static: list[str] | None, arg: list[s
 def compare(targets: list[str], base: str | None, base_env: str | None,
             flags: list[str]) -> tuple[DiffReport, tuple[TraceReport, TraceReport]]:
     """Trace both sides (each in a process of its own) and compare them."""
-    from jitscope.diff.sides import Side, side_in_tree, worktree
+    from jitscope.comparison.sides import Side, side_in_tree, worktree
 
     cwd = Path.cwd()
     python = _python(base_env) if base_env else sys.executable
@@ -136,8 +136,8 @@ def _run(old: Side, new: Side, old_label: str, new_label: str,
          flags: list[str]) -> tuple[DiffReport, tuple[TraceReport, TraceReport]]:
     """Old side, then new side (one at a time, so neither compile competes with the other), then the diff.
     The old side's sources are read while its files exist (a worktree goes away after)."""
-    from jitscope.diff.compare import diff_reports
-    from jitscope.diff.sides import trace_side
+    from jitscope.comparison.compare import diff_reports
+    from jitscope.comparison.sides import trace_side
     from jitscope.render.console import make_console
 
     console = make_console(stderr=True)
@@ -174,7 +174,7 @@ def _exit_status(record: DiffReport) -> None:
 
 
 def _sources(report: TraceReport, root: Path | None) -> SourceTree:
-    from jitscope.diff.sources import read_sources
+    from jitscope.comparison.sources import read_sources
 
     return read_sources(report, str(root) if root is not None else "")
 

@@ -2,7 +2,7 @@
 
 A ``DiffReport`` compares two sides (``old`` and ``new``), each a ``jitscope trace`` report of the
 same function before and after a change (another git revision, another file, another environment).
-Everything here is plain data built from two ``TraceReport`` records (``jitscope/diff/``): the lines
+Everything here is plain data built from two ``TraceReport`` records (``jitscope/comparison/``): the lines
 of the user's code whose equations changed, primitive counts, the optimised HLO's instructions and
 collectives added or removed, cost, memory and compile-time figures side by side, and the CI gates.
 """

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from jitscope.diff.gate import fmt_metric
+from jitscope.comparison.gate import fmt_metric
 from jitscope.model.diff import CallDiff, DiffReport, GateResult, LineChange, Metric, SideInfo
 from jitscope.model.trace import TraceReport
 from jitscope.view.format import fmt_bytes, fmt_change, fmt_count, plural

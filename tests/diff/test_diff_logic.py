@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from jitscope.diff.gate import check, parse_rules
-from jitscope.diff.jaxpr import FlatEqn, LineGroup, diff_lines
+from jitscope.comparison.gate import check, parse_rules
+from jitscope.comparison.jaxpr import FlatEqn, LineGroup, diff_lines
 from jitscope.errors import UsageError
 from jitscope.model.common import from_jsonable
 from jitscope.model.diff import CallDiff, CollectiveChange, DiffReport, Metric, SideInfo

@@ -20,7 +20,7 @@ from collections import Counter
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 
-from jitscope.diff.jaxpr import FlatEqn
+from jitscope.comparison.jaxpr import FlatEqn
 from jitscope.model.diff import CollectiveChange, HloChange
 from jitscope.model.sharding import COLLECTIVE_KINDS, Collective
 from jitscope.profiling.hlo import FREE_OPCODES, HloModule, Instruction, Shape, parse_module

@@ -244,7 +244,7 @@ def primitive_deltas(old: JaxprSummary | None, new: JaxprSummary | None) -> tupl
 
 
 def lines_by_primitive(eqns: Sequence[FlatEqn]) -> Mapping[str, list[FlatEqn]]:
-    """Equations with a user line, by primitive: how HLO instructions find their line (``diff/hlo.py``)."""
+    """Equations with a user line, by primitive: how HLO instructions find their line (``comparison/hlo.py``)."""
     out: dict[str, list[FlatEqn]] = {}
     for eqn in eqns:
         if eqn.line:

@@ -15,7 +15,7 @@ from jitscope.errors import UsageError
 from jitscope.model.diff import CallDiff, GateResult, Metric
 from jitscope.view.format import fmt_bytes, fmt_change, fmt_duration, fmt_si
 
-#: Metric names ``--fail-on`` takes (``diff/compare.py`` makes a Metric of each), plus ``runtime``.
+#: Metric names ``--fail-on`` takes (``comparison/compare.py`` makes a Metric of each), plus ``runtime``.
 METRIC_NAMES: tuple[str, ...] = (
     "flops", "transcendentals", "bytes", "peak", "temp", "arguments", "outputs", "equations", "instructions",
     "fusions", "collectives", "comm-bytes", "trace-time", "lower-time", "compile-time", "runtime",

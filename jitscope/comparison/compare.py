@@ -1,8 +1,8 @@
 """Two ``jitscope trace`` reports in, one ``DiffReport`` out: pure functions over records.
 
 Calls are paired by function and position in the call sequence (or, when each side has one call,
-with each other: ``old.py:f`` against ``new.py:g``). Each pair is compared by ``diff/jaxpr.py``
-(lines of the user's code, primitive counts), ``diff/hlo.py`` (optimised HLO and collectives) and
+with each other: ``old.py:f`` against ``new.py:g``). Each pair is compared by ``comparison/jaxpr.py``
+(lines of the user's code, primitive counts), ``comparison/hlo.py`` (optimised HLO and collectives) and
 the figures below (cost, memory, compile times).
 """
 
@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from jitscope.diff import hlo as hlo_diff
-from jitscope.diff.jaxpr import (
+from jitscope.comparison import hlo as hlo_diff
+from jitscope.comparison.jaxpr import (
     FlatEqn,
     diff_lines,
     flatten,
@@ -19,7 +19,7 @@ from jitscope.diff.jaxpr import (
     lines_by_primitive,
     primitive_deltas,
 )
-from jitscope.diff.sources import SourceTree
+from jitscope.comparison.sources import SourceTree
 from jitscope.model.diff import BenchComparison, CallDiff, DiffReport, Metric, SideInfo
 from jitscope.model.trace import TraceRecord, TraceReport
 
