@@ -95,7 +95,7 @@ def time_trace(fn: Callable[..., Any], args: tuple[Any, ...], mode: str) -> floa
     """Seconds to trace ``fn`` once: ``mode`` is "plain", "noop" (empty profile hook) or "watched"."""
     import jax
 
-    from jitscope.tracing.effects import watch_effects
+    from jitscope.effects.monitor import watch_effects
 
     target = fresh(fn)
     gc.collect()

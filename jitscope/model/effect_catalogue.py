@@ -2,7 +2,7 @@
 
 Both checkers read it: the static linter (JS101 print/log, JS102 I/O, JS106 randomness and
 clocks: a call whose qualified name the catalogue knows) and the tracer's effect monitor
-(``jitscope.tracing.effects_catalog`` turns the entries into lookup tables of the function
+(``jitscope.effects.catalog`` turns the entries into lookup tables of the function
 objects that are imported). Adding a side effect means adding it here, once.
 
 Plain data: records and frozensets, no imports of the modules they name.

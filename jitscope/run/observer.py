@@ -285,8 +285,8 @@ class RunObserver:
 
     def _effect_watch(self, fun: Any) -> contextlib.AbstractContextManager[Any]:
         with collector_paused():  # the effect monitor's import: some 4,000 objects
+            from jitscope.effects.monitor import watch_effects
             from jitscope.run.keys import unwrap_function
-            from jitscope.tracing.effects import watch_effects
 
             code = getattr(unwrap_function(fun), "__code__", None)
             return watch_effects(code, is_user_file=self._is_user_file)

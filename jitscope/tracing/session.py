@@ -109,7 +109,7 @@ def _watching(target: TargetHandle, enabled: bool) -> Iterator[Any]:
     if not enabled:
         yield None
         return
-    from jitscope.tracing.effects import watch_effects
+    from jitscope.effects.monitor import watch_effects
 
     with watch_effects(getattr(target.fn, "__code__", None)) as watch:
         yield watch

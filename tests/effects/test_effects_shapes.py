@@ -21,8 +21,8 @@ import jax
 import jax.numpy as jnp
 import pytest
 
+from jitscope.effects.monitor import Backend, watch_effects
 from jitscope.model.effects import EffectKind, EffectsRecord
-from jitscope.tracing.effects import Backend, watch_effects
 
 TARGETS = Path(__file__).resolve().parents[1] / "targets"
 SHAPES = TARGETS / "effects_project" / "shapes.py"

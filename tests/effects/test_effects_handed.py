@@ -14,7 +14,7 @@ import jax.numpy as jnp
 import pytest
 
 from jitscope.model.effects import EffectKind, EffectsRecord
-from tests.tracing.effect_targets import BACKENDS, TARGETS, import_fresh, marked_line, watch
+from tests.effects.effect_targets import BACKENDS, TARGETS, import_fresh, marked_line, watch
 
 FILE = TARGETS / "effects_project" / "handed.py"
 F32 = jax.ShapeDtypeStruct((4,), jnp.float32)

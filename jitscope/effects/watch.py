@@ -1,9 +1,9 @@
 """The state of one effect watch and what it does with each profile event.
 
-``effects.watch_effects`` owns the hook; this module decides, per code object and
+``monitor.watch_effects`` owns the hook; this module decides, per code object and
 per event, what the event means: a catalogued call from user code, a mutation of a
-pre-existing container, the traced body starting again. See ``effects`` for the
-overall design and ``effects_frames`` for the store and NumPy checks.
+pre-existing container, the traced body starting again. See :mod:`jitscope.effects` for
+the overall design and ``frames`` for the store and NumPy checks.
 """
 
 from __future__ import annotations
@@ -13,23 +13,23 @@ import os
 import types
 from typing import Any
 
-from jitscope.model.common import Location
-from jitscope.model.effects import EffectKind, EffectRecord, EffectsRecord
-from jitscope.tracing.effects_bytecode import CodeFacts, analyse_code
-from jitscope.tracing.effects_c_calls import CCallChecks
-from jitscope.tracing.effects_catalog import (
+from jitscope.effects.bytecode import CodeFacts, analyse_code
+from jitscope.effects.c_calls import CCallChecks
+from jitscope.effects.catalog import (
     STREAM_WRITE_METHODS,
     EffectCatalog,
     build_effect_catalog,
     numpy_random_support,
 )
-from jitscope.tracing.effects_frames import FrameChecks
-from jitscope.tracing.effects_state import (
+from jitscope.effects.frames import FrameChecks
+from jitscope.effects.state import (
     MISSING,
     PreexistingObjects,
     WatchedObject,
     user_type_predicate,
 )
+from jitscope.model.common import Location
+from jitscope.model.effects import EffectKind, EffectRecord, EffectsRecord
 from jitscope.userframes import IsUserFile
 
 # Per-code roles, cached as bit flags so the hook decides with one dict lookup.

@@ -16,9 +16,9 @@ import jax
 import jax.numpy as jnp
 import pytest
 
+from jitscope.effects.monitor import watch_effects
 from jitscope.model.common import from_jsonable, to_jsonable
 from jitscope.model.effects import EffectKind, EffectRecord, EffectsRecord
-from jitscope.tracing.effects import watch_effects
 from jitscope.userframes import default_is_user_file, user_file_predicate
 
 TARGETS = Path(__file__).resolve().parents[1] / "targets"

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import types
 
-from jitscope.tracing.effects_code_facts import (
+from jitscope.effects.code_facts import (
     HANDING_BUILTINS,
     CallCandidate,
     CodeFacts,
@@ -23,7 +23,7 @@ from jitscope.tracing.effects_code_facts import (
     StoreSite,
     nested_code_objects,
 )
-from jitscope.tracing.effects_stack_walk import StackWalk
+from jitscope.effects.stack_walk import StackWalk
 
 __all__ = [
     "HANDING_BUILTINS",

@@ -12,9 +12,9 @@ from typing import Any
 import jax
 import pytest
 
+from jitscope.effects.monitor import watch_effects
+from jitscope.effects.monitoring import monitoring_available
 from jitscope.model.effects import EffectsRecord
-from jitscope.tracing.effects import watch_effects
-from jitscope.tracing.effects_monitoring import monitoring_available
 
 TARGETS = Path(__file__).resolve().parents[1] / "targets"
 BACKENDS = ["profile", *(["monitoring"] if monitoring_available() else [])]

@@ -1,27 +1,9 @@
-"""The Python-side effect monitor that runs while JAX traces a user's function.
+"""The effect monitor's entry point: ``watch_effects`` and its ``sys.setprofile`` back end.
 
-``watch_effects`` installs a profile hook (``sys.setprofile``; on Python 3.12+ it uses
-``sys.monitoring`` instead, see ``effects_monitoring``) for the duration of a trace and
-records every side effect that only happens at trace time, with the file, line and
-function in the user's code:
-
-* calls, seen as profile events: ``c_call`` carries the C function (``print``,
-  ``time.time``, ``list.append`` bound to its list) and ``call`` the new frame of a
-  Python function (``logging.info``, ``subprocess.run``);
-* stores, which are opcodes and raise no event: the bytecode of each user function is
-  read once (``effects_bytecode``) and the objects its stores can touch are compared
-  with a snapshot when the frame returns (``effects_state``);
-* NumPy random draws, which are Cython calls and raise no event either: found in the
-  bytecode and confirmed by line events on just those frames.
-* print called from C code for the user (``log = functools.partial(print, ...)``;
-  ``log(x)``, ``map(print, xs)``), which raises no event: the call sites are found in the
-  bytecode (calls of a partial-holding name, ``map``/``filter`` of a named function) and
-  confirmed the same way, by line events on just the frames where one can be print.
-
-An effect is reported only when its *immediate caller* is user code, so JAX's own
-logging and clock reads are never reported while the user's helpers in other modules
-are. The hook's hot path is one dict lookup per event (per-code decisions are cached),
-and it never raises: a failure inside the monitor is counted in the record's notes.
+``watch_effects`` records, for the duration of a trace, every side effect that only happens
+at trace time, with the file, line and function in the user's code. It picks the event
+source: ``sys.monitoring`` on Python 3.12+ (``monitoring``), otherwise the profile hook
+built here. The package docstring (:mod:`jitscope.effects`) describes the whole design.
 
 Cost (``benchmarks/effects_overhead.py``): on CPython 3.11 merely having a profile hook
 set makes tracing about 2x slower, because every instruction leaves the specialised
@@ -29,10 +11,10 @@ fast path; this hook adds little to that (about 2.8-3.2x in all). On 3.12+ the
 ``sys.monitoring`` back end disables each library location after its first event and
 costs a few percent.
 
-Modules: ``effects_watch`` (what each event means), ``effects_frames`` (store and
-NumPy checks per running frame), ``effects_bytecode`` (static facts per code object),
-``effects_state`` (pre-existing objects and snapshots), ``effects_catalog`` (which
-host functions are effects), ``jitscope.userframes`` (which files are the user's).
+Modules: ``watch`` (what each event means), ``frames`` (store and NumPy checks per
+running frame), ``bytecode`` (static facts per code object), ``state`` (pre-existing
+objects and snapshots), ``catalog`` (which host functions are effects),
+``jitscope.userframes`` (which files are the user's).
 """
 
 from __future__ import annotations
@@ -44,8 +26,8 @@ import types
 from collections.abc import Callable, Iterator
 from typing import Any, Literal, cast
 
-from jitscope.tracing.effects_monitoring import monitor_events, monitoring_available
-from jitscope.tracing.effects_watch import EffectWatch
+from jitscope.effects.monitoring import monitor_events, monitoring_available
+from jitscope.effects.watch import EffectWatch
 from jitscope.userframes import IsUserFile, default_is_user_file, user_file_predicate
 
 __all__ = ["EffectWatch", "default_is_user_file", "user_file_predicate", "watch_effects"]

@@ -4,7 +4,7 @@
 globals and closure cells (:class:`NameStore`), places that may call a function the profiler
 cannot see (:class:`CallCandidate`) and calls that may make C code call print
 (:class:`HandedCall`), each naming its target as an :class:`ObjectPath` from the frame.
-:mod:`jitscope.tracing.effects_stack_walk` finds them; :mod:`jitscope.tracing.effects_bytecode`
+:mod:`jitscope.effects.stack_walk` finds them; :mod:`jitscope.effects.bytecode`
 is the entry point.
 """
 

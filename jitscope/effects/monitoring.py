@@ -22,7 +22,7 @@ import types
 from collections.abc import Iterator
 from typing import Any
 
-from jitscope.tracing.effects_watch import USER, WATCH_RETURN, EffectWatch
+from jitscope.effects.watch import USER, WATCH_RETURN, EffectWatch
 
 #: Tool ids tried in order (0 debugger and 1 coverage are left to those tools).
 _CANDIDATE_TOOL_IDS = (2, 3, 4, 5)

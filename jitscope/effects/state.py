@@ -16,8 +16,8 @@ import types
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
+from jitscope.effects.bytecode import ObjectPath
 from jitscope.model.effects import EffectKind
-from jitscope.tracing.effects_bytecode import ObjectPath
 
 #: Marks "no value" (unresolvable path, missing attribute) where None is a real value.
 MISSING: object = object()

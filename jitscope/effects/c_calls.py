@@ -1,6 +1,6 @@
 """Calls the profile hook sees only as C calls, or not at all: what the watch makes of them.
 
-A mixin of :class:`jitscope.tracing.effects_watch.EffectWatch`: a builtin called from user code
+A mixin of :class:`jitscope.effects.watch.EffectWatch`: a builtin called from user code
 (a catalogued effect, an in-place method of a watched container, NumPy's Cython random
 methods), print handed to C code (a ``functools.partial`` of it, ``map(print, xs)``,
 ``sorted(xs, key=print)``), print called by library code for the user, and ``sys.stdout.write``
@@ -14,20 +14,20 @@ import sys
 import types
 from typing import Any
 
-from jitscope.model.effects import EffectKind
-from jitscope.tracing.effects_bytecode import CodeFacts
-from jitscope.tracing.effects_catalog import (
+from jitscope.effects.bytecode import CodeFacts
+from jitscope.effects.catalog import (
     MUTATING_METHODS,
     STREAM_WRITE_METHODS,
     EffectCatalog,
     NumpyRandomSupport,
 )
-from jitscope.tracing.effects_frames import FrameChecks
-from jitscope.tracing.effects_state import PreexistingObjects, WatchedObject, resolve_path
+from jitscope.effects.frames import FrameChecks
+from jitscope.effects.state import PreexistingObjects, WatchedObject, resolve_path
+from jitscope.model.effects import EffectKind
 
 
 class CCallChecks:
-    """C calls and builtins handed to C code, for :class:`~jitscope.tracing.effects_watch.EffectWatch`."""
+    """C calls and builtins handed to C code, for :class:`~jitscope.effects.watch.EffectWatch`."""
 
     _catalog: EffectCatalog
     _numpy_random: NumpyRandomSupport

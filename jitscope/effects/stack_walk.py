@@ -1,8 +1,8 @@
-"""The symbolic stack walk over one code object's bytecode (see :mod:`jitscope.tracing.effects_bytecode`).
+"""The symbolic stack walk over one code object's bytecode (see :mod:`jitscope.effects.bytecode`).
 
 Every stack slot holds what is known about its value: an ``ObjectPath``, a constant, the
 result of a call, or None for "unknown". What the walk finds is recorded in the types of
-:mod:`jitscope.tracing.effects_code_facts`.
+:mod:`jitscope.effects.code_facts`.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import types
 from dataclasses import dataclass
 from typing import Any
 
-from jitscope.tracing.effects_code_facts import (
+from jitscope.effects.code_facts import (
     HANDING_BUILTINS,
     CallCandidate,
     HandedCall,

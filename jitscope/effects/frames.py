@@ -16,8 +16,7 @@ import types
 from collections.abc import Callable
 from typing import Any
 
-from jitscope.model.effects import EffectKind
-from jitscope.tracing.effects_bytecode import (
+from jitscope.effects.bytecode import (
     HANDING_BUILTINS,
     CodeFacts,
     HandedCall,
@@ -25,14 +24,15 @@ from jitscope.tracing.effects_bytecode import (
     StoreSite,
     analyse_code,
 )
-from jitscope.tracing.effects_catalog import NumpyRandomSupport
-from jitscope.tracing.effects_state import (
+from jitscope.effects.catalog import NumpyRandomSupport
+from jitscope.effects.state import (
     MISSING,
     PreexistingObjects,
     class_attribute,
     resolve_path,
     static_attribute,
 )
+from jitscope.model.effects import EffectKind
 
 #: ``report(kind, detail, code, line)``: count one effect at ``line`` of ``code``.
 Reporter = Callable[[EffectKind, str, types.CodeType, int], None]

@@ -6,7 +6,7 @@ import functools
 import inspect
 from typing import Any
 
-from jitscope.tracing.effects_bytecode import ObjectPath, analyse_code
+from jitscope.effects.bytecode import ObjectPath, analyse_code
 
 COUNTER = 0
 
