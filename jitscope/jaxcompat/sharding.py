@@ -122,6 +122,8 @@ def sharding_mesh(sharding: Any) -> Any | None:
 
 
 def shard_shape(sharding: Any, shape: tuple[int, ...]) -> tuple[int, ...] | None:
+    """The block of ``shape`` each device holds under ``sharding``, as JAX computes it (any kind of sharding,
+    uneven splits included); None where the sharding cannot say. The one place a block shape is worked out."""
     try:
         return tuple(int(d) for d in sharding.shard_shape(tuple(shape)))
     except Exception:  # noqa: BLE001 - a sharding that cannot say (uneven, unknown kind)

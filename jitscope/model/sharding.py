@@ -11,7 +11,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-#: Collective kinds as XLA names them (async ``-start``/``-done`` pairs are counted once, as the kind).
+#: Collective kinds as XLA names them (async ``-start``/``-done`` pairs are counted once, as the kind): the one
+#: list, read by the sharding analysis (``sharding/collectives.py``) and the profiler's op classes
+#: (``profiling/events.py``, which adds point-to-point transfers).
 COLLECTIVE_KINDS: tuple[str, ...] = (
     "all-reduce", "all-gather", "reduce-scatter", "all-to-all", "collective-permute", "collective-broadcast",
 )

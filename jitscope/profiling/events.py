@@ -16,12 +16,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from jitscope.jaxcompat.profiler import XEvent
+from jitscope.model.sharding import COLLECTIVE_KINDS
 
 NS = 1e-9
 
-#: HLO opcodes (and name prefixes) of collective communication: what the sharding view splits off.
-COLLECTIVE_OPCODES = ("all-reduce", "all-gather", "reduce-scatter", "all-to-all", "collective-permute",
-                      "collective-broadcast", "send", "recv", "ragged-all-to-all")
+#: HLO opcodes (and name prefixes) of collective communication: the collectives the sharding analysis
+#: lists, plus point-to-point transfers and ragged all-to-all, whose time is communication too.
+COLLECTIVE_OPCODES = (*COLLECTIVE_KINDS, "send", "recv", "ragged-all-to-all")
 COPY_OPCODES = ("copy", "copy-start", "copy-done")
 CONTROL_OPCODES = ("while", "conditional", "call")
 

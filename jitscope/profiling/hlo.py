@@ -194,6 +194,17 @@ def _metadata(attrs: str) -> tuple[str, int | None, Location | None]:
     return strings.get("op_name", ""), ints.get("stack_frame_id"), source
 
 
+def instruction_metadata(line: str) -> tuple[str, int | None, Location | None] | None:
+    """(op_name, stack frame id, source_file/source_line location) of one instruction line; None for other lines.
+
+    What :func:`parse_instruction` keeps of the metadata, without reading shapes and operands: the
+    HTML listing asks this of every line of a module's text.
+    """
+    if _INSTRUCTION.match(line) is None:
+        return None
+    return _metadata(line)
+
+
 def parse_instruction(line: str) -> Instruction | None:
     match = _INSTRUCTION.match(line)
     if match is None:

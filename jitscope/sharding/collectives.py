@@ -16,11 +16,11 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from jitscope.model.sharding import COLLECTIVE_KINDS
 from jitscope.profiling.hlo import HloModule as ParsedModule
 from jitscope.profiling.hlo import Instruction, parse_module
 
 _HLO_TO_SHORT = {"s8": "i8", "s16": "i16", "s32": "i32", "s64": "i64", "pred": "bool"}
-_KINDS = ("all-reduce", "all-gather", "reduce-scatter", "all-to-all", "collective-permute", "collective-broadcast")
 _IOTA_GROUPS = re.compile(r"replica_groups=\[(\d+),(\d+)\]<=\[([\d,]+)\](?:T\(([\d,]+)\))?")
 _LIST_GROUPS = re.compile(r"replica_groups=\{((?:\{[\d,]*\},?)*)\}")
 _MESH_GROUPS = re.compile(r"replica_groups=mesh\[([^\]]*)\]\s*\{([^}]*)\}")
@@ -142,7 +142,7 @@ def parse_hlo(text: str, is_user_file: Callable[[str], bool]) -> ModuleCollectiv
                 module.parameters[ins.name] = (ins.op_name.replace("\\'", "'") if ins.op_name
                                                else f"parameter {number.group(1) if number else '?'}")
             kind = ins.opcode.removesuffix("-start").removesuffix("-done")
-            if kind not in _KINDS:
+            if kind not in COLLECTIVE_KINDS:
                 continue
             if ins.opcode.endswith("-start"):
                 starts[ins.name] = ins

@@ -91,14 +91,6 @@ def check_spec(shape: Sequence[int], partition: Partition, mesh_axes: dict[str, 
                             "shard that dimension over fewer devices")
 
 
-def shard_shape(shape: Sequence[int], partition: Partition, mesh_axes: dict[str, int]) -> tuple[int, ...]:
-    """The block each device holds (assuming ``check_spec`` passed)."""
-    out = list(shape)
-    for dim, entry in enumerate(partition[: len(shape)]):
-        out[dim] = shape[dim] // math.prod(mesh_axes.get(a, 1) for a in axes_of(entry))
-    return tuple(out)
-
-
 def to_sharding(shape: Sequence[int], partition: Partition, mesh: Any, what: str) -> Any:
     """The ``NamedSharding`` for an array spec's partition on ``mesh`` (checked first)."""
     from jitscope.jaxcompat import sharding as jc

@@ -16,11 +16,9 @@ import os
 import re
 
 from jitscope.model.common import Location
+from jitscope.profiling.hlo import instruction_metadata
 
 _WRAPPED = re.compile(r"([\w-]*)\((.*)\)$")
-_HLO_OP_NAME = re.compile(r'op_name="((?:[^"\\]|\\.)*)"')
-_HLO_SOURCE = re.compile(r'source_file="((?:[^"\\]|\\.)*)"\s+source_line=(\d+)')
-_HLO_INSTRUCTION = re.compile(r"^\s*(?:ROOT\s+)?%[\w.\-]+\s*=")
 _MLIR_OP = re.compile(r"(?:=\s*|^\s*)(?:\"?)(stablehlo|chlo|mhlo)\.([a-z_]+)")
 _MLIR_FUNC = re.compile(r"func\.func\s+(?:public|private)?\s*@([\w.$-]+)")
 
@@ -117,13 +115,16 @@ def scope_of(primitive: str, params: tuple[tuple[str, str], ...]) -> tuple[str, 
 
 
 def hlo_line_links(line: str) -> tuple[str, str]:
-    """(op key, source key) of one line of HLO text; empty strings where it has none."""
-    if "metadata=" not in line or not _HLO_INSTRUCTION.match(line):
+    """(op key, source key) of one line of HLO text; empty strings where it has none.
+
+    The line is read by the one HLO reader (``profiling/hlo.py``); the source key comes from
+    ``source_file``/``source_line`` metadata, where XLA writes them.
+    """
+    found = instruction_metadata(line) if "metadata=" in line else None
+    if found is None:
         return "", ""
-    name = _HLO_OP_NAME.search(line)
-    source = _HLO_SOURCE.search(line)
-    key = op_key(name.group(1).replace('\\"', '"')) if name else ""
-    return key, src_key(source.group(1), int(source.group(2))) if source else ""
+    op_name, _, source = found
+    return op_key(op_name) if op_name else "", location_key(source)
 
 
 def stablehlo_line_links(line: str, func: str, top: str) -> tuple[str, str]:

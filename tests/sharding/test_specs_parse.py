@@ -7,7 +7,7 @@ import pytest
 from jitscope.errors import SpecError, UsageError
 from jitscope.load.specs import ArraySpec, parse_shapes
 from jitscope.sharding.mesh import parse_mesh
-from jitscope.sharding.specs import check_spec, shard_shape
+from jitscope.sharding.specs import check_spec
 
 
 def test_partition_syntax_in_positional_args_and_pytrees() -> None:
@@ -44,7 +44,6 @@ def test_parse_mesh() -> None:
 def test_check_spec_against_a_mesh() -> None:
     axes = {"data": 4, "model": 2}
     check_spec((64, 128), ("data", "model"), axes, "x")
-    assert shard_shape((64, 128), (("data", "model"), None), axes) == (8, 128)
     cases = {
         ("data", "batch"): "unknown mesh axis 'batch'",
         ("data", None, None): "has 3 entries but the array has 2",
