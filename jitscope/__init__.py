@@ -8,6 +8,7 @@ The Python API (each returns the record the CLI renders; see ``jitscope.api``)::
     timing = jitscope.bench(train_step, model, optimizer, batch)   # first call against cached calls
     lines = jitscope.profile(train_step, model, optimizer, batch)  # device time by source line
     findings = jitscope.lint("src/")                               # JAX hazards, statically
+    change = jitscope.diff(step_before, step_after, model, batch)   # what a change did to the compiled program
     with jitscope.watch() as w:                                    # every compile of a block, with causes
         ...
 
@@ -26,12 +27,14 @@ __version__ = "0.1.0"
 if TYPE_CHECKING:
     from jitscope.api import (
         BenchResult,
+        DiffResult,
         LintResult,
         ProfileResult,
         TraceResult,
         Watch,
         WatchResult,
         bench,
+        diff,
         lint,
         profile,
         trace,
@@ -39,8 +42,8 @@ if TYPE_CHECKING:
     )
 
 __all__ = [
-    "BenchResult", "LintResult", "ProfileResult", "TraceResult", "Watch", "WatchResult", "__version__", "bench",
-    "lint", "load_ipython_extension", "profile", "trace", "watch",
+    "BenchResult", "DiffResult", "LintResult", "ProfileResult", "TraceResult", "Watch", "WatchResult", "__version__",
+    "bench", "diff", "lint", "load_ipython_extension", "profile", "trace", "watch",
 ]
 
 _API = frozenset(__all__) - {"__version__", "load_ipython_extension"}

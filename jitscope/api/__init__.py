@@ -11,6 +11,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from jitscope.api.diff import DiffResult, diff
     from jitscope.api.functions import Watch, bench, lint, profile, trace, watch
     from jitscope.api.results import (
         BenchResult,
@@ -25,13 +26,14 @@ if TYPE_CHECKING:
     )
 
 _WHERE = {
+    **dict.fromkeys(("DiffResult", "diff"), "jitscope.api.diff"),
     **dict.fromkeys(("Watch", "bench", "lint", "profile", "trace", "watch"), "jitscope.api.functions"),
     **dict.fromkeys(("BenchResult", "FirstCall", "LintResult", "ProfileResult", "Result", "Timing", "TraceCall",
                      "TraceResult", "WatchResult"), "jitscope.api.results"),
 }
 __all__ = [
-    "BenchResult", "FirstCall", "LintResult", "ProfileResult", "Result", "Timing", "TraceCall", "TraceResult",
-    "Watch", "WatchResult", "bench", "lint", "profile", "trace", "watch",
+    "BenchResult", "DiffResult", "FirstCall", "LintResult", "ProfileResult", "Result", "Timing", "TraceCall", "TraceResult",
+    "Watch", "WatchResult", "bench", "diff", "lint", "profile", "trace", "watch",
 ]
 
 
