@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import ast
 from functools import cached_property
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from jitscope.linter.analysis import qualified_names as nm
 from jitscope.linter.analysis.ast_walk import child_nodes
@@ -40,10 +40,7 @@ from jitscope.linter.analysis.source import char_column, match_lines
 from jitscope.linter.analysis.taint_calls import MUTATORS
 from jitscope.linter.analysis.taint_flags import ARRAY, CONTAINER, FRESH, FunctionFacts
 from jitscope.linter.context_values import Origin, ValueOrigins, root_name
-from jitscope.model.lint import Finding
-
-if TYPE_CHECKING:
-    from jitscope.linter.rule import Rule
+from jitscope.model.lint import Finding, RuleIdentity
 
 #: What the taint pass learned about one traced function.
 TracedFunction = FunctionFacts
@@ -107,7 +104,7 @@ class ModuleContext(ValueOrigins):
     # -- findings --------------------------------------------------------------------------------
 
     def finding(
-        self, rule: Rule, node: ast.AST, message: str, function: str = "<module>", suggestion: str = ""
+        self, rule: RuleIdentity, node: ast.AST, message: str, function: str = "<module>", suggestion: str = ""
     ) -> Finding:
         """A finding of ``rule`` spanning ``node``, with character (not byte) columns."""
         line = getattr(node, "lineno", 1)

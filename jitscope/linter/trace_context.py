@@ -11,15 +11,11 @@ no JAX objects, nothing imported from the tracer.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from jitscope.model.effects import EffectRecord
-from jitscope.model.lint import Finding
+from jitscope.model.lint import Finding, RuleIdentity
 from jitscope.model.trace import Diagnostic
 from jitscope.userframes import display_path
-
-if TYPE_CHECKING:
-    from jitscope.linter.rule import Rule
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,7 +63,7 @@ class TraceContext:
         """``tracing f failed`` (``... failed in call 2 of 3 (f32[8])`` for a later call of a sequence)."""
         return f"tracing {self.target} failed" + (f" in {self.failed_call}" if self.failed_call else "")
 
-    def finding(self, rule: Rule, message: str, where: Place, suggestion: str = "") -> Finding:
+    def finding(self, rule: RuleIdentity, message: str, where: Place, suggestion: str = "") -> Finding:
         """A dynamic finding of ``rule`` at ``where`` (columns 1-2: the tracer knows lines only)."""
         return Finding(
             code=rule.code,
@@ -84,7 +80,7 @@ class TraceContext:
             source="dynamic",
         )
 
-    def effect_finding(self, rule: Rule, effect: EffectRecord) -> Finding:
+    def effect_finding(self, rule: RuleIdentity, effect: EffectRecord) -> Finding:
         """The finding for one side effect seen while tracing, at the line that ran it."""
         loc = effect.location
         times = f" ({effect.count} times)" if effect.count > 1 else ""
@@ -92,7 +88,7 @@ class TraceContext:
         where = Place(display_path(loc.file), loc.line, loc.function)
         return self.finding(rule, message, where, effect.describe().split("; ", 1)[-1])
 
-    def failure_finding(self, rule: Rule) -> Finding | None:
+    def failure_finding(self, rule: RuleIdentity) -> Finding | None:
         """The finding for the explained trace failure (at the user's line, else at the ``def``)."""
         diag = self.failure
         if diag is None:

@@ -8,7 +8,7 @@ them, and a saved JSON report can be read back with ``from_jsonable(LintReport, 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, Protocol
 
 from jitscope.model.common import SCHEMA_VERSION
 
@@ -25,6 +25,19 @@ def severity_rank(severity: str) -> int:
         return SEVERITIES.index(severity)
     except ValueError:
         return len(SEVERITIES) - 1
+
+
+class RuleIdentity(Protocol):
+    """What a finding copies from the rule that made it (``linter.rule.Rule`` has these as class variables)."""
+
+    @property
+    def code(self) -> str: ...
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def severity(self) -> Severity: ...
 
 
 @dataclass(frozen=True, slots=True)

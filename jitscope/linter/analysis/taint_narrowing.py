@@ -9,13 +9,22 @@ paths, so the taint pass honours them.
 from __future__ import annotations
 
 import ast
-from typing import TYPE_CHECKING
+from typing import Protocol
 
+from jitscope.linter.analysis.module_index import ModuleIndex
 from jitscope.linter.analysis.parameters import param_defaults
 from jitscope.linter.analysis.qualified_names import last_name
+from jitscope.linter.analysis.taint_flags import FunctionFacts
 
-if TYPE_CHECKING:
-    from jitscope.linter.analysis.taint import TaintAnalyzer
+
+class TaintAnalyzer(Protocol):
+    """What these checks read of ``taint.TaintAnalyzer`` (a protocol: taint.py imports this module)."""
+
+    index: ModuleIndex
+    facts: FunctionFacts
+    flags: dict[int, int]
+    env: dict[str, int]
+    bound: set[str]
 
 #: Calls whose truth proves their argument is a concrete Python/NumPy value (jax internals).
 _CONCRETE_CHECKS = frozenset({"is_constant_dim", "is_constant_shape", "is_concrete", "is_python_scalar"})
