@@ -56,7 +56,7 @@ def child(sharded: bool, rounds: int) -> None:
     if sharded:
         os.environ["XLA_FLAGS"] = os.environ.get("XLA_FLAGS", "") + " --xla_force_host_platform_device_count=8"
     from jitscope.sharding import analyse
-    from jitscope.sharding.mesh import mesh_scope
+    from jitscope.load.mesh import mesh_scope
     from jitscope.tracing.pipeline import run_trace
 
     spent: list[float] = []

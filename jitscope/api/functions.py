@@ -124,8 +124,8 @@ def profile(
     >>> result.lines[0].location, result.lines[0].share
     """
     from jitscope.api.results import ProfileResult
+    from jitscope.load.mesh import example_mesh_scope
     from jitscope.profiling.runner import ProfileOptions, profile_calls
-    from jitscope.sharding.mesh import example_mesh_scope
     from jitscope.timing.plan import plan_calls
 
     check_count("calls", calls, limit=100_000)

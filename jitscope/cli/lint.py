@@ -188,7 +188,7 @@ def _dynamic_findings(
     devices: int | None = None, mesh: str | None = None,
 ) -> list[Finding]:
     """Trace the targets (abstract inputs, nothing allocated) and turn what happened into findings."""
-    from jitscope.sharding.mesh import example_mesh_scope, mesh_scope
+    from jitscope.load.mesh import example_mesh_scope, mesh_scope
     from jitscope.tracing.checks import lint_targets
     from jitscope.tracing.run import calls_from_flags, load_all
 

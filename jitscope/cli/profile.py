@@ -59,10 +59,10 @@ def profile(
     """Profile TARGET's cached calls and attribute the device time to its source lines."""
     from jitscope.cli.stdout import user_output_to_stderr
     from jitscope.faults import user_code_scope
+    from jitscope.load.mesh import example_mesh_scope, mesh_scope
     from jitscope.profiling.runner import ProfileOptions, profile_calls
     from jitscope.render.console import make_console
     from jitscope.render.progress import progress_bar
-    from jitscope.sharding.mesh import example_mesh_scope, mesh_scope
     from jitscope.timing.plan import plan_calls
 
     fmt_name = resolve_format(fmt, out)

@@ -95,8 +95,8 @@ def trace(
     compile_number: CompileOpt = 1,
 ) -> None:
     """Trace TARGET with abstract inputs and show its jaxpr, StableHLO, HLO, cost and memory."""
+    from jitscope.load.mesh import mesh_scope
     from jitscope.render.console import make_console
-    from jitscope.sharding.mesh import mesh_scope
     from jitscope.tracing.pipeline import run_trace, write_outputs
 
     report_file = out if is_report_file(out) else None

@@ -5,12 +5,11 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from jitscope.dtypes import SHORT_NAMES
 from jitscope.model.trace import SeenArg
 
 
 def short_dtype(dtype: Any) -> str:
-    from jitscope.load.specs import SHORT_NAMES
-
     name = getattr(dtype, "name", str(dtype))
     return SHORT_NAMES.get(name, name)
 

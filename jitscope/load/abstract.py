@@ -85,6 +85,6 @@ def leaf_sharding(spec: ArraySpec) -> Any:
     """The ``NamedSharding`` of a spec with ``@(...)`` on the active mesh; None when it has none."""
     if spec.sharding is None:
         return None
-    from jitscope.sharding.specs import sharding_for
+    from jitscope.load.mesh import sharding_for
 
     return sharding_for(spec)

@@ -20,10 +20,11 @@ turned into an abstract spec so nothing is allocated.
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 from typing import Any
 
-from jitscope.errors import SpecError
+from jitscope.errors import SpecError, UsageError
 from jitscope.load.specs import ArgSet, ArraySpec, build_argset, parse_value
 
 EXAMPLES_ATTR = "JITSCOPE_EXAMPLES"
@@ -43,7 +44,7 @@ def _leaf_spec(value: Any) -> Any:
     if hasattr(value, "shape") and hasattr(value, "dtype"):
         import numpy as np
 
-        from jitscope.sharding.specs import partition_of
+        from jitscope.load.mesh import partition_of
 
         partition, mesh = partition_of(getattr(value, "sharding", None))
         return ArraySpec(tuple(int(d) for d in value.shape), np.dtype(value.dtype).name,
@@ -76,11 +77,26 @@ def parse_example_entry(key: str, entry: Any, source: str = EXAMPLES_ATTR) -> tu
     kwargs.update(statics)
     argset = ArgSet(args, kwargs, tuple(statics), label=str(entry.get("label", "")))
     if "mesh" in entry:  # the mesh its @(...) shardings are laid out on, e.g. "data=4,model=2"
-        from jitscope.sharding.specs import on_mesh
-
         argset = on_mesh(argset, entry["mesh"], where)
     return (argset,)
 
+
+
+def on_mesh(argset: Any, mesh: Any, where: str) -> Any:
+    """An example's ArgSet whose sharded specs are declared on ``mesh`` (its ``"mesh"`` key)."""
+    from jitscope.load.abstract import map_specs
+    from jitscope.load.mesh import parse_mesh
+
+    try:
+        text = str(parse_mesh(str(mesh)))
+    except UsageError as exc:
+        raise SpecError(f"{where}: 'mesh' {mesh!r} is not NAME=SIZE,...", hint="for example \"data=4,model=2\"") from exc
+
+    def place(spec: Any) -> Any:
+        return dataclasses.replace(spec, mesh=text) if spec.sharding is not None and not spec.mesh else spec
+
+    args, kwargs = map_specs(argset, place)
+    return dataclasses.replace(argset, args=args, kwargs=kwargs)
 
 def examples_for(module: Any, attr_path: str) -> tuple[ArgSet, ...]:
     """The ArgSets declared for ``attr_path`` in ``module``, or ()."""

@@ -15,6 +15,7 @@ import sys
 import types
 from typing import Any
 
+from jitscope.dtypes import SHORT_NAMES, array_nbytes
 from jitscope.view.format import fmt_bytes, plural
 
 #: A repr up to this long, on one line and without an address, is shown as it is.
@@ -27,8 +28,6 @@ def describe_object(value: Any) -> str:
     """``GPT(110,529 params, 432 KiB)`` for a module, ``Optimizer(77 arrays, 864 KiB)`` for other array
     holders, a short repr as it is, else ``TypeName(...)``; never an array's values."""
     if is_array(value):  # a live array: its spec, not its values
-        from jitscope.load.specs import SHORT_NAMES
-
         dtype = str(getattr(value.dtype, "name", value.dtype))
         return f"{SHORT_NAMES.get(dtype, dtype)}[{','.join(str(d) for d in value.shape)}]"
     name = type(value).__name__
@@ -72,9 +71,7 @@ def leaf_bytes(leaf: Any) -> int:
         return nbytes
     itemsize = getattr(leaf.dtype, "itemsize", None)
     if not isinstance(itemsize, int):
-        from jitscope.load.specs import ArraySpec
-
-        return ArraySpec(tuple(leaf.shape), str(leaf.dtype)).nbytes if isinstance(leaf.dtype, str) else 0
+        return array_nbytes(tuple(leaf.shape), leaf.dtype) if isinstance(leaf.dtype, str) else 0
     return leaf_size(leaf) * itemsize
 
 

@@ -19,39 +19,9 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from jitscope.dtypes import EXTRA_DTYPES, ITEMSIZE, SHORT_DTYPES, SHORT_NAMES, array_nbytes
 from jitscope.errors import SpecError
-from jitscope.sharding.specs import Partition, format_partition, parse_partition
-
-#: Short dtype names accepted in specs, mapped to numpy names.
-SHORT_DTYPES: dict[str, str] = {
-    "bf16": "bfloat16",
-    "f16": "float16",
-    "f32": "float32",
-    "f64": "float64",
-    "i8": "int8",
-    "i16": "int16",
-    "i32": "int32",
-    "i64": "int64",
-    "u8": "uint8",
-    "u16": "uint16",
-    "u32": "uint32",
-    "u64": "uint64",
-    "bool": "bool",
-    "pred": "bool",
-    "c64": "complex64",
-    "c128": "complex128",
-}
-#: numpy name -> short name, for display.
-SHORT_NAMES: dict[str, str] = {v: k for k, v in SHORT_DTYPES.items() if k != "pred"}
-#: Extra numpy-style names (ml_dtypes) that jax understands.
-EXTRA_DTYPES: frozenset[str] = frozenset(
-    {"float8_e4m3fn", "float8_e5m2", "float8_e4m3b11fnuz", "float8_e4m3fnuz", "float8_e5m2fnuz", "int4", "uint4"}
-)
-_ITEMSIZE: dict[str, float] = {
-    "bool": 1, "int4": 0.5, "uint4": 0.5, "int8": 1, "uint8": 1, "int16": 2, "uint16": 2, "int32": 4,
-    "uint32": 4, "int64": 8, "uint64": 8, "bfloat16": 2, "float16": 2, "float32": 4, "float64": 8,
-    "complex64": 8, "complex128": 16,
-}  # fmt: skip
+from jitscope.load.partition import Partition, format_partition, parse_partition
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,7 +42,7 @@ class ArraySpec:
 
     @property
     def nbytes(self) -> int:
-        return math.ceil(self.size * _ITEMSIZE.get(self.dtype, 1))
+        return array_nbytes(self.shape, self.dtype)
 
     def __str__(self) -> str:
         text = f"{SHORT_NAMES.get(self.dtype, self.dtype)}[{','.join(map(str, self.shape))}]"
@@ -164,7 +134,7 @@ def canonical_dtype(name: str) -> str | None:
     lowered = name.lower()
     if lowered in SHORT_DTYPES:
         return SHORT_DTYPES[lowered]
-    if lowered in _ITEMSIZE or lowered in EXTRA_DTYPES:
+    if lowered in ITEMSIZE or lowered in EXTRA_DTYPES:
         return lowered
     return None
 
@@ -274,7 +244,7 @@ class _Parser:
         dims_node = node.slice
         elts = dims_node.elts if isinstance(dims_node, ast.Tuple) else [dims_node]
         shape = []
-        nbytes = _ITEMSIZE.get(dtype, 1)
+        nbytes = ITEMSIZE.get(dtype, 1)
         for dim in elts:
             if not (isinstance(dim, ast.Constant) and type(dim.value) is int and dim.value >= 0):
                 raise self.error(f"dimension must be a non-negative integer, got {ast.unparse(dim)}", dim)

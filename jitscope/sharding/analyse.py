@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 from jitscope.load.abstract import map_specs
+from jitscope.load.partition import Partition, format_partition
 from jitscope.load.specs import SHORT_NAMES, ArgSet, ArraySpec
 from jitscope.model.sharding import (
     Collective,
@@ -22,7 +23,6 @@ from jitscope.model.sharding import (
     ShardingRecord,
     ShardingWarning,
 )
-from jitscope.sharding.specs import Partition, format_partition
 
 if TYPE_CHECKING:
     from jitscope.sharding.collectives import HloCollective, ModuleCollectives
@@ -222,8 +222,8 @@ def sharding_warnings(inputs: tuple[LeafSharding, ...], outputs: tuple[LeafShard
 def analyse_compiled(lowered: Any, compiled: Any, argset: ArgSet, names: tuple[str, ...] = ()) -> ShardingRecord | None:
     """The ShardingRecord of a compiled program, or None for an unsharded one-device program."""
     from jitscope.jaxcompat import sharding as jc
+    from jitscope.load.mesh import active_mesh
     from jitscope.sharding.collectives import parse_hlo  # the HLO reader: only for sharded programs
-    from jitscope.sharding.mesh import active_mesh
     from jitscope.userframes import is_user_file
 
     devices = jc.executable_device_count(compiled)

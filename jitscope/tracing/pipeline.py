@@ -10,12 +10,12 @@ from pathlib import Path
 from typing import Any
 
 from jitscope.jaxcompat.caches import forget_other_functions_lines
+from jitscope.load.mesh import example_mesh_scope
 from jitscope.load.specs import ArgSet
 from jitscope.load.target import TargetHandle, check_call
 from jitscope.model.trace import SourceLineRecord, TraceRecord, TraceReport
 from jitscope.render.jaxpr_layout import LocationsMode
 from jitscope.sharding.analyse import ShardingProbe
-from jitscope.sharding.mesh import example_mesh_scope
 from jitscope.stages.compile import CompileSkipped, lower_and_compile
 from jitscope.tracing.line_costs import line_costs
 from jitscope.tracing.lines import source_lines

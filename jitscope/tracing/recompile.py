@@ -17,8 +17,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from jitscope.load.partition import format_partition
 from jitscope.load.specs import SHORT_NAMES, ArgSet, ArraySpec, iter_array_specs
-from jitscope.sharding.specs import format_partition
 from jitscope.tracing import cachekeys
 from jitscope.tracing.cachekeys import Key, KeyDiff, diff
 

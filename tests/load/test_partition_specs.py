@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from jitscope.errors import SpecError, UsageError
+from jitscope.load.mesh import parse_mesh
+from jitscope.load.partition import check_spec
 from jitscope.load.specs import ArraySpec, parse_shapes
-from jitscope.sharding.mesh import parse_mesh
-from jitscope.sharding.specs import check_spec
 
 
 def test_partition_syntax_in_positional_args_and_pytrees() -> None:

@@ -14,11 +14,12 @@ import contextlib
 import contextvars
 import math
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from jitscope.errors import UsageError
+from jitscope.errors import SpecError, UsageError
+from jitscope.load.partition import Partition, check_spec
 
 _AXIS = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)\s*=\s*(\d+)\s*$")
 
@@ -153,3 +154,54 @@ def example_mesh_scope(argsets: Iterable[Any]) -> Iterator[Any | None]:
         return
     with mesh_scope(None, text) as mesh:
         yield mesh
+
+
+def to_sharding(shape: Sequence[int], partition: Partition, mesh: Any, what: str) -> Any:
+    """The ``NamedSharding`` for an array spec's partition on ``mesh`` (checked first)."""
+    from jitscope.jaxcompat import sharding as jc
+
+    check_spec(shape, partition, dict(jc.mesh_axes(mesh)), what)
+    return jc.named_sharding(mesh, partition)
+
+
+def no_mesh_error(what: str) -> SpecError:
+    return SpecError(f"{what} has a sharding but no mesh is set up",
+                     hint="pass --mesh NAME=SIZE,..., for example --mesh data=4, which on CPU also sets --devices")
+
+
+def sharding_for(spec: Any) -> Any:
+    """The ``NamedSharding`` of an ArraySpec with a partition, on the active mesh (``--mesh``).
+
+    A spec from an example with a ``"mesh"`` key, or from a ``ShapeDtypeStruct``, remembers its
+    mesh (``spec.mesh``): without ``--mesh`` that mesh is built over the devices here (the
+    commands set it up first, ``mesh.example_mesh_scope``); ``--mesh`` overrides it.
+    """
+    from jitscope.jaxcompat import sharding as jc
+
+    what = str(spec)
+    mesh = active_mesh()
+    # With --mesh, it wins: the spec's axes are checked against it, so an example can be tried on another mesh.
+    if spec.mesh and mesh is None:
+        wanted = parse_mesh(spec.mesh)
+        if not jc.backends_initialized():  # on CPU, JAX can still be given the devices the example needs
+            jc.request_cpu_devices(wanted.size)
+        available = jc.devices()
+        if len(available) < wanted.size:
+            raise SpecError(f"{what} was declared on mesh {spec.mesh} ({wanted.size} devices), but JAX has "
+                            f"{len(available)}", hint=f"pass --devices {wanted.size}")
+        mesh = build_mesh(wanted, available[: wanted.size])
+    if mesh is None:
+        raise no_mesh_error(what)
+    return to_sharding(spec.shape, spec.sharding, mesh, what)
+
+
+def partition_of(sharding: Any) -> tuple[Partition | None, str]:
+    """A ``ShapeDtypeStruct``'s (or array's) NamedSharding as (partition, mesh text); (None, "") otherwise."""
+    if sharding is None:
+        return None, ""
+    from jitscope.jaxcompat import sharding as jc
+
+    partition, mesh = jc.spec_entries(sharding), jc.sharding_mesh(sharding)
+    if partition is None or mesh is None:
+        return None, ""
+    return partition, ",".join(f"{k}={v}" for k, v in jc.mesh_axes(mesh))

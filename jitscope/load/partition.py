@@ -7,8 +7,8 @@ Syntax (after an array spec, ``@`` then a partition spec, one entry per leading 
 - ``@((data,model),None)``: the first dimension split over both axes (data major).
 
 Entries are axis names (bare or quoted) or None. Parsing needs no mesh; ``check_spec``
-checks a spec against the mesh (axis names, rank, divisibility) and ``to_sharding`` builds
-the ``NamedSharding``. Pure Python except ``to_sharding``.
+checks a spec against the mesh (axis names, rank, divisibility). Pure Python: the
+``NamedSharding`` is built in :mod:`jitscope.load.mesh` (``to_sharding``), which owns the mesh.
 """
 
 from __future__ import annotations
@@ -89,75 +89,3 @@ def check_spec(shape: Sequence[int], partition: Partition, mesh_axes: dict[str, 
             raise SpecError(f"{what}: dimension {dim} (size {size}) is not divisible by {ways} "
                             f"({'*'.join(axes)} in mesh {names})", hint="pick a size that is a multiple, or "
                             "shard that dimension over fewer devices")
-
-
-def to_sharding(shape: Sequence[int], partition: Partition, mesh: Any, what: str) -> Any:
-    """The ``NamedSharding`` for an array spec's partition on ``mesh`` (checked first)."""
-    from jitscope.jaxcompat import sharding as jc
-
-    check_spec(shape, partition, dict(jc.mesh_axes(mesh)), what)
-    return jc.named_sharding(mesh, partition)
-
-
-def no_mesh_error(what: str) -> SpecError:
-    return SpecError(f"{what} has a sharding but no mesh is set up",
-                     hint="pass --mesh NAME=SIZE,..., for example --mesh data=4, which on CPU also sets --devices")
-
-
-def sharding_for(spec: Any) -> Any:
-    """The ``NamedSharding`` of an ArraySpec with a partition, on the active mesh (``--mesh``).
-
-    A spec from an example with a ``"mesh"`` key, or from a ``ShapeDtypeStruct``, remembers its
-    mesh (``spec.mesh``): without ``--mesh`` that mesh is built over the devices here (the
-    commands set it up first, ``mesh.example_mesh_scope``); ``--mesh`` overrides it.
-    """
-    from jitscope.jaxcompat import sharding as jc
-    from jitscope.sharding.mesh import active_mesh, build_mesh, parse_mesh
-
-    what = str(spec)
-    mesh = active_mesh()
-    # With --mesh, it wins: the spec's axes are checked against it, so an example can be tried on another mesh.
-    if spec.mesh and mesh is None:
-        wanted = parse_mesh(spec.mesh)
-        if not jc.backends_initialized():  # on CPU, JAX can still be given the devices the example needs
-            jc.request_cpu_devices(wanted.size)
-        available = jc.devices()
-        if len(available) < wanted.size:
-            raise SpecError(f"{what} was declared on mesh {spec.mesh} ({wanted.size} devices), but JAX has "
-                            f"{len(available)}", hint=f"pass --devices {wanted.size}")
-        mesh = build_mesh(wanted, available[: wanted.size])
-    if mesh is None:
-        raise no_mesh_error(what)
-    return to_sharding(spec.shape, spec.sharding, mesh, what)
-
-
-def partition_of(sharding: Any) -> tuple[Partition | None, str]:
-    """A ``ShapeDtypeStruct``'s (or array's) NamedSharding as (partition, mesh text); (None, "") otherwise."""
-    if sharding is None:
-        return None, ""
-    from jitscope.jaxcompat import sharding as jc
-
-    partition, mesh = jc.spec_entries(sharding), jc.sharding_mesh(sharding)
-    if partition is None or mesh is None:
-        return None, ""
-    return partition, ",".join(f"{k}={v}" for k, v in jc.mesh_axes(mesh))
-
-
-def on_mesh(argset: Any, mesh: Any, where: str) -> Any:
-    """An example's ArgSet whose sharded specs are declared on ``mesh`` (its ``"mesh"`` key)."""
-    import dataclasses
-
-    from jitscope.errors import UsageError
-    from jitscope.load.abstract import map_specs
-    from jitscope.sharding.mesh import parse_mesh
-
-    try:
-        text = str(parse_mesh(str(mesh)))
-    except UsageError as exc:
-        raise SpecError(f"{where}: 'mesh' {mesh!r} is not NAME=SIZE,...", hint="for example \"data=4,model=2\"") from exc
-
-    def place(spec: Any) -> Any:
-        return dataclasses.replace(spec, mesh=text) if spec.sharding is not None and not spec.mesh else spec
-
-    args, kwargs = map_specs(argset, place)
-    return dataclasses.replace(argset, args=args, kwargs=kwargs)
