@@ -1,6 +1,6 @@
 """A compiled sharded program -> ``ShardingRecord``: layouts, collectives, traffic per line, warnings.
 
-``ShardingProbe`` is handed to ``stages.compile.lower_and_compile``, which calls it with the
+``ShardingProbe`` is handed to ``tracing.compile.lower_and_compile``, which calls it with the
 Lowered and Compiled stages; it keeps a record only for programs that run on more than one
 device or whose arguments were given shardings, so ordinary traces are unchanged.
 """

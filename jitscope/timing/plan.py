@@ -12,9 +12,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
+from jitscope.load.calls import calls_from_flags, load_all
 from jitscope.load.specs import ArgSet
 from jitscope.load.target import TargetHandle, check_call
-from jitscope.tracing.run import calls_from_flags, load_all
 
 
 def plan_calls(

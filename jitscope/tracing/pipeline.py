@@ -10,17 +10,17 @@ from pathlib import Path
 from typing import Any
 
 from jitscope.jaxcompat.caches import forget_other_functions_lines
+from jitscope.load.calls import calls_from_flags, load_all
 from jitscope.load.mesh import example_mesh_scope
 from jitscope.load.specs import ArgSet
 from jitscope.load.target import TargetHandle, check_call
 from jitscope.model.trace import SourceLineRecord, TraceRecord, TraceReport
 from jitscope.render.jaxpr_layout import LocationsMode
 from jitscope.sharding.analyse import ShardingProbe
-from jitscope.stages.compile import CompileSkipped, lower_and_compile
+from jitscope.tracing.compile import CompileSkipped, lower_and_compile
 from jitscope.tracing.line_costs import line_costs
 from jitscope.tracing.lines import source_lines
 from jitscope.tracing.recompile import cache_hits
-from jitscope.tracing.run import calls_from_flags, load_all
 from jitscope.tracing.session import TraceHandle, trace_target
 
 

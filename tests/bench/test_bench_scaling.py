@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from jitscope.load.calls import static_variants
 from jitscope.timing.scaling import loglog_slope, scaling_records
-from jitscope.tracing.run import static_variants
 
 
 def test_loglog_slope_recovers_power_laws():

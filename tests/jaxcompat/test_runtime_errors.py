@@ -13,7 +13,7 @@ from jitscope.jaxcompat.runtime_errors import (
     runtime_error_types,
     status_code,
 )
-from jitscope.stages.compile import lower_and_compile
+from jitscope.tracing.compile import lower_and_compile
 
 GPU_OOM = "RESOURCE_EXHAUSTED: Out of memory while trying to allocate 17179869184 bytes."
 BFC_OOM = "RESOURCE_EXHAUSTED: Failed to allocate request for 16.00GiB (17179869184B) on device ordinal 0"

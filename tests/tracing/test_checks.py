@@ -4,9 +4,9 @@ from pathlib import Path
 
 import pytest
 
+from jitscope.load.calls import default_calls
 from jitscope.load.target import load_targets
 from jitscope.tracing.checks import lint_targets as _lint_targets
-from jitscope.tracing.run import default_calls
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 

@@ -6,7 +6,7 @@ import pytest
 
 from jitscope.load.specs import build_argset
 from jitscope.load.target import load_targets
-from jitscope.stages.compile import lower_and_compile
+from jitscope.tracing.compile import lower_and_compile
 from jitscope.tracing.session import trace_target
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
