@@ -22,7 +22,7 @@ TARGETS = ("profile_hotspot.py:layer", "mlp.py:train_step", "transformer.py:enco
 
 
 def fmt(seconds: float) -> str:
-    from jitscope.view.format import fmt_duration
+    from jitscope.units import fmt_duration
 
     return fmt_duration(seconds)
 

@@ -181,7 +181,7 @@ class _Session:
             write_atomic(self.here / self.bench_json, json.dumps(document, indent=4, allow_nan=False) + "\n")
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
-        from jitscope.view.format import fmt_duration
+        from jitscope.units import fmt_duration
 
         if self.report:
             results = sorted(self.results, key=lambda r: (-r.compile_s, -r.compiles, r.nodeid))

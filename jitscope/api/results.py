@@ -312,7 +312,7 @@ class BenchResult(Result["BenchReport"]):
     def summary(self) -> str:
         if not self.record.rows:
             return "bench: nothing measured"
-        from jitscope.view.format import fmt_duration
+        from jitscope.units import fmt_duration
 
         row = self.record.rows[0]
         return (f"{row.target}({row.call}): first call {fmt_duration(row.cold.median.total)}, cached "

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from jitscope.errors import UsageError
 from jitscope.model.diff import CallDiff, GateResult, Metric
-from jitscope.view.format import fmt_bytes, fmt_change, fmt_duration, fmt_si
+from jitscope.units import fmt_bytes, fmt_change, fmt_duration, fmt_si
 
 #: Metric names ``--fail-on`` takes (``comparison/compare.py`` makes a Metric of each), plus ``runtime``.
 METRIC_NAMES: tuple[str, ...] = (

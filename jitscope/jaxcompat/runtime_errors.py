@@ -19,7 +19,7 @@ import warnings
 from dataclasses import dataclass
 
 from jitscope.errors import DeviceMemoryError
-from jitscope.view.format import fmt_bytes
+from jitscope.units import fmt_bytes
 
 #: Where each JAX version keeps its runtime error class: (module, attribute), newest first.
 _CLASS_LOCATIONS = (

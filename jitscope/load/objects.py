@@ -16,7 +16,7 @@ import types
 from typing import Any
 
 from jitscope.dtypes import SHORT_NAMES, array_nbytes
-from jitscope.view.format import fmt_bytes, plural
+from jitscope.units import fmt_bytes, plural
 
 #: A repr up to this long, on one line and without an address, is shown as it is.
 SHORT_REPR = 60

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from jitscope.model.jaxpr import AvalRecord, JaxprSummary
 from jitscope.render.lines import Line
-from jitscope.view.format import fmt_bytes as format_bytes
+from jitscope.units import fmt_bytes as format_bytes
 
 LABEL = "jaxpr.label"
 TYPE = "jaxpr.type"

@@ -18,8 +18,8 @@ import sys
 from collections.abc import Sequence
 
 from jitscope.model.run import USER, RunRecord
-from jitscope.view.format import fmt_duration as fmt_time
-from jitscope.view.format import fmt_share
+from jitscope.units import fmt_duration as fmt_time
+from jitscope.units import fmt_share
 
 #: The console width when stderr is piped (``render.console.PIPE_WIDTH``; importing it imports rich).
 PIPE_WIDTH = 100

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from jitscope.model.run import USER, CompileEvent, FunctionSummary
-from jitscope.view.format import fmt_duration
+from jitscope.units import fmt_duration
 
 
 def should_log(event: CompileEvent, mode: str) -> bool:

@@ -183,7 +183,7 @@ def is_requested(c: Collective) -> bool:
 def sharding_warnings(inputs: tuple[LeafSharding, ...], outputs: tuple[LeafSharding, ...],
                       collectives: tuple[Collective, ...], devices: int) -> tuple[ShardingWarning, ...]:
     """The usual mistakes: big replicated inputs, gathers in loop bodies, layouts changed behind the user's back."""
-    from jitscope.view.format import fmt_bytes
+    from jitscope.units import fmt_bytes
 
     out: list[ShardingWarning] = []
     if inputs and all(leaf.replicated or devices <= 1 for leaf in inputs):

@@ -143,7 +143,7 @@ def parse_seconds(text: str, option: str) -> float:
 
 
 def _fmt_s(seconds: float) -> str:
-    from jitscope.view.format import fmt_duration
+    from jitscope.units import fmt_duration
 
     return fmt_duration(seconds)
 

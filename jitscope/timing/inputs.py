@@ -16,7 +16,7 @@ from typing import Any
 from jitscope.errors import ResourceError
 from jitscope.load.abstract import leaf_sharding, map_specs
 from jitscope.load.specs import ArgSet, ArraySpec
-from jitscope.view.format import fmt_bytes
+from jitscope.units import fmt_bytes
 
 #: Refuse inputs that would take more than this fraction of the memory available.
 MEMORY_HEADROOM = 0.8

@@ -12,7 +12,7 @@ import math
 from rich.console import Console, ConsoleOptions, RenderResult
 from rich.text import Text
 
-from jitscope.view.format import fmt_value
+from jitscope.units import fmt_value
 from jitscope.view.model import Chart
 
 MARKS = ("●", "▲", "■", "◆")

@@ -12,7 +12,7 @@ import math
 from collections.abc import Sequence
 
 from jitscope.model.bench import BenchFailure, BenchReport, BenchRow, ComparisonRecord, ScalingRecord
-from jitscope.view.format import NA, fmt_bytes, fmt_change, fmt_count, fmt_duration, fmt_rate, fmt_slope
+from jitscope.units import NA, fmt_bytes, fmt_change, fmt_count, fmt_duration, fmt_rate, fmt_slope
 from jitscope.view.model import (
     Block,
     Cell,

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from jitscope.model.run import CompileEvent
 from jitscope.tracing.cachekeys import KeyDiff
-from jitscope.view.format import fmt_duration
+from jitscope.units import fmt_duration
 
 #: A few words on the commonest causes, keyed by what changed (the end of the component name).
 HINTS = {

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from jitscope.comparison.gate import fmt_metric
 from jitscope.model.diff import CallDiff, DiffReport, GateResult, LineChange, Metric, SideInfo
 from jitscope.model.trace import TraceReport
-from jitscope.view.format import fmt_bytes, fmt_change, fmt_count, plural
+from jitscope.units import fmt_bytes, fmt_change, fmt_count, plural
 from jitscope.view.model import (
     Block,
     CodeListing,

@@ -8,8 +8,8 @@ from itertools import groupby
 from typing import Literal
 
 from jitscope.model.lint import SEVERITIES, Finding, LintReport
+from jitscope.units import plural
 from jitscope.userframes import read_source_lines
-from jitscope.view.format import plural
 from jitscope.view.model import (
     Block,
     CodeLine,

@@ -9,7 +9,7 @@ from __future__ import annotations
 import html
 import re
 
-from jitscope.view.format import fmt_slope, fmt_value
+from jitscope.units import fmt_slope, fmt_value
 from jitscope.view.model import (
     Block,
     Chart,

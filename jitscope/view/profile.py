@@ -11,8 +11,8 @@ import os
 
 from jitscope.model.common import Location
 from jitscope.model.profile import LineRecord, OpRecord, ProfileReport, ProfileRow
+from jitscope.units import NA, fmt_bytes, fmt_count, fmt_duration, fmt_fraction, fmt_rate, fmt_si
 from jitscope.userframes import read_source_lines
-from jitscope.view.format import NA, fmt_bytes, fmt_count, fmt_duration, fmt_fraction, fmt_rate, fmt_si
 from jitscope.view.links import src_key
 from jitscope.view.model import (
     Block,

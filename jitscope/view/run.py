@@ -15,8 +15,8 @@ from typing import Literal
 
 from jitscope.model.effects import EFFECT_ADVICE
 from jitscope.model.run import USER, CompileEvent, FunctionSummary, RunRecord
+from jitscope.units import fmt_count, fmt_duration, fmt_share, plural
 from jitscope.view.causes import SAME_KEY, UNKNOWN, cause_hint, describe_causes, nearest_text
-from jitscope.view.format import fmt_count, fmt_duration, fmt_share, plural
 from jitscope.view.model import (
     Block,
     Cell,

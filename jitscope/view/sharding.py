@@ -11,7 +11,7 @@ from collections.abc import Sequence
 
 from jitscope.model.profile import OpRecord
 from jitscope.model.sharding import TRAFFIC_FORMULAS, Collective, LeafSharding, ShardingRecord
-from jitscope.view.format import fmt_bytes, fmt_duration, fmt_share, plural
+from jitscope.units import fmt_bytes, fmt_duration, fmt_share, plural
 from jitscope.view.model import Block, Column, KeyValues, Note, Paragraph, Section, Table, pieces
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 from html import escape
 
-from jitscope.view.format import fmt_slope, fmt_value
+from jitscope.units import fmt_slope, fmt_value
 from jitscope.view.model import Chart
 
 W, ROW, PAD_L, PAD_R = 640, 26, 150, 16

@@ -5,7 +5,7 @@ Shared by the terminal and Markdown back ends; imports nothing but the view mode
 
 from __future__ import annotations
 
-from jitscope.view.format import fmt_duration
+from jitscope.units import fmt_duration
 from jitscope.view.model import Chart, CodeLine, CodeListing, Column, Piece, Table
 
 #: Notes after a jaxpr equation line up at this column at most.

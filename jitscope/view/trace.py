@@ -23,7 +23,7 @@ from jitscope.model.trace import (
 )
 from jitscope.render.jaxpr import JaxprRenderOptions, LocationsMode, jaxpr_layout
 from jitscope.render.jaxpr_header import layout_jaxpr_header
-from jitscope.view.format import fmt_bytes, fmt_duration, fmt_si, plural
+from jitscope.units import fmt_bytes, fmt_duration, fmt_si, plural
 from jitscope.view.links import eqn_key, location_key, stablehlo_key
 from jitscope.view.model import (
     Block,

@@ -11,8 +11,8 @@ import os
 
 from jitscope.model.trace import SourceLineRecord, TraceRecord
 from jitscope.render.jaxpr_fold import calls_text
+from jitscope.units import NA, fmt_bytes, fmt_count, fmt_fraction, fmt_si
 from jitscope.userframes import read_source_lines
-from jitscope.view.format import NA, fmt_bytes, fmt_count, fmt_fraction, fmt_si
 from jitscope.view.model import Block, Column, Fit, Paragraph, Section, Table, pieces
 
 #: Lines listed; the rest are summed in one row.

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from jitscope.view.format import (
+from jitscope.units import (
     fmt_bytes,
     fmt_change,
     fmt_count,
@@ -37,7 +37,7 @@ def test_durations_counts_and_rates() -> None:
 
 
 def test_chart_values_and_shares() -> None:
-    from jitscope.view.format import fmt_fraction, fmt_share, fmt_value
+    from jitscope.units import fmt_fraction, fmt_share, fmt_value
 
     assert [fmt_value(v, unit) for v, unit in ((0.0123, "seconds"), (2048, "bytes"), (2999.4, ""))] == [
         "12.3 ms", "2 KiB", "2,999"]
