@@ -28,7 +28,7 @@ from jitscope.errors import UsageError, UserCodeError
 if TYPE_CHECKING:
     from jitscope.comparison.sides import Side
     from jitscope.comparison.sources import SourceTree
-    from jitscope.model.diff import DiffReport
+    from jitscope.model.diff import BenchComparison, DiffReport
     from jitscope.model.trace import TraceReport
 
 
@@ -58,6 +58,13 @@ def diff(
     mesh: MeshOpt = None,
     from_capture: FromCaptureOpt = None,
     compile_number: CompileOpt = 1,
+    bench: Annotated[bool, typer.Option(
+        "--bench", help="Also time cached calls of both sides, alternating (A B A B, each a jitscope bench process "
+        "of its own), with a verdict only beyond the noise; gate it with --fail-on 'runtime>+10%'.")] = False,
+    bench_rounds: Annotated[int, typer.Option(
+        "--bench-rounds", min=2, help="Rounds of A B for --bench.")] = 3,
+    bench_budget: Annotated[float, typer.Option(
+        "--bench-budget", help="Seconds of timed calls per side per round, for --bench.")] = 0.3,
 ) -> None:
     """Compare two versions of a jitted function: lines of your code whose equations changed, primitive
     counts, optimised-HLO instructions and collectives added or removed, FLOPs, bytes, memory and compile
@@ -66,8 +73,14 @@ def diff(
 
     rules = parse_rules(fail_on) if fail_on is not None else ()
     fmt_name = resolve_format(fmt, out)
+    if bench:
+        from jitscope.cli.options import check_count, check_seconds
+
+        check_count("--bench-rounds", bench_rounds, limit=100)
+        check_seconds("--bench-budget", bench_budget)
     flags = _trace_flags(shapes, static, arg, x64, devices, mesh, from_capture, compile_number)
-    record, sides = compare(targets, base, base_env, flags)
+    timing = (bench_rounds, bench_budget) if bench else None
+    record, sides = compare(targets, base, base_env, flags, timing)
     if rules:
         import dataclasses
 
@@ -102,8 +115,8 @@ def _trace_flags(shapes: list[str] | None, static: list[str] | None, arg: list[s
     return flags
 
 
-def compare(targets: list[str], base: str | None, base_env: str | None,
-            flags: list[str]) -> tuple[DiffReport, tuple[TraceReport, TraceReport]]:
+def compare(targets: list[str], base: str | None, base_env: str | None, flags: list[str],
+            timing: tuple[int, float] | None = None) -> tuple[DiffReport, tuple[TraceReport, TraceReport]]:
     """Trace both sides (each in a process of its own) and compare them."""
     from jitscope.comparison.sides import Side, side_in_tree, worktree
 
@@ -116,24 +129,26 @@ def compare(targets: list[str], base: str | None, base_env: str | None,
         if base is not None:
             raise UsageError("--base compares one TARGET with itself at REV: give one target, or drop --base")
         return _run(Side(f"old ({targets[0]})", targets[0], cwd, python, cwd),
-                    Side(f"new ({targets[1]})", targets[1], cwd, sys.executable, cwd), targets[0], targets[1], flags)
+                    Side(f"new ({targets[1]})", targets[1], cwd, sys.executable, cwd), targets[0], targets[1], flags,
+                    timing)
     if base is None:
         if base_env is None:
             raise UsageError("jitscope diff needs something to compare TARGET with",
                              hint="give OLD_TARGET NEW_TARGET, or TARGET --base REV, or TARGET --base-env PYTHON")
         return _run(Side(f"old ({base_env})", targets[0], cwd, python, cwd),
                     Side("new (this environment)", targets[0], cwd, sys.executable, cwd), base_env,
-                    "this environment", flags)
+                    "this environment", flags, timing)
     with worktree(base, cwd) as (tree, top, commit):
         target, where = side_in_tree(targets[0], cwd, top, tree)
         label = base if commit.startswith(base) else f"{base} ({commit[:9]})"
         env = f" under {base_env}" if base_env else ""
         return _run(Side(f"base {label}{env}", target, where, python, tree),
-                    Side("working tree", targets[0], cwd, sys.executable, top), label + env, "working tree", flags)
+                    Side("working tree", targets[0], cwd, sys.executable, top), label + env, "working tree", flags,
+                    timing)
 
 
-def _run(old: Side, new: Side, old_label: str, new_label: str,
-         flags: list[str]) -> tuple[DiffReport, tuple[TraceReport, TraceReport]]:
+def _run(old: Side, new: Side, old_label: str, new_label: str, flags: list[str],
+         timing: tuple[int, float] | None = None) -> tuple[DiffReport, tuple[TraceReport, TraceReport]]:
     """Old side, then new side (one at a time, so neither compile competes with the other), then the diff.
     The old side's sources are read while its files exist (a worktree goes away after)."""
     from jitscope.comparison.compare import diff_reports
@@ -147,8 +162,16 @@ def _run(old: Side, new: Side, old_label: str, new_label: str,
     with console.status(f"tracing {new.label}"):
         new_report = trace_side(new, flags)
         new_sources = _sources(new_report, new.root)
+    benches: tuple[BenchComparison, ...] = ()
+    if timing is not None:
+        from jitscope.comparison.timing import bench_sides
+
+        rounds, budget = timing
+        with console.status("timing both sides") as status:
+            benches = bench_sides(old, new, [f for f in flags if f != "--no-effects"], rounds=rounds, budget=budget,
+                                  progress=status.update)
     record = diff_reports(old_report, new_report, old_label=old_label, new_label=new_label,
-                          old_sources=old_sources, new_sources=new_sources)
+                          old_sources=old_sources, new_sources=new_sources, benches=benches)
     return record, (old_report, new_report)
 
 

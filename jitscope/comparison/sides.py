@@ -48,21 +48,29 @@ class Side:
 
 def trace_side(side: Side, flags: Sequence[str], timeout: float | None = None) -> TraceReport:
     """Trace ``side`` in a child process; its one-line error becomes ours, prefixed with the side."""
-    command = [side.python, "-c", _BOOT, _PACKAGE_ROOT, "trace", side.target, "--format", "json", "--no-effects",
-               *flags]
+    stdout = run_side(side, "trace", ["--format", "json", "--no-effects", *flags], timeout)
+    report = _parse(stdout)
+    if report is not None and report.traces:
+        return report
+    raise UsageError(f"{side.label}: jitscope trace wrote no report")
+
+
+def run_side(side: Side, command: str, flags: Sequence[str], timeout: float | None = None) -> str:
+    """``jitscope COMMAND TARGET FLAGS`` for ``side`` in a child process: its stdout, or its one-line error
+    as ours, prefixed with the side (exit 1 of a report with failures still returns the report)."""
+    args = [side.python, "-c", _BOOT, _PACKAGE_ROOT, command, side.target, *flags]
     env = {**os.environ, "NO_COLOR": "1"}
     env.pop("FORCE_COLOR", None)
     try:
-        proc = subprocess.run(command, cwd=side.cwd, env=env, capture_output=True, text=True, timeout=timeout,
+        proc = subprocess.run(args, cwd=side.cwd, env=env, capture_output=True, text=True, timeout=timeout,
                               check=False)
     except FileNotFoundError:
         raise UsageError(f"{side.label}: no Python at {side.python}", hint="--base-env takes a python executable, "
                          "e.g. ../old-venv/bin/python") from None
     except PermissionError:
         raise UsageError(f"{side.label}: {side.python} is not executable") from None
-    report = _parse(proc.stdout)
-    if report is not None and report.traces:
-        return report
+    if proc.stdout.strip().startswith("{"):
+        return proc.stdout
     raise _child_error(side, proc.returncode, proc.stderr)
 
 

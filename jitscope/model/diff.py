@@ -12,10 +12,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
-from jitscope.model.bench import TimingStats
-
-#: Version of the ``jitscope.diff`` document.
-DIFF_SCHEMA_VERSION = "1.0"
+#: Version of the ``jitscope.diff`` document. 1.1: ``CallDiff.bench`` filled by ``--bench``
+#: (alternating processes: per-round medians of both sides, the change, the noise and the verdict).
+DIFF_SCHEMA_VERSION = "1.1"
 
 ChangeKind = Literal["added", "removed", "changed", "moved"]
 Unit = Literal["count", "bytes", "seconds", "flops"]
@@ -138,19 +137,39 @@ class Metric:
 
 
 @dataclass(frozen=True, slots=True)
-class BenchComparison:
-    """Cached-call time of both sides, measured in one process, alternating round by round."""
+class BenchSide:
+    """One side's figures from each round of ``--bench`` (seconds; one value per round)."""
 
-    old: TimingStats
-    new: TimingStats
-    #: Median of the per-round ratios new / old, and the spread of those ratios (first and third quartile).
-    ratio: float
-    ratio_q1: float
-    ratio_q3: float
-    #: "faster", "slower" or "same": a verdict only when the whole interquartile range of the ratio
-    #: is on one side of 1 by more than the noise threshold.
-    verdict: Literal["faster", "slower", "same"]
-    rounds: int
+    cached: tuple[float, ...]  # median cached-call time of the round (every call blocked on every output)
+    cold: tuple[float, ...]  # the round's first call: trace, lower, compile and first run
+
+    @property
+    def median(self) -> float:
+        """The median over rounds of the cached-call time."""
+        import statistics
+
+        return statistics.median(self.cached)
+
+
+@dataclass(frozen=True, slots=True)
+class BenchComparison:
+    """``--bench``: one call's cached-call time on both sides, measured alternately, and the verdict."""
+
+    call: str
+    old: BenchSide
+    new: BenchSide
+    change: float  # (new median - old median) / old median, over rounds
+    noise: float  # the larger side's spread between its rounds (max/min - 1)
+    verdict: str  # "faster", "slower" or "same" (no difference beyond the noise)
+
+    @property
+    def rounds(self) -> int:
+        return len(self.old.cached)
+
+    @property
+    def ratio(self) -> float:
+        """new / old, of the medians over rounds."""
+        return 1 + self.change
 
 
 @dataclass(frozen=True, slots=True)

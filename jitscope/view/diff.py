@@ -145,7 +145,8 @@ def call_section(call: CallDiff, *, limit: int | None, page: str, sides: tuple[T
     if call.bench is not None:
         b = call.bench
         text = (f"cached call: old {fmt_metric(_SECONDS, b.old.median)}, new {fmt_metric(_SECONDS, b.new.median)}; "
-                f"new/old {b.ratio:.3f} (IQR {b.ratio_q1:.3f}-{b.ratio_q3:.3f}, {b.rounds} alternating rounds): ")
+                f"new/old {b.ratio:.3f} (the rounds of each side spread {b.noise:.1%}; {b.rounds} alternating "
+                "rounds, each side in a process of its own): ")
         style = {"faster": "jitscope.good", "slower": "jitscope.bad", "same": "jitscope.muted"}[b.verdict]
         word = {"faster": "faster", "slower": "slower", "same": "no difference beyond the noise"}[b.verdict]
         blocks.append(Section("bench", (Paragraph(((text, ""), (word, style)), wrap=True),)))

@@ -79,7 +79,7 @@ def test_a_diff_report_round_trips_through_json() -> None:
 
     report = DiffReport("HEAD", "working tree", (_call(flops=(1.0, 2.0)),))
     data = json.loads(dumps(report))
-    assert data["kind"] == "jitscope.diff" and data["schema_version"] == "1.0"
+    assert data["kind"] == "jitscope.diff" and data["schema_version"] == "1.1"
     assert from_jsonable(DiffReport, data) == report
 
 

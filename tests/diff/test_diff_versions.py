@@ -151,7 +151,7 @@ def metric(call: dict[str, Any], name: str) -> dict[str, Any]:
 def test_an_added_matmul_is_reported_at_its_line(repo: Repo) -> None:
     versions(repo, MLP, MLP_EXTRA_MATMUL)
     doc = diff_json(repo)
-    assert doc["kind"] == "jitscope.diff" and doc["schema_version"] == "1.0"
+    assert doc["kind"] == "jitscope.diff" and doc["schema_version"] == "1.1"
     (call,) = doc["calls"]
     line = line_of(MLP_EXTRA_MATMUL, "h = h @ w")
     (change,) = call["changes"]
