@@ -1,0 +1,107 @@
+"""``jitscope.memory(fn, *args)``: what holds device memory at the compiled program's peak, from Python.
+
+The function is traced with the arguments' shapes and dtypes and compiled once (nothing runs, nothing
+is allocated on the device); the result renders as every other result does.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
+
+from jitscope.api.results import Result
+
+if TYPE_CHECKING:
+    from jitscope.model.memory import BufferRecord, LineMemory, MemoryReport, MemoryRow
+    from jitscope.view.model import Document
+
+
+class MemoryResult(Result["MemoryReport"]):
+    """``jitscope.memory(...)`` / ``jitscope memory``: the peak, what is live there, bytes by source line."""
+
+    command = "memory"
+
+    def __init__(self, record: MemoryReport, *, failures_inline: bool = True) -> None:
+        super().__init__(record)
+        #: failed calls as a section of the report (the CLI's terminal view lists them on stderr instead)
+        self.failures_inline = failures_inline
+
+    def _row(self) -> MemoryRow:
+        if not self.record.rows:
+            from jitscope.errors import UsageError
+
+            failure = self.record.failures[0].error if self.record.failures else "nothing was compiled"
+            raise UsageError(f"no memory analysis: {failure}")
+        return self.record.rows[0]
+
+    @property
+    def rows(self) -> tuple[MemoryRow, ...]:
+        return self.record.rows
+
+    @property
+    def peak_bytes(self) -> int:
+        """Bytes live at the (first) call's peak: arguments, constants and every value live there."""
+        return self._row().peak.bytes
+
+    @property
+    def needed_bytes(self) -> int:
+        """What the program needs on the device: arguments + outputs - donated + temporaries (per device)."""
+        return self._row().totals.reserved
+
+    @property
+    def lines(self) -> tuple[LineMemory, ...]:
+        """Bytes live at the peak by the source line that made them, most first."""
+        return self.record.rows[0].lines if self.record.rows else ()
+
+    @property
+    def buffers(self) -> tuple[BufferRecord, ...]:
+        """Every buffer live at the peak, largest first."""
+        return self.record.rows[0].peak.buffers if self.record.rows else ()
+
+    @property
+    def over(self) -> bool:
+        """True when a call needs more than ``fail_over`` bytes (what makes ``jitscope memory`` exit 1)."""
+        return bool(self.record.over)
+
+    def document(self, fmt: str) -> Document:
+        from jitscope.view.memory import memory_document
+
+        return memory_document(self.record, fmt, failures=self.failures_inline)
+
+    def title(self) -> str:
+        return f"jitscope memory: {self.record.rows[0].target}" if self.record.rows else "jitscope memory"
+
+    def summary(self) -> str:
+        if not self.record.rows:
+            return "memory: nothing compiled"
+        from jitscope.view.memory import summary_line
+
+        return summary_line(self.record.rows[0])
+
+
+def memory(
+    fn: Callable[..., Any], /, *args: Any,
+    fail_over: int | str | None = None,
+    try_remat: bool = False,
+    static_argnums: int | Sequence[int] | None = None,
+    static_argnames: str | Sequence[str] | None = None,
+    shapes: str | Sequence[str] | None = None,
+    **kwargs: Any,
+) -> MemoryResult:
+    """What holds device memory at the peak of ``jax.jit(fn)(*args, **kwargs)``, by your source line, as
+    ``jitscope memory``. Only the arguments' shapes and dtypes are used: nothing runs on the device.
+
+    >>> result = jitscope.memory(train_step, params, batch)
+    >>> result.peak_bytes, result.lines[0].location, result.buffers[0].shape
+    """
+    from jitscope.api.functions import _shape_list, _target
+    from jitscope.buffers.gate import parse_bytes
+    from jitscope.buffers.runner import MemoryOptions, memory_calls
+    from jitscope.load.mesh import example_mesh_scope
+    from jitscope.timing.plan import plan_calls
+
+    limit = parse_bytes(fail_over, "fail_over") if isinstance(fail_over, str) else fail_over
+    handle = _target(fn, args, kwargs, static_argnums, static_argnames, abstract=True, shapes=shapes)
+    planned = plan_calls([handle], _shape_list(shapes))
+    with example_mesh_scope(argset for _, argset in planned):
+        return MemoryResult(memory_calls(planned, MemoryOptions(fail_over=limit, try_remat=try_remat)))
