@@ -115,6 +115,10 @@ def format_value(value: Any, *, limit: int | None = None) -> str:
 def _format_container(value: dict[Any, Any] | tuple[Any, ...] | list[Any]) -> str:
     if isinstance(value, dict):
         return "{" + ", ".join(f"{k!r}: {format_value(v)}" for k, v in value.items()) + "}"
+    fields = getattr(type(value), "_fields", None)
+    if isinstance(value, tuple) and isinstance(fields, tuple):  # a NamedTuple (optax's states): its names
+        inner = ", ".join(f"{name}={format_value(v)}" for name, v in zip(fields, value, strict=False))
+        return f"{type(value).__name__}({inner})"
     if isinstance(value, tuple):
         inner = ", ".join(format_value(v) for v in value)
         return f"({inner},)" if len(value) == 1 else f"({inner})"

@@ -86,3 +86,21 @@ def test_static_must_be_literal_and_assignment_form():
 def test_parse_value_single():
     assert parse_value("f32[2,2]") == ArraySpec((2, 2), "float32")
     assert parse_value("[1, 2]") == [1, 2]
+
+
+def test_named_tuples_are_shown_with_their_names() -> None:
+    from typing import NamedTuple
+
+    from jitscope.load.specs import format_value
+
+    class ScaleByAdamState(NamedTuple):
+        count: object
+        mu: object
+
+    class EmptyState(NamedTuple):
+        pass
+
+    spec = ArraySpec((), "int32")
+    assert format_value((ScaleByAdamState(spec, {"w": ArraySpec((3,), "float32")}), EmptyState())) == (
+        "(ScaleByAdamState(count=i32[], mu={'w': f32[3]}), EmptyState())")
+    assert format_value((spec,)) == "(i32[],)"  # a plain tuple stays spec text
