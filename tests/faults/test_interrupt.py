@@ -28,8 +28,6 @@ LONG_RUNNING = {
 }
 
 
-@pytest.mark.parametrize("delay", [0.8, 2.5])
-@pytest.mark.parametrize("command", sorted(LONG_RUNNING))
 def _interrupted(command: str, delay: float, **env: str) -> tuple[int, str]:
     """Start ``jitscope COMMAND ...``, press Ctrl-C after ``delay`` seconds: its exit code and stderr."""
     proc = subprocess.Popen([sys.executable, "-m", "jitscope", *LONG_RUNNING[command]], cwd=EXAMPLES,
@@ -47,6 +45,8 @@ def _interrupted(command: str, delay: float, **env: str) -> tuple[int, str]:
     return proc.returncode, err
 
 
+@pytest.mark.parametrize("delay", [0.8, 2.5])
+@pytest.mark.parametrize("command", sorted(LONG_RUNNING))
 def test_ctrl_c_ends_the_command_with_exit_130(command: str, delay: float) -> None:
     code, err = _interrupted(command, delay)
     assert code == 130, err[-2000:]
