@@ -7,6 +7,7 @@ The Python API (each returns the record the CLI renders; see ``jitscope.api``)::
     report = jitscope.trace(train_step, model, optimizer, batch)   # jaxpr, StableHLO, HLO, costs
     timing = jitscope.bench(train_step, model, optimizer, batch)   # first call against cached calls
     lines = jitscope.profile(train_step, model, optimizer, batch)  # device time by source line
+    peak = jitscope.memory(train_step, model, optimizer, batch)    # what holds memory at the peak, by line
     findings = jitscope.lint("src/")                               # JAX hazards, statically
     change = jitscope.diff(step_before, step_after, model, batch)   # what a change did to the compiled program
     with jitscope.watch() as w:                                    # every compile of a block, with causes
@@ -29,6 +30,7 @@ if TYPE_CHECKING:
         BenchResult,
         DiffResult,
         LintResult,
+        MemoryResult,
         ProfileResult,
         TraceResult,
         Watch,
@@ -36,14 +38,15 @@ if TYPE_CHECKING:
         bench,
         diff,
         lint,
+        memory,
         profile,
         trace,
         watch,
     )
 
 __all__ = [
-    "BenchResult", "DiffResult", "LintResult", "ProfileResult", "TraceResult", "Watch", "WatchResult", "__version__",
-    "bench", "diff", "lint", "load_ipython_extension", "profile", "trace", "watch",
+    "BenchResult", "DiffResult", "LintResult", "MemoryResult", "ProfileResult", "TraceResult", "Watch", "WatchResult",
+    "__version__", "bench", "diff", "lint", "load_ipython_extension", "memory", "profile", "trace", "watch",
 ]
 
 _API = frozenset(__all__) - {"__version__", "load_ipython_extension"}

@@ -1,7 +1,8 @@
 """IPython and Jupyter magics: ``%load_ext jitscope``, then
 
-- ``%jitscope trace f(x, y)``, ``%jitscope bench f(x)``, ``%jitscope profile step(state, batch)``: the call is
-  evaluated in the notebook's namespace and handed to ``jitscope.trace/bench/profile``;
+- ``%jitscope trace f(x, y)``, ``%jitscope bench f(x)``, ``%jitscope profile step(state, batch)``,
+  ``%jitscope memory step(state, batch)``: the call is evaluated in the notebook's namespace and handed to
+  ``jitscope.trace/bench/profile/memory``;
 - ``%jitscope run train(3)`` and the cell magic ``%%jitscope run``: every compile of the statement or the
   cell (``jitscope.watch``), with the cause of each recompile;
 - ``%jitscope lint [PATH]``: the linter on files.
@@ -52,11 +53,13 @@ OPTIONS: dict[str, dict[str, _Option]] = {
     "profile": {"--calls": _Option("calls", int), "--budget": _Option("budget", float),
                 "--seed": _Option("seed", int), "--trace-out": _Option("trace_out", str),
                 "--static": _Option("static_argnames", _names, repeat=True), **_COMMON},
+    "memory": {"--fail-over": _Option("fail_over", str), "--try-remat": _Option("try_remat"),
+               "--static": _Option("static_argnames", _names, repeat=True), **_COMMON},
     "run": {"--fresh": _Option("fresh"), "--no-effects": _Option("effects", None, False), **_COMMON},
     "lint": {"--select": _Option("select", _names, repeat=True), "--ignore": _Option("ignore", _names, repeat=True),
              "--fail-on": _Option("fail_on", str), **_COMMON},
 }
-USAGE = ("%jitscope [-o] trace|bench|profile [OPTIONS] f(args...), %jitscope run [--fresh] STATEMENT, "
+USAGE = ("%jitscope [-o] trace|bench|profile|memory [OPTIONS] f(args...), %jitscope run [--fresh] STATEMENT, "
          "%%jitscope run [--fresh], %jitscope lint [PATH]")
 
 

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from jitscope.api.diff import DiffResult, diff
     from jitscope.api.functions import Watch, bench, lint, profile, trace, watch
+    from jitscope.api.memory import MemoryResult, memory
     from jitscope.api.results import (
         BenchResult,
         FirstCall,
@@ -27,13 +28,14 @@ if TYPE_CHECKING:
 
 _WHERE = {
     **dict.fromkeys(("DiffResult", "diff"), "jitscope.api.diff"),
+    **dict.fromkeys(("MemoryResult", "memory"), "jitscope.api.memory"),
     **dict.fromkeys(("Watch", "bench", "lint", "profile", "trace", "watch"), "jitscope.api.functions"),
     **dict.fromkeys(("BenchResult", "FirstCall", "LintResult", "ProfileResult", "Result", "Timing", "TraceCall",
                      "TraceResult", "WatchResult"), "jitscope.api.results"),
 }
 __all__ = [
-    "BenchResult", "DiffResult", "FirstCall", "LintResult", "ProfileResult", "Result", "Timing", "TraceCall", "TraceResult",
-    "Watch", "WatchResult", "bench", "diff", "lint", "profile", "trace", "watch",
+    "BenchResult", "DiffResult", "FirstCall", "LintResult", "MemoryResult", "ProfileResult", "Result", "Timing", "TraceCall", "TraceResult",
+    "Watch", "WatchResult", "bench", "diff", "lint", "memory", "profile", "trace", "watch",
 ]
 
 

@@ -41,6 +41,7 @@ def executed() -> list[list[dict]]:
         "%jitscope trace --depht 1 f(x, w)",
         "%%jitscope run\nfor n in (:\n    pass",
         "%jitscope run f(jnp.ones((3, 16)), w)",
+        "%jitscope memory f(x, w)",
     ]
     notebook = nbformat.v4.new_notebook()
     notebook.cells = [nbformat.v4.new_code_cell(source) for source in cells]
@@ -133,3 +134,9 @@ def test_a_magic_argument_that_clashes_with_an_option_is_refused():
         run_magic(shell, "trace", "g(x)")
     with pytest.raises(UsageError, match="unknown command 'trcae'"):
         run_magic(shell, "trcae g(x)", None)
+
+
+def test_memory_magic_shows_the_peak(executed):
+    page = _report(_html(executed[11]))
+    assert page.startswith("<!DOCTYPE html>") and "jitscope memory" in page
+    assert "peak" in _text(executed[11])
