@@ -4,7 +4,7 @@ Prints, side by side in one run (medians of ROUNDS): XLA's compile without a dum
 writing the dump ``jitscope memory`` reads, and the analysis (parsing the dump and the module, the
 peak, attribution to lines, residuals, donation). The issue's bar: the analysis under 10% of the compile.
 
-    python benchmarks/memory_overhead.py [--layers 400] [--rounds 3]
+    python benchmarks/memory_overhead.py [--layers 60] [--rounds 3]
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ def main() -> None:
     from jitscope.profiling.hlo import parse_module
 
     parser = argparse.ArgumentParser()
-    parser.add_argument("--layers", type=int, default=400)
+    parser.add_argument("--layers", type=int, default=60)  # ~16k HLO instructions; 300 takes minutes to compile
     parser.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args()
     step = model(args.layers)

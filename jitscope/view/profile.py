@@ -200,8 +200,8 @@ def row_section(row: ProfileRow) -> Section:
     blocks.append(Section("where a call's time goes", reconciliation(row), id="profile-reconcile"))
     blocks.extend(Note(w, "warning", "warning") for w in row.warnings)
     blocks += [n for n in (peak_note(row),) if n is not None]
-    blocks.append(Note(f"fusions: {row.split_rule}; FLOPs and bytes are estimated from the HLO shapes; peak "
-                       "memory per line is not shown (XLA's buffer assignment is not public)", "muted"))
+    blocks.append(Note(f"fusions: {row.split_rule}; FLOPs and bytes are estimated from the HLO shapes; memory "
+                       "at the peak, by line: jitscope memory", "muted"))
     title = f"{row.target}({row.call})" + (f" [{row.label}]" if row.label else "")
     return Section(title, tuple(blocks), level=1, id="profile")
 
