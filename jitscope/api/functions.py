@@ -27,8 +27,8 @@ if TYPE_CHECKING:
     from jitscope.api.results import BenchResult, LintResult, ProfileResult, TraceResult, WatchResult
     from jitscope.load.target import TargetHandle
 
-#: ``trace(stages=...)``: every stage, in the order jit makes them.
-STAGES = ("jaxpr", "stablehlo", "hlo")
+#: ``trace(stages=...)``: every stage, in the order jit makes them, and XLA's two analyses.
+STAGES = ("jaxpr", "stablehlo", "hlo", "cost", "memory")  # model.trace.STAGES (not imported: no import cost)
 
 
 def trace(

@@ -100,7 +100,8 @@ class FilteredJit:
 
     ``__call__``, ``trace`` and ``lower`` take the arguments as the function does; the array leaves
     become the jitted function's arguments and the rest rides along as one static argument. It
-    returns the list of the output's array leaves: what a trace shows and a timing blocks on.
+    returns the list of the output's array leaves, then the argument leaves the function replaced in
+    place (nnx.jit's state updates): what a trace shows and a timing blocks on.
     """
 
     def __init__(self, fn: Callable[..., Any]) -> None:
@@ -122,9 +123,20 @@ class FilteredJit:
 
         treedef, leaves = static
         it = iter(dynamic)
-        args, kwargs = jax.tree_util.tree_unflatten(treedef, [next(it) if s is None else s.value for s in leaves])
+        given = [next(it) if s is None else s.value for s in leaves]
+        args, kwargs = jax.tree_util.tree_unflatten(treedef, given)
         # only the outputs' arrays come out (a returned equinox module's functions stay behind)
-        return [leaf for leaf in jax.tree_util.tree_leaves(self.fn(*args, **kwargs)) if _is_array(leaf)]
+        outs = [leaf for leaf in jax.tree_util.tree_leaves(self.fn(*args, **kwargs)) if _is_array(leaf)]
+        # flax's nnx.jit writes the new state (parameters, optimizer moments) into the argument objects
+        # instead of returning it: returned here too, so the compiled program keeps the backward pass and
+        # the update, as nnx's own program does (left out, XLA drops them as dead code, and a timing or a
+        # memory peak would be the forward pass's alone)
+        after, structure = jax.tree_util.tree_flatten((args, kwargs))
+        if structure != treedef:
+            return outs
+        returned = {id(leaf) for leaf in outs}
+        return outs + [new for old, new in zip(given, after, strict=True)
+                       if new is not old and _is_array(new) and id(new) not in returned]
 
     def _split(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, list[Any]]:
         import jax

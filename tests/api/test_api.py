@@ -280,5 +280,10 @@ def test_trace_and_bench_on_a_flax_nnx_model_and_optimizer():
     assert "gpt_nnx.py:" in call.jaxpr_text
     timing = jitscope.bench(gpt_nnx.train_step, model, optimizer, batch, budget=0.05, min_rounds=3)
     assert timing.cached.median_s > 0
+    # nnx.jit writes the update into the model and optimizer instead of returning it: what is timed is the
+    # whole step (backward pass and optimizer update), not the forward pass XLA would keep without them
+    assert call.cost is not None and timing.rows[0].cost is not None
+    if hasattr(nnx.Module, "__jax_flatten__") or jax.tree_util.tree_leaves(model):  # modules are pytrees here
+        assert timing.rows[0].cost.flops == pytest.approx(call.cost.flops, rel=0.01)
     after = [np.asarray(leaf) for leaf in jax.tree.leaves(nnx.state(model))]
     assert all(np.array_equal(a, b) for a, b in zip(before, after, strict=True))  # the user's model untouched
