@@ -101,8 +101,8 @@ def measure_render(n_eqns: int = 20000, rounds: int = ROUNDS) -> RenderTimes:
 
     from jitscope.jaxcompat.jaxpr import jaxpr_to_record
     from jitscope.model.jaxpr import summarize
-    from jitscope.render.jaxpr import render_jaxpr, render_jaxpr_text
-    from jitscope.render.theme import THEME
+    from jitscope.report.views.jaxpr import render_jaxpr, render_jaxpr_text
+    from jitscope.report.writers.theme import THEME
 
     closed = build_jaxpr(n_eqns)
     record = jaxpr_to_record(closed)

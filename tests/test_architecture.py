@@ -38,8 +38,8 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("tracing",),
     ("comparison",),
     ("testing",),
-    # the output layer: what a report shows and how it is written
-    ("render", "view"),
+    # the output layer: what a report shows (report/views/) and how it is written (report/writers/)
+    ("report",),
     # the user-facing surface: the Python API, the CLI on top of it, notebooks, pytest
     ("api", "cli", "notebook", "pytest_plugin", "__main__", "__init__"),
 )
@@ -56,20 +56,20 @@ KNOWN_UPWARD: dict[tuple[str, str], str] = {
     ("jitscope.run.observer", "jitscope.tracing.cachekeys"): "as above",
     ("jitscope.timing.cold", "jitscope.tracing.diagnose"):
         "diagnose (why a trace failed) is used by bench's cold process too: move it below both",
-    ("jitscope.timing.api", "jitscope.render.json"): "bench's orchestration writes JSON: belongs with the API spine",
-    ("jitscope.tracing.pipeline", "jitscope.render.jaxpr"): "trace's orchestration renders: belongs with the API spine",
-    ("jitscope.tracing.pipeline", "jitscope.render.jaxpr_layout"): "as above",
-    ("jitscope.tracing.pipeline", "jitscope.render.json"): "as above",
-    ("jitscope.tracing.checks", "jitscope.render.jaxpr"): "lint --trace quotes the jaxpr as text",
+    ("jitscope.timing.api", "jitscope.report.writers.json"): "bench's orchestration writes JSON: belongs with the API spine",
+    ("jitscope.tracing.pipeline", "jitscope.report.views.jaxpr"): "trace's orchestration renders: belongs with the API spine",
+    ("jitscope.tracing.pipeline", "jitscope.report.views.jaxpr_layout"): "as above",
+    ("jitscope.tracing.pipeline", "jitscope.report.writers.json"): "as above",
+    ("jitscope.tracing.checks", "jitscope.report.views.jaxpr"): "lint --trace quotes the jaxpr as text",
     ("jitscope.run.command", "jitscope.cli.formats"): "run's command module belongs in cli/ (the API spine)",
-    ("jitscope.run.command", "jitscope.render.console"): "as above",
-    ("jitscope.run.command", "jitscope.render.run"): "as above",
-    ("jitscope.run.report", "jitscope.render.console"): "run's report writing belongs in the output layer",
-    ("jitscope.run.report", "jitscope.render.json"): "as above",
-    ("jitscope.run.report", "jitscope.render.run"): "as above",
-    ("jitscope.run.report", "jitscope.view.render"): "as above",
-    ("jitscope.run.report", "jitscope.view.run"): "as above",
-    ("jitscope.testing.watch", "jitscope.render.run"): "the pytest watch prints run's event lines: an output-layer job",
+    ("jitscope.run.command", "jitscope.report.writers.console"): "as above",
+    ("jitscope.run.command", "jitscope.report.writers.run_live"): "as above",
+    ("jitscope.run.report", "jitscope.report.writers.console"): "run's report writing belongs in the output layer",
+    ("jitscope.run.report", "jitscope.report.writers.json"): "as above",
+    ("jitscope.run.report", "jitscope.report.writers.run_live"): "as above",
+    ("jitscope.run.report", "jitscope.report.writers"): "as above",
+    ("jitscope.run.report", "jitscope.report.views.run"): "as above",
+    ("jitscope.testing.watch", "jitscope.report.writers.run_live"): "the pytest watch prints run's event lines: an output-layer job",
 }
 
 
@@ -175,6 +175,15 @@ def test_no_package_imports_a_higher_layer() -> None:
     assert unexplained == [], "imports into a higher layer (see LAYERS):\n" + "\n".join(f"{a} -> {b}" for a, b in unexplained)
     stale = sorted(KNOWN_UPWARD.keys() - upward)
     assert stale == [], "fixed: delete these from KNOWN_UPWARD:\n" + "\n".join(f"{a} -> {b}" for a, b in stale)
+
+
+def test_views_never_import_writers() -> None:
+    """Inside the output layer, a view says what a report shows and a writer how it is written: a view
+    that imported a writer would tie what is shown to one format."""
+    graph = _imports(_module_names())
+    inward = sorted(f"{module} -> {target}" for module, targets in graph.items() for target in targets
+                    if module.startswith("jitscope.report.views") and target.startswith("jitscope.report.writers"))
+    assert inward == []
 
 
 def test_the_checks_see_a_circle_and_an_upward_import() -> None:

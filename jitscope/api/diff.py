@@ -15,7 +15,7 @@ from jitscope.api.results import Result
 if TYPE_CHECKING:
     from jitscope.model.diff import CallDiff, DiffReport, GateResult
     from jitscope.model.trace import TraceReport
-    from jitscope.view.model import Document
+    from jitscope.report.views.document import Document
 
 #: Rows per table in Markdown: a pull-request comment stays readable (the rest is counted).
 MARKDOWN_ROWS = 25
@@ -46,7 +46,7 @@ class DiffResult(Result["DiffReport"]):
         return tuple(g for g in self.record.gates if g.crossed)
 
     def document(self, fmt: str) -> Document:
-        from jitscope.view.diff import diff_document
+        from jitscope.report.views.diff import diff_document
 
         return diff_document(self.record, limit=MARKDOWN_ROWS if fmt == "markdown" else None,
                              sides=self.sides if fmt == "html" else None)
@@ -55,8 +55,8 @@ class DiffResult(Result["DiffReport"]):
         return f"jitscope diff: {self.record.old_label} -> {self.record.new_label}"
 
     def summary(self) -> str:
-        from jitscope.view.diff import verdict
-        from jitscope.view.model import plain
+        from jitscope.report.views.diff import verdict
+        from jitscope.report.views.document import plain
 
         if not self.record.calls:
             return "diff: no call traced on both sides"

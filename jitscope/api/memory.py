@@ -13,7 +13,7 @@ from jitscope.api.results import Result
 
 if TYPE_CHECKING:
     from jitscope.model.memory import BufferRecord, LineMemory, MemoryReport, MemoryRow
-    from jitscope.view.model import Document
+    from jitscope.report.views.document import Document
 
 
 class MemoryResult(Result["MemoryReport"]):
@@ -64,7 +64,7 @@ class MemoryResult(Result["MemoryReport"]):
         return bool(self.record.over)
 
     def document(self, fmt: str) -> Document:
-        from jitscope.view.memory import memory_document
+        from jitscope.report.views.memory import memory_document
 
         return memory_document(self.record, fmt, failures=self.failures_inline)
 
@@ -74,7 +74,7 @@ class MemoryResult(Result["MemoryReport"]):
     def summary(self) -> str:
         if not self.record.rows:
             return "memory: nothing compiled"
-        from jitscope.view.memory import summary_line
+        from jitscope.report.views.memory import summary_line
 
         return summary_line(self.record.rows[0])
 

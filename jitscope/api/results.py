@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from jitscope.model.profile import LineRecord, ProfileReport
     from jitscope.model.run import CompileEvent, FunctionSummary, RunRecord  # noqa: F401
     from jitscope.model.trace import CostRecord, Diagnostic, MemoryRecord, TraceRecord, TraceReport
-    from jitscope.view.model import Document
+    from jitscope.report.views.document import Document
 
 R = TypeVar("R")
 
@@ -57,7 +57,7 @@ class Result(Generic[R]):
     # -- the same for every command -----------------------------------------------------------------
     def to_json(self) -> str:
         """The report as ``--format json`` writes it (a versioned schema: ``kind``, ``schema_version``)."""
-        from jitscope.render.json import dumps
+        from jitscope.report.writers.json import dumps
 
         return dumps(self.record)
 
@@ -75,7 +75,7 @@ class Result(Generic[R]):
         return text if not text or text.endswith("\n") else text + "\n"  # github: nothing when nothing was found
 
     def _render(self, fmt: str) -> str:
-        from jitscope.view.render import render_document
+        from jitscope.report.writers import render_document
 
         return render_document(self.document(fmt), fmt)
 
@@ -95,13 +95,13 @@ class Result(Generic[R]):
 
     def renderable(self) -> Any:
         """The report as a rich renderable (styled with jitscope's theme names)."""
-        from jitscope.view.rich_text import render_rich
+        from jitscope.report.writers.terminal import render_rich
 
         return render_rich(self.document("text"))
 
     def __rich_console__(self, console: Any, options: Any) -> Any:
         """``rich.print(result)`` on any console: rendered under jitscope's theme, which that console lacks."""
-        from jitscope.render.theme import THEME
+        from jitscope.report.writers.theme import THEME
 
         with console.use_theme(THEME):
             segments = list(console.render(self.renderable(), options))
@@ -156,7 +156,7 @@ class TraceCall:
         """The jaxpr as ``jitscope trace`` prints it (plain text, each equation with your file:line)."""
         if self.record.jaxpr is None:
             return None
-        from jitscope.render.jaxpr import render_jaxpr_text
+        from jitscope.report.views.jaxpr import render_jaxpr_text
 
         return render_jaxpr_text(self.record.jaxpr, None, header=False)
 
@@ -200,7 +200,7 @@ class TraceResult(Result["TraceReport"]):
         return tuple(TraceCall(r) for r in self.record.traces)
 
     def document(self, fmt: str) -> Document:
-        from jitscope.view.trace import trace_document
+        from jitscope.report.views.trace import trace_document
 
         fold = self.fold if self.fold is not None else fmt == "html"
         return trace_document(self.record, stages=self.stages, locations=self.locations,  # type: ignore[arg-type]
@@ -302,7 +302,7 @@ class BenchResult(Result["BenchReport"]):
         return FirstCall(run.total, run.trace, run.lower, run.compile, run.first_run)
 
     def document(self, fmt: str) -> Document:
-        from jitscope.view.bench import bench_document
+        from jitscope.report.views.bench import bench_document
 
         return bench_document(self.record)
 
@@ -338,7 +338,7 @@ class ProfileResult(Result["ProfileReport"]):
         return self.record.rows[0].lines if self.record.rows else ()
 
     def document(self, fmt: str) -> Document:
-        from jitscope.view.profile import profile_document
+        from jitscope.report.views.profile import profile_document
 
         return profile_document(self.record, failures=self.failures_inline)
 
@@ -380,7 +380,7 @@ class LintResult(Result["LintReport"]):
         return bool(self.record.failed)
 
     def document(self, fmt: str) -> Document:
-        from jitscope.view.lint import lint_document
+        from jitscope.report.views.lint import lint_document
 
         text = fmt == "text"
         return lint_document(self.record, layout="flat" if text else "grouped",
@@ -388,16 +388,16 @@ class LintResult(Result["LintReport"]):
 
     def _render(self, fmt: str) -> str:
         if fmt in ("sarif", "github"):
-            from jitscope.render import lint_formats
+            from jitscope.report.writers.github import render_github
+            from jitscope.report.writers.sarif import render_sarif
 
-            return lint_formats.render_sarif(self.record) if fmt == "sarif" else lint_formats.render_github(
-                self.record)
+            return render_sarif(self.record) if fmt == "sarif" else render_github(self.record)
         return super()._render(fmt)
 
     def to_json(self) -> str:
-        from jitscope.render.lint_formats import render_json
+        from jitscope.report.writers.json import render_lint_json
 
-        return render_json(self.record).rstrip("\n")
+        return render_lint_json(self.record).rstrip("\n")
 
     def summary(self) -> str:
         return f"lint: {len(self.findings)} findings in {self.record.files_checked} files"
@@ -434,7 +434,7 @@ class WatchResult(Result["RunRecord"]):
             function is None or function in (e.function, e.function.rsplit(".", 1)[-1])))
 
     def document(self, fmt: str) -> Document:
-        from jitscope.view.run import run_document
+        from jitscope.report.views.run import run_document
 
         return run_document(self.record)
 
@@ -444,7 +444,7 @@ class WatchResult(Result["RunRecord"]):
         return render_report(self.record, fmt)
 
     def renderable(self) -> Any:
-        from jitscope.render.run import render_summary
+        from jitscope.report.writers.run_live import render_summary
 
         return render_summary(self.record)
 

@@ -33,7 +33,7 @@ def report_error(err: JitscopeError) -> None:
     """Print a JitscopeError as one line on stderr (plus its detail, if any)."""
     from rich.markup import escape
 
-    from jitscope.render.console import make_console
+    from jitscope.report.writers.console import make_console
 
     console = make_console(stderr=True)
     # The message quotes the user's text (paths, specs like f32[8]): escaped so rich keeps its brackets.

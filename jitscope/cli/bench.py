@@ -91,9 +91,9 @@ def bench(
     """Time TARGET's cold first call (trace, lower, compile, first run) and its cached calls."""
     from jitscope.cli.stdout import user_output_to_stderr
     from jitscope.faults import user_code_scope
-    from jitscope.render.console import make_console
-    from jitscope.render.profile import show_profiles
-    from jitscope.render.progress import progress_bar
+    from jitscope.report.writers.call_trees import show_profiles
+    from jitscope.report.writers.console import make_console
+    from jitscope.report.writers.progress import progress_bar
     from jitscope.timing.api import run_bench
     from jitscope.timing.runner import BenchOptions
 

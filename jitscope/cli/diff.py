@@ -153,7 +153,7 @@ def _run(old: Side, new: Side, old_label: str, new_label: str, flags: list[str],
     The old side's sources are read while its files exist (a worktree goes away after)."""
     from jitscope.comparison.compare import diff_reports
     from jitscope.comparison.sides import trace_side
-    from jitscope.render.console import make_console
+    from jitscope.report.writers.console import make_console
 
     console = make_console(stderr=True)
     with console.status(f"tracing {old.label}"):

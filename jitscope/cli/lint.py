@@ -175,7 +175,7 @@ def _note_skipped(report: LintReport) -> None:
         return
     from rich.markup import escape
 
-    from jitscope.render.console import make_console
+    from jitscope.report.writers.console import make_console
 
     console = make_console(stderr=True)
     for skipped in report.skipped:

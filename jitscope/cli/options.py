@@ -187,7 +187,7 @@ def write_result(result: Result[Any], fmt: str, out: Path | None) -> None:
     """What every command ends with: the API's result in ``fmt``, on stdout (the themed console, colour on a
     terminal, for text) or into ``out``. The CLI and the Python API render through the same object."""
     if fmt == "text" and out is None:
-        from jitscope.render.console import make_console
+        from jitscope.report.writers.console import make_console
 
         make_console().print(result.renderable())
         return

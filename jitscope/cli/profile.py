@@ -61,8 +61,8 @@ def profile(
     from jitscope.faults import user_code_scope
     from jitscope.load.mesh import example_mesh_scope, mesh_scope
     from jitscope.profiling.runner import ProfileOptions, profile_calls
-    from jitscope.render.console import make_console
-    from jitscope.render.progress import progress_bar
+    from jitscope.report.writers.console import make_console
+    from jitscope.report.writers.progress import progress_bar
     from jitscope.timing.plan import plan_calls
 
     fmt_name = resolve_format(fmt, out)

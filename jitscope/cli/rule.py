@@ -30,8 +30,8 @@ def rule(
     """List the lint rules, or show the documentation of one."""
     from jitscope.linter.registry import find_rule, rule_infos, suggest
     from jitscope.model.common import to_jsonable
-    from jitscope.render.console import make_console
-    from jitscope.render.rule import RuleListView, render_rule_doc
+    from jitscope.report.writers.console import make_console
+    from jitscope.report.writers.rule_docs import RuleListView, render_rule_doc
 
     console = make_console()
     if key is None:

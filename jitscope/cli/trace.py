@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from jitscope.model.trace import TraceRecord
-    from jitscope.render.jaxpr_layout import LocationsMode
+    from jitscope.report.views.jaxpr_layout import LocationsMode
 
 ALL_STAGES = ("jaxpr", "stablehlo", "hlo", "cost", "memory")
 
@@ -96,7 +96,7 @@ def trace(
 ) -> None:
     """Trace TARGET with abstract inputs and show its jaxpr, StableHLO, HLO, cost and memory."""
     from jitscope.load.mesh import mesh_scope
-    from jitscope.render.console import make_console
+    from jitscope.report.writers.console import make_console
     from jitscope.tracing.pipeline import run_trace, write_outputs
 
     report_file = out if is_report_file(out) else None
@@ -111,7 +111,7 @@ def trace(
     enable_x64_if(x64)
     from jitscope.cli.stdout import user_output_to_stderr
     from jitscope.faults import user_code_scope
-    from jitscope.render.progress import progress_bar
+    from jitscope.report.writers.progress import progress_bar
 
     with mesh_scope(devices, mesh), progress_bar(make_console(stderr=True), "jitscope trace") as progress, \
             user_output_to_stderr(fmt_name != "text"), user_code_scope():  # stdout: the document only
@@ -127,7 +127,7 @@ def trace(
     fold = fold_libraries if fold_libraries is not None else _fold_by_default(report.traces, fmt_name, report_file)
     write_result(TraceResult(report, stages=wanted, locations=where, depth=depth, fold=fold), fmt_name, report_file)
     if profilers:
-        from jitscope.render.profile import show_profiles
+        from jitscope.report.writers.call_trees import show_profiles
 
         show_profiles(profilers, html=profile_html, console=make_console(stderr=fmt_name != "text"))
     failed_calls(report.traces)
@@ -140,7 +140,7 @@ def _fold_by_default(records: Sequence[TraceRecord], fmt_name: str, report_file:
         return True
     if fmt_name != "text" or report_file is not None:
         return False
-    from jitscope.render.console import make_console
+    from jitscope.report.writers.console import make_console
 
     console = make_console()
     return console.is_terminal and any(r.summary is not None and r.summary.n_eqns_total > console.height

@@ -165,8 +165,8 @@ class _EventLogger:
 
         if not isinstance(event, CompileEvent) or not should_log(event, self.mode):
             return
-        from jitscope.render.console import make_console
-        from jitscope.render.run import render_event_line
+        from jitscope.report.writers.console import make_console
+        from jitscope.report.writers.run_live import render_event_line
 
         if self.console is None:
             self.console = make_console(stderr=True)

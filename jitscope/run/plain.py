@@ -3,7 +3,7 @@
 When stderr is not a terminal (CI logs, ``2> log``, a benchmark) the summary is plain text,
 yet rendering it through rich costs 25-35 ms of imports after the program has exited, about
 2% of a two-second program. ``plain_summary`` writes the same characters as
-``render.run.render_summary`` on jitscope's piped console for the common summary: the head
+``report.writers.run_live.render_summary`` on jitscope's piped console for the common summary: the head
 line, the table of the user's functions, the internal compiles, trace-time side effects and
 notes. It gives up (None) on anything else, and rich renders it as before: recompiles (their
 cause lines), a table wider than the console, text whose width on a terminal is not its
@@ -21,7 +21,7 @@ from jitscope.model.run import USER, RunRecord
 from jitscope.units import fmt_duration as fmt_time
 from jitscope.units import fmt_share
 
-#: The console width when stderr is piped (``render.console.PIPE_WIDTH``; importing it imports rich).
+#: The console width when stderr is piped (``report.writers.console.PIPE_WIDTH``; importing it imports rich).
 PIPE_WIDTH = 100
 
 #: Characters one column wide for rich: printable ASCII, the "µ" of microseconds, the "—" of effect lines.

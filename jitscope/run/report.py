@@ -17,20 +17,20 @@ EXIT_GATE = 1
 def render_report(record: RunRecord, fmt: str) -> str:
     """The record as one document in ``fmt`` (text, json, markdown or html), ending in a newline."""
     if fmt == "json":
-        from jitscope.render.json import dumps
+        from jitscope.report.writers.json import dumps
 
         return dumps(record) + "\n"
     if fmt == "text":
         import io
 
-        from jitscope.render.console import plain_console
-        from jitscope.render.run import render_summary
+        from jitscope.report.writers.console import plain_console
+        from jitscope.report.writers.run_live import render_summary
 
         buffer = io.StringIO()
         plain_console(buffer, 100).print(render_summary(record))
         return buffer.getvalue()
-    from jitscope.view.render import render_document
-    from jitscope.view.run import run_document
+    from jitscope.report.views.run import run_document
+    from jitscope.report.writers import render_document
 
     text = render_document(run_document(record), fmt)
     return text if text.endswith("\n") else text + "\n"
@@ -48,8 +48,8 @@ def report(record: RunRecord, fmt: str, out: str | None) -> int:
             return record.exit_code
     from rich.markup import escape
 
-    from jitscope.render.console import make_console
-    from jitscope.render.run import render_summary
+    from jitscope.report.writers.console import make_console
+    from jitscope.report.writers.run_live import render_summary
 
     stderr = make_console(stderr=True)
     text = ""

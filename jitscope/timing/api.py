@@ -36,7 +36,7 @@ def run_bench(
     sharding in their spec are placed across the mesh, and the whole sharded step is timed.
     """
     from jitscope.load.mesh import example_mesh_scope, mesh_scope
-    from jitscope.render.json import dumps
+    from jitscope.report.writers.json import dumps
 
     threshold = parse_threshold(fail_if_slower) if fail_if_slower is not None else DEFAULT_THRESHOLD
     baseline = load_report(compare) if compare is not None else None  # fail fast, before measuring

@@ -47,7 +47,7 @@ def _definition(target: TargetHandle) -> Place:
 
 
 def _jaxpr_text(target: TargetHandle, argset: ArgSet) -> str | None:
-    from jitscope.render.jaxpr import render_jaxpr_text
+    from jitscope.report.views.jaxpr import render_jaxpr_text
 
     record = trace_target(target, argset, watch_effects=False).record
     if record.jaxpr is None:
@@ -68,7 +68,7 @@ def observe_target(target: TargetHandle, calls: tuple[ArgSet, ...]) -> TraceCont
         return observed
     changed = False
     if first.jaxpr is not None:
-        from jitscope.render.jaxpr import render_jaxpr_text
+        from jitscope.report.views.jaxpr import render_jaxpr_text
 
         again = _jaxpr_text(target, calls[0])
         changed = again is not None and again != render_jaxpr_text(

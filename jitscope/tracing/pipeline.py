@@ -15,7 +15,7 @@ from jitscope.load.mesh import example_mesh_scope
 from jitscope.load.specs import ArgSet
 from jitscope.load.target import TargetHandle, check_call
 from jitscope.model.trace import SourceLineRecord, TraceRecord, TraceReport
-from jitscope.render.jaxpr_layout import LocationsMode
+from jitscope.report.views.jaxpr_layout import LocationsMode
 from jitscope.sharding.analyse import ShardingProbe
 from jitscope.tracing.compile import CompileSkipped, lower_and_compile
 from jitscope.tracing.line_costs import line_costs
@@ -158,8 +158,8 @@ def check_stage_folder(folder: Path) -> None:
 def _write_stage_files(report: TraceReport, out: Path, *, locations: LocationsMode | bool, depth: int | None,
                        fold: bool) -> list[Path]:
     from jitscope.model.common import to_jsonable
-    from jitscope.render.jaxpr import render_jaxpr_text
-    from jitscope.render.json import dumps
+    from jitscope.report.views.jaxpr import render_jaxpr_text
+    from jitscope.report.writers.json import dumps
 
     written: list[Path] = [out / "report.json"]
     (out / "report.json").write_text(dumps(report) + "\n")

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from jitscope.errors import UsageError
-from jitscope.render.json import dumps
+from jitscope.report.writers.json import dumps
 from jitscope.timing.compare import compare, load_report, parse_threshold
 
 

@@ -6,12 +6,12 @@ import dataclasses
 import io
 
 from jitscope.model.bench import ScalingPoint, ScalingRecord
-from jitscope.render.console import plain_console
+from jitscope.report.views.bench import bench_document, scaling_chart
+from jitscope.report.writers.ascii_chart import LogLogChart
+from jitscope.report.writers.console import plain_console
+from jitscope.report.writers.terminal import render_rich
 from jitscope.timing.compare import compare
 from jitscope.timing.scaling import scaling_records
-from jitscope.view.ascii_chart import LogLogChart
-from jitscope.view.bench import bench_document, scaling_chart
-from jitscope.view.rich_text import render_rich
 
 
 def render_bench(report):
@@ -110,7 +110,7 @@ def test_scaling_section_in_report(make_row, make_report):
 def test_progress_only_on_a_terminal():
     from rich.console import Console
 
-    from jitscope.render.progress import progress_bar
+    from jitscope.report.writers.progress import progress_bar
 
     piped = io.StringIO()
     with progress_bar(plain_console(piped), "jitscope bench") as update:
@@ -166,7 +166,7 @@ def test_prose_is_wrapped_when_piped(make_row, make_report):
     """A piped console soft-wraps (IR is never folded), so the renderer wraps notes and legend itself."""
     from rich.console import Console
 
-    from jitscope.render.theme import THEME
+    from jitscope.report.writers.theme import THEME
 
     buf = io.StringIO()
     Console(file=buf, theme=THEME, width=100, color_system=None, soft_wrap=True).print(

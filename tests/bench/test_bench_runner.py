@@ -9,7 +9,7 @@ import pytest
 from jitscope.errors import DeviceMemoryError, ResourceError
 from jitscope.model.bench import BenchReport
 from jitscope.model.common import from_jsonable
-from jitscope.render.json import dumps
+from jitscope.report.writers.json import dumps
 from jitscope.timing.plan import plan_calls
 from jitscope.timing.runner import BenchOptions, bench_calls
 

@@ -9,7 +9,7 @@ import pytest
 from jitscope.cli.options import resolve_format
 from jitscope.errors import UsageError
 from tests.conftest import EXAMPLES, run_cli
-from tests.view.test_backends import check_html
+from tests.report.test_backends import check_html
 
 
 def test_resolve_format(tmp_path):

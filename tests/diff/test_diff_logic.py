@@ -75,7 +75,7 @@ def test_fail_on_rules() -> None:
 
 
 def test_a_diff_report_round_trips_through_json() -> None:
-    from jitscope.render.json import dumps
+    from jitscope.report.writers.json import dumps
 
     report = DiffReport("HEAD", "working tree", (_call(flops=(1.0, 2.0)),))
     data = json.loads(dumps(report))

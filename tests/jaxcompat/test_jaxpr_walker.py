@@ -16,7 +16,7 @@ from jax.sharding import PartitionSpec as P
 from jitscope.jaxcompat.features import printer_style
 from jitscope.jaxcompat.jaxpr import format_param, jaxpr_to_record
 from jitscope.model.jaxpr import EqnRecord, JaxprRecord, LiteralRecord, VarRecord, summarize
-from jitscope.render.jaxpr import render_jaxpr_text
+from jitscope.report.views.jaxpr import render_jaxpr_text
 
 
 def primitive_of(fn: Any, *args: Any) -> str:

@@ -11,12 +11,14 @@ import pytest
 from jitscope.linter.registry import find_rule, rule_infos
 from jitscope.model.common import SCHEMA_VERSION, from_jsonable
 from jitscope.model.lint import Finding, LintReport, RuleStat, Severity
-from jitscope.render.console import plain_console
-from jitscope.render.lint_formats import render_github, render_json, render_sarif
-from jitscope.render.rule import RuleListView, render_rule_doc
-from jitscope.view.lint import lint_document, summary_pieces
-from jitscope.view.model import Paragraph
-from jitscope.view.rich_text import render_block, render_rich
+from jitscope.report.views.document import Paragraph
+from jitscope.report.views.lint import lint_document, summary_pieces
+from jitscope.report.writers.console import plain_console
+from jitscope.report.writers.github import render_github
+from jitscope.report.writers.json import render_lint_json as render_json
+from jitscope.report.writers.rule_docs import RuleListView, render_rule_doc
+from jitscope.report.writers.sarif import render_sarif
+from jitscope.report.writers.terminal import render_block, render_rich
 
 SOURCE = ["import jax", "@jax.jit", "def step(x):", "    print(x, 'a,b:c')", "    return x"]
 

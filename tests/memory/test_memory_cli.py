@@ -11,9 +11,9 @@ import pytest
 
 from jitscope.model.common import from_jsonable
 from jitscope.model.memory import MEMORY_KIND, MEMORY_SCHEMA_VERSION, MemoryReport
-from jitscope.render.json import dumps
-from jitscope.view.memory import memory_document
-from jitscope.view.render import render_document
+from jitscope.report.views.memory import memory_document
+from jitscope.report.writers import render_document
+from jitscope.report.writers.json import dumps
 
 ROOT = Path(__file__).resolve().parents[2]
 HERE = Path(__file__).parent

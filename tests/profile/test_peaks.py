@@ -13,9 +13,9 @@ from jitscope.profiling.attribute import FunctionSpan, attribute
 from jitscope.profiling.events import device_times
 from jitscope.profiling.hlo import parse_module
 from jitscope.profiling.peaks import PEAKS, peak_flops, peak_for
-from jitscope.render.json import dumps
-from jitscope.view.profile import profile_document, top_lines, top_ops
-from jitscope.view.render import render_document
+from jitscope.report.views.profile import profile_document, top_lines, top_ops
+from jitscope.report.writers import render_document
+from jitscope.report.writers.json import dumps
 from tests.profile.test_gpu_events import HLO, gpu_events  # noqa: F401 - the fake GPU capture's fixture
 
 H100 = "NVIDIA H100 80GB HBM3"

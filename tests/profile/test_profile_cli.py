@@ -11,9 +11,9 @@ import pytest
 
 from jitscope.model.common import from_jsonable
 from jitscope.model.profile import PROFILE_KIND, PROFILE_SCHEMA_VERSION, ProfileReport
-from jitscope.render.json import dumps
-from jitscope.view.profile import profile_document
-from jitscope.view.render import render_document
+from jitscope.report.views.profile import profile_document
+from jitscope.report.writers import render_document
+from jitscope.report.writers.json import dumps
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples"

@@ -10,8 +10,8 @@ import pytest
 from jitscope.model.common import Location
 from jitscope.model.effects import EffectKind, EffectRecord
 from jitscope.model.run import JAX_INTERNAL, LIBRARY, CompileEvent, RunRecord
-from jitscope.render.console import PIPE_WIDTH, make_console
-from jitscope.render.run import render_summary
+from jitscope.report.writers.console import PIPE_WIDTH, make_console
+from jitscope.report.writers.run_live import render_summary
 from jitscope.run.plain import PIPE_WIDTH as PLAIN_WIDTH
 from jitscope.run.plain import plain_summary
 from jitscope.run.summary import summarize

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import ROOT, run_cli
-from tests.view.test_backends import check_html
+from tests.report.test_backends import check_html
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX paths")
 

@@ -130,9 +130,9 @@ def test_nnx_in_place_updates_stay_in_the_compiled_program(gpt):
 
 def test_folding_keeps_a_two_block_transformer_under_a_screenful(gpt):
     _skip_on_functional_nnx_jit()
-    from jitscope.view.model import Document
-    from jitscope.view.render import render_document
-    from jitscope.view.trace import jaxpr_listing
+    from jitscope.report.views.document import Document
+    from jitscope.report.views.trace import jaxpr_listing
+    from jitscope.report.writers import render_document
 
     def listing_lines(fold: bool) -> int:
         listing = jaxpr_listing(gpt.jaxpr, gpt.summary, fold=fold)
@@ -143,9 +143,9 @@ def test_folding_keeps_a_two_block_transformer_under_a_screenful(gpt):
 
 
 def test_html_report_keeps_every_folded_equation_in_a_fold_that_opens(gpt):
-    from jitscope.render.jaxpr import JaxprRenderOptions, jaxpr_layout
-    from jitscope.view.html import listing_html
-    from jitscope.view.trace import jaxpr_listing
+    from jitscope.report.views.jaxpr import JaxprRenderOptions, jaxpr_layout
+    from jitscope.report.views.trace import jaxpr_listing
+    from jitscope.report.writers.html import listing_html
 
     folded = jaxpr_layout(gpt.jaxpr, JaxprRenderOptions(fold=True, expand_folds=True))
     assert {id(e) for e in folded.line_eqns if e is not None} == {id(e) for e in _eqns(gpt.jaxpr)}

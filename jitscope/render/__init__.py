@@ -1,1 +1,0 @@
-"""Renderers: records in, text out. Nothing here imports jax."""
