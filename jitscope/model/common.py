@@ -13,6 +13,11 @@ from typing import Any, TypeVar
 #: Version of every JSON document jitscope writes. Bump the major number on a breaking change.
 SCHEMA_VERSION = "1.0"
 
+#: ``dataclasses.field(metadata=OMITTED_WHEN_DEFAULT)``: a field added to a record in a minor schema
+#: version that ``to_jsonable`` leaves out while it holds its default, so documents that do not use
+#: it stay byte for byte what they were (``from_jsonable`` fills the default back in).
+OMITTED_WHEN_DEFAULT = {"omit_when_default": True}
+
 T = TypeVar("T")
 
 
@@ -32,7 +37,8 @@ class Location:
 def to_jsonable(value: Any) -> Any:
     """Convert a record (recursively) into JSON-ready dicts, lists and scalars."""
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {f.name: to_jsonable(getattr(value, f.name)) for f in dataclasses.fields(value)}
+        return {f.name: to_jsonable(getattr(value, f.name)) for f in dataclasses.fields(value)
+                if not (f.metadata.get("omit_when_default") and getattr(value, f.name) == f.default)}
     if isinstance(value, enum.Enum):
         return value.value
     if isinstance(value, dict):

@@ -7,14 +7,53 @@ their abstract values), so a run log goes to JSON and back unchanged. The causes
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
-from jitscope.model.common import Location
+from jitscope.model.common import OMITTED_WHEN_DEFAULT, Location
 from jitscope.model.effects import EffectRecord
 from jitscope.tracing.cachekeys import KeyDiff
 
 #: Version of the ``jitscope.run`` JSON document; bump the major number on a breaking change.
 RUN_SCHEMA_VERSION = "1.2"  # 1.1: CompileEvent.via; 1.2: CompileEvent.jax_name
+#: A run in one process of a multi-process program (``jax.distributed``): 1.2 plus ``RunRecord.process``
+#: and ``partial``, ``CompileEvent.process`` and ``program``. Those fields are left out of a single-process
+#: document, which stays 1.2 byte for byte.
+RUN_SCHEMA_VERSION_PROCESSES = "1.3"
+
+
+@dataclass(frozen=True, slots=True)
+class ProcessInfo:
+    """Which process of a multi-process program a run was, and where it ran."""
+
+    index: int  # jax.process_index()
+    count: int  # jax.process_count()
+    host: str
+    #: This process's own devices, as JAX names them ("cpu:0", "cuda:3"); () when JAX never started a backend.
+    local_devices: tuple[str, ...] = ()
+    pid: int = 0
+    #: Seconds since the epoch when jitscope started the program: places every event on one clock
+    #: across processes (hosts' clocks agree only as well as NTP keeps them).
+    started_unix: float = 0.0
+    coordinator: str = ""  # jax.distributed's coordinator address
+    #: Where the index came from: "jax.distributed", or a launcher's variable ("SLURM_PROCID") when the
+    #: program ended before it initialised jax.distributed.
+    source: str = "jax.distributed"
+
+
+@dataclass(frozen=True, slots=True)
+class CompiledProgram:
+    """What one compile produced, to tell whether every process compiled the same program."""
+
+    #: sha256 (16 hex digits) of the optimised HLO with what legitimately differs between processes removed
+    #: (metadata: source paths and op names; the Python stack tables). Equal on every process of an SPMD step.
+    fingerprint: str
+    #: The executable's own fingerprint where the backend gives one (it covers metadata too).
+    jax_fingerprint: str = ""
+    #: The optimised HLO as compiled (metadata kept, to name source lines), zlib-compressed and base64,
+    #: at most ``hlo_limit`` characters of it; "" when not kept.
+    hlo_zlib: str = ""
+    hlo_chars: int = 0  # length of the whole text
+    truncated: bool = False  # hlo_zlib holds only its start
 
 #: ``CompileEvent.kind``: the user's jitted function, a function JAX built itself (eager
 #: op-by-op execution), or a compile jitscope saw only as a JAX event.
@@ -55,6 +94,10 @@ class CompileEvent:
     #: The name JAX's own log gives this compile (``jax_log_compiles``: "Finished XLA compilation of
     #: jit(step)" -> "step"; "jvp(step)" for grad of a jitted function), to match the two line by line.
     jax_name: str = ""
+    #: The process it happened in (schema 1.3; only in a multi-process program, see ``RunRecord.process``).
+    process: int | None = field(default=None, metadata=OMITTED_WHEN_DEFAULT)
+    #: The program XLA compiled (schema 1.3; only in a multi-process program).
+    program: CompiledProgram | None = field(default=None, metadata=OMITTED_WHEN_DEFAULT)
 
     @property
     def total_s(self) -> float:
@@ -106,6 +149,11 @@ class RunRecord:
     jax_version: str | None = None
     kind: str = "jitscope.run"
     schema_version: str = RUN_SCHEMA_VERSION
+    #: Which process of a multi-process program this was (schema 1.3); None for a single process.
+    process: ProcessInfo | None = field(default=None, metadata=OMITTED_WHEN_DEFAULT)
+    #: Written while the program was still running (schema 1.3): the process was killed, or hung, before
+    #: jitscope could write the final report; ``outcome`` says when this was written.
+    partial: bool = field(default=False, metadata=OMITTED_WHEN_DEFAULT)
 
     @property
     def compile_s(self) -> float:

@@ -145,11 +145,14 @@ def run_command(options: RunOptions) -> int:
         from pathlib import Path
 
         capture = Path(options.capture).resolve()  # before the program can change the working directory
-    record = run_observed(target, effects=options.effects, gates=gates, on_event=logger, capture=capture)
+    checkpoint_to = options.out if options.out is not None and fmt == "json" else None  # multi-process only
+    record = run_observed(target, effects=options.effects, gates=gates, on_event=logger, capture=capture,
+                          checkpoint_to=checkpoint_to)
     with collector_paused():
+        from jitscope.run.processes import report_path
         from jitscope.run.report import report
 
-        return report(record, fmt, options.out)
+        return report(record, fmt, report_path(options.out, record.process, fmt))
 
 
 class _EventLogger:

@@ -39,8 +39,9 @@ from typing import Any
 
 from jitscope.model.common import Location
 from jitscope.model.effects import EffectRecord
-from jitscope.model.run import JAX_INTERNAL, LIBRARY, UNATTRIBUTED, USER, CompileEvent
+from jitscope.model.run import JAX_INTERNAL, LIBRARY, UNATTRIBUTED, USER, CompiledProgram, CompileEvent
 from jitscope.run.collector import collector_paused
+from jitscope.run.processes import ProcessWatch
 from jitscope.tracing.cachekeys import Key, KeyDiff, StaticValues, nearest
 from jitscope.userframes import IsUserFile, default_is_user_file, display_path
 
@@ -77,6 +78,7 @@ class _Miss:
     #: Made while an earlier miss on the thread was being lowered (a lowering rule tracing a helper):
     #: part of that lowering, never compiled on its own, so never the owner of an unnamed phase.
     nested: bool = False
+    program: CompiledProgram | None = None  # what XLA built for it (multi-process runs only)
 
 
 class _ThreadState(threading.local):
@@ -85,6 +87,7 @@ class _ThreadState(threading.local):
         self.tracing = False
         self.miss: _Miss | None = None  # the newest miss on this thread
         self.open: list[_Miss] = []  # older misses still waiting for their lowering or compile, oldest first
+        self.program: CompiledProgram | None = None  # the executable just built, for the compile event to come
 
 
 def jax_name(name: str | None) -> str | None:
@@ -117,8 +120,11 @@ class RunObserver:
     def __init__(self, *, effects: bool = True, is_user_file: IsUserFile = default_is_user_file,
                  on_event: Callable[[CompileEvent], None] | None = None,
                  clock: Callable[[], float] = time.perf_counter,
-                 on_compile: Callable[[CompileEvent, Any], None] | None = None) -> None:
+                 on_compile: Callable[[CompileEvent, Any], None] | None = None,
+                 processes: ProcessWatch | None = None) -> None:
         self.effects = effects
+        #: Which process of a multi-process program this is (``run/processes.py``); None: not asked.
+        self.processes = processes
         self.on_event = on_event
         #: Told of each compile of the user's functions with the live ``UserCall`` (``run --capture``).
         self.on_compile = on_compile
@@ -212,9 +218,21 @@ class RunObserver:
         elif phase == "compile":
             miss.compile_s += seconds
             miss.compiled = True
+            miss.program, state.program = state.program, None
             if state.miss is miss:
                 state.miss = None
             self._guard(self._finish, miss)
+
+    def on_executable(self, executable: Any) -> None:
+        """XLA built ``executable`` for the compile whose event comes next on this thread (multi-process runs:
+        its program's fingerprint, to compare across processes)."""
+        watch = self.processes
+        if watch is None or (watch.check() is None and not watch.multi):
+            return
+        with collector_paused():
+            from jitscope.run.programs import program_of
+
+            self._state.program = program_of(executable)
 
     def _owner(self, state: _ThreadState, phase: str, name: str | None) -> _Miss | None:
         """The miss a phase event belongs to: the newest one JAX's name fits that still waits for this phase."""
@@ -376,6 +394,7 @@ class RunObserver:
             near = None if same or not miss.key else nearest(earlier, miss.key)
             causes: tuple[KeyDiff, ...] = near.diffs if near is not None else ()
             earlier.append((number, miss.key))
+            process = self.processes.check() if self.processes is not None else None
             event = CompileEvent(
                 index=len(self.events) + 1, function=miss.function, defined_at=miss.defined_at,
                 call_site=miss.call_site, number=number, kind=miss.kind, signature=miss.signature,
@@ -384,6 +403,8 @@ class RunObserver:
                 nearest=near.labels if near is not None else ((same,) if same else ()), causes=causes,
                 same_key_as=same, effects=miss.effects, error=miss.error, via=miss.via,
                 jax_name=miss.jax_name or (_fun_name(miss.fun) or "" if miss.fun is not None else miss.function),
+                process=process.index if process is not None else None,
+                program=miss.program,
             )
             self.events.append(event)
         if self.on_compile is not None and event.compiled and event.kind == USER and miss.call is not None:

@@ -5,11 +5,13 @@ from __future__ import annotations
 import contextlib
 import sys
 from collections.abc import Callable, Iterator
+from dataclasses import replace
 from pathlib import Path
 
-from jitscope.model.run import CompileEvent, RunRecord
+from jitscope.model.run import RUN_SCHEMA_VERSION_PROCESSES, USER, CompileEvent, ProcessInfo, RunRecord
 from jitscope.run.collector import collector_paused
 from jitscope.run.observer import RunObserver
+from jitscope.run.processes import Checkpoints, ProcessWatch, process_path
 from jitscope.run.program import Outcome, Program, run_program, when_imported
 from jitscope.run.summary import Gates, check_gates, summarize
 
@@ -25,6 +27,10 @@ def observing(observer: RunObserver) -> Iterator[list[str]]:
             from jitscope.jaxcompat.compile_hooks import install as install_hooks
 
             remove, status = install_hooks(observer)
+            if observer.processes is not None:  # each compile's program, for a multi-process run
+                from jitscope.jaxcompat.executables import install_executable_hook
+
+                uninstall.append(install_executable_hook(observer.on_executable))
         uninstall.append(remove)
         notes.extend(f"not hooked on this JAX: {m}" for m in status.missing)
 
@@ -40,32 +46,87 @@ def observing(observer: RunObserver) -> Iterator[list[str]]:
 
 
 def run_observed(program: Program, *, effects: bool = True, gates: Gates | None = None,
-                 on_event: Callable[[CompileEvent], None] | None = None, capture: Path | None = None) -> RunRecord:
+                 on_event: Callable[[CompileEvent], None] | None = None, capture: Path | None = None,
+                 checkpoint_to: str | None = None) -> RunRecord:
     """Run ``program`` with the observer installed; the record is built even when the program fails.
 
     ``capture``: a folder to write every compile's abstract signature to (``run/signature.py``).
+    ``checkpoint_to``: the JSON ``--out``; in one process of a multi-process program, the partial
+    report is rewritten there (per process: ``run/processes.py``) after compiles while it runs.
     """
     writer = None
     if capture is not None:
         from jitscope.run.signature import CaptureWriter
 
         writer = CaptureWriter(capture)
-    observer = RunObserver(effects=effects, on_event=on_event, on_compile=writer)
+    processes = ProcessWatch()
+    checkpoints = None
+    if checkpoint_to is not None:
+        checkpoints = Checkpoints(lambda: _write_checkpoint(observer, program, checkpoint_to))
+        on_event = _checkpointing(on_event, checkpoints)
+    observer = RunObserver(effects=effects, on_event=on_event, on_compile=writer, processes=processes)
     outcome = Outcome(1, "did not run")
-    with observing(observer) as notes:
-        outcome = run_program(program)  # the collector as the program sets it; jitscope's own work pauses it
+    try:
+        with observing(observer) as notes:
+            outcome = run_program(program)  # the collector as the program sets it; jitscope's own work pauses it
+    finally:
+        if checkpoints is not None:
+            checkpoints.close()
     with collector_paused():
         wall = observer.elapsed()
         events = tuple(observer.finish())
+        process = processes.at_exit()
+        if process is not None:
+            events = tuple(e if e.process == process.index else replace(e, process=process.index) for e in events)
         functions = summarize(events)
         # the imported module's own version (importlib.metadata costs ~20 ms of imports at exit)
         jax_version = getattr(sys.modules.get("jax"), "__version__", None)
         if writer is not None:
             writer.write(program.display, program.args, jax_version)
             notes.append(f"{len(writer.calls)} compile signature(s) captured in {writer.directory}")
+        if checkpoints is not None and checkpoints.failed:
+            notes.append(f"could not write the partial report while the program ran: {checkpoints.failed}")
         return RunRecord(
             program=program.display, argv=program.args, exit_code=outcome.exit_code,
             outcome=outcome.description, wall_s=round(wall, 6), events=events, functions=functions,
             gate_failures=check_gates(gates, functions) if gates is not None else (),
             notes=tuple(notes + observer.notes), jax_version=jax_version,
+            **_process_fields(process),
         )
+
+
+def _process_fields(process: ProcessInfo | None) -> dict[str, object]:
+    """What a record of one process of a multi-process program adds (schema 1.3); nothing for one process."""
+    return {} if process is None else {"process": process, "schema_version": RUN_SCHEMA_VERSION_PROCESSES}
+
+
+def _checkpointing(on_event: Callable[[CompileEvent], None] | None, checkpoints: Checkpoints) -> Callable[[CompileEvent], None]:
+    """``on_event``, plus a checkpoint request after each compile of the user's code in a multi-process run."""
+    def event(e: CompileEvent) -> None:
+        if on_event is not None:
+            on_event(e)
+        if e.kind == USER and e.process is not None:
+            checkpoints.request()
+
+    return event
+
+
+def _write_checkpoint(observer: RunObserver, program: Program, out: str) -> None:
+    """The report so far, marked partial, in this process's file (the checkpoint thread)."""
+    import json
+
+    from jitscope.model.common import to_jsonable
+    from jitscope.outputs import write_atomic
+
+    process = observer.processes.info if observer.processes is not None else None
+    if process is None:
+        return
+    events = tuple(observer.events)
+    elapsed = observer.elapsed()
+    record = RunRecord(
+        program=program.display, argv=program.args, exit_code=-1,
+        outcome=f"still running after {elapsed:.1f} s (a partial report: the process hung, or was killed, "
+                "before jitscope could write the final one)",
+        wall_s=round(elapsed, 6), events=events, functions=summarize(events), partial=True,
+        jax_version=getattr(sys.modules.get("jax"), "__version__", None), **_process_fields(process))
+    write_atomic(process_path(out, process.index), json.dumps(to_jsonable(record), indent=2, allow_nan=False) + "\n")
