@@ -9,6 +9,18 @@ from jitscope.dtypes import SHORT_NAMES
 from jitscope.model.trace import SeenArg
 
 
+def python_scalar_dtype(value: complex, x64: bool = False) -> str:
+    """The dtype JAX gives a Python scalar argument (weak-typed, of its kind's default width)."""
+    bits = "64" if x64 else "32"
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, int):
+        return "i" + bits
+    if isinstance(value, float):
+        return "f" + bits
+    return "c128" if x64 else "c64"
+
+
 def short_dtype(dtype: Any) -> str:
     name = getattr(dtype, "name", str(dtype))
     return SHORT_NAMES.get(name, name)

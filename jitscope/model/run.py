@@ -2,7 +2,7 @@
 
 They hold no JAX objects (functions are named by their definition site, arguments by
 their abstract values), so a run log goes to JSON and back unchanged. The causes are
-``cachekeys.KeyDiff`` values, the same components ``lint --trace`` reports for JS306.
+``keys.KeyDiff`` values, the same components ``lint --trace`` reports for JS306.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 from jitscope.model.common import OMITTED_WHEN_DEFAULT, Location
 from jitscope.model.effects import EffectRecord
-from jitscope.tracing.cachekeys import KeyDiff
+from jitscope.model.keys import KeyDiff
 
 #: Version of the ``jitscope.run`` JSON document; bump the major number on a breaking change.
 RUN_SCHEMA_VERSION = "1.2"  # 1.1: CompileEvent.via; 1.2: CompileEvent.jax_name

@@ -39,10 +39,11 @@ from typing import Any
 
 from jitscope.model.common import Location
 from jitscope.model.effects import EffectRecord
+from jitscope.model.keys import KeyDiff
 from jitscope.model.run import JAX_INTERNAL, LIBRARY, UNATTRIBUTED, USER, CompiledProgram, CompileEvent
 from jitscope.run.collector import collector_paused
 from jitscope.run.processes import ProcessWatch
-from jitscope.tracing.cachekeys import Key, KeyDiff, StaticValues, nearest
+from jitscope.tracing.cachekeys import Key, StaticValues, nearest
 from jitscope.userframes import IsUserFile, default_is_user_file, display_path
 
 _JITSCOPE_DIR = __file__.rsplit("/", 2)[0]

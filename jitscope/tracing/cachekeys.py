@@ -16,40 +16,19 @@ Python: no JAX here.
 
 from __future__ import annotations
 
-import re
 import threading
 import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from jitscope.model.keys import KeyDiff
+
 #: One call's cache key: component -> value, in argument order.
 Key = dict[str, str]
 
 #: How long a static value's repr may be before it is shortened (both sides of a diff stay readable).
 MAX_VALUE_CHARS = 80
-
-
-@dataclass(frozen=True, slots=True)
-class KeyDiff:
-    """One component of the cache key that differs from the nearest previous compile."""
-
-    component: str  # e.g. "x: shape", "threshold (static): value", "params: pytree structure"
-    before: str
-    after: str
-
-    def __str__(self) -> str:
-        note = self.note
-        return f"{self.component}: {note}" if note else f"{self.component} {self.before} -> {self.after}"
-
-    @property
-    def note(self) -> str:
-        """The cause in words, where the two values alone would mislead: two objects compared by identity."""
-        before, after = _IDENTITY.match(self.before), _IDENTITY.match(self.after)
-        if before and after and before.group(1) == after.group(1):
-            return (f"a new object of class {after.group(1)} with identity equality on every call: "
-                    "give it __eq__/__hash__ or reuse one instance")
-        return ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,8 +52,6 @@ def shorten(text: str, limit: int = MAX_VALUE_CHARS) -> str:
 
 # ---------------------------------------------------------------- static values
 
-#: How a static value compared by identity reads in a key: ``<Config object #2, compared by identity>``.
-_IDENTITY = re.compile(r"^<(.+) object #\d+, compared by identity>$")
 #: How many distinct static values one ``StaticValues`` remembers (JAX's own cache is bounded too).
 MAX_REMEMBERED = 4096
 
@@ -193,18 +170,6 @@ def add_array(key: Key, path: str, shape: tuple[int, ...], dtype: str, weak_type
 
 def add_other(key: Key, path: str, value: Any) -> None:
     key[f"{path}: kind"] = type(value).__name__
-
-
-def python_scalar_dtype(value: complex, x64: bool = False) -> str:
-    """The dtype JAX gives a Python scalar argument (weak-typed, of its kind's default width)."""
-    bits = "64" if x64 else "32"
-    if isinstance(value, bool):
-        return "bool"
-    if isinstance(value, int):
-        return "i" + bits
-    if isinstance(value, float):
-        return "f" + bits
-    return "c128" if x64 else "c64"
 
 
 def structure(value: Any, other: Callable[[Any], str] | None = None) -> str:

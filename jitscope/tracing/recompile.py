@@ -17,10 +17,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from jitscope.jaxcompat.values import python_scalar_dtype
 from jitscope.load.partition import format_partition
 from jitscope.load.specs import SHORT_NAMES, ArgSet, ArraySpec, iter_array_specs
+from jitscope.model.keys import KeyDiff
 from jitscope.tracing import cachekeys
-from jitscope.tracing.cachekeys import Key, KeyDiff, diff
+from jitscope.tracing.cachekeys import Key, diff
 
 __all__ = ["CallRecord", "KeyDiff", "SequenceRecord", "analyse_sequence", "cache_key", "diff", "observe_sequence"]
 
@@ -70,7 +72,7 @@ def _add_leaf(key: Key, path: str, leaf: Any, x64: bool) -> None:
     elif isinstance(leaf, (bool, int, float, complex)):
         # A Python scalar is traced as a weak-typed 0-d array of its kind's default dtype, so
         # it shares a cache entry with an f32[] weak-typed array (JAX keys on avals only).
-        cachekeys.add_array(key, path, (), cachekeys.python_scalar_dtype(leaf, x64), True, x64=x64)
+        cachekeys.add_array(key, path, (), python_scalar_dtype(leaf, x64), True, x64=x64)
     else:
         cachekeys.add_other(key, path, leaf)
 

@@ -7,6 +7,7 @@ import re
 
 from jitscope.model.common import Location
 from jitscope.model.effects import EffectKind, EffectRecord
+from jitscope.model.keys import KeyDiff
 from jitscope.model.run import JAX_INTERNAL, CompileEvent, RunRecord
 from jitscope.report.views.document import Chart
 from jitscope.report.views.run import run_document, timeline_chart
@@ -15,7 +16,6 @@ from jitscope.report.writers.markdown import render_markdown
 from jitscope.report.writers.svg import _label_rows, nice_step
 from jitscope.report.writers.terminal import render_plain
 from jitscope.run.summary import summarize
-from jitscope.tracing.cachekeys import KeyDiff
 from tests.report.test_backends import check_html
 
 STEP = Location("train.py", 10, "step")

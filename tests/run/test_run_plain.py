@@ -9,13 +9,13 @@ import pytest
 
 from jitscope.model.common import Location
 from jitscope.model.effects import EffectKind, EffectRecord
+from jitscope.model.keys import KeyDiff
 from jitscope.model.run import JAX_INTERNAL, LIBRARY, CompileEvent, RunRecord
 from jitscope.report.writers.console import PIPE_WIDTH, make_console
 from jitscope.report.writers.run_live import render_summary
 from jitscope.run.plain import PIPE_WIDTH as PLAIN_WIDTH
 from jitscope.run.plain import plain_summary
 from jitscope.run.summary import summarize
-from jitscope.tracing.cachekeys import KeyDiff
 
 STEP = Location("train.py", 10, "step")
 PRINT = EffectRecord(EffectKind.PRINT, "print()", Location("train.py", 12, "step"))

@@ -6,8 +6,8 @@ it without importing the output layer.
 
 from __future__ import annotations
 
+from jitscope.model.keys import KeyDiff
 from jitscope.model.run import CompileEvent
-from jitscope.tracing.cachekeys import KeyDiff
 from jitscope.units import fmt_duration
 
 #: A few words on the commonest causes, keyed by what changed (the end of the component name).
