@@ -1,0 +1,88 @@
+"""Lint the text of an editor buffer as ``jitscope lint`` would lint that file.
+
+The buffer's own text is linted (unsaved edits included), under the ``[tool.jitscope]`` table of the
+nearest pyproject.toml above the file (:func:`jitscope.config.load_config`, read again on every lint so
+an edited configuration applies at the next change or save): ``select``/``ignore``, ``exclude``,
+``per-file-ignores`` and suppression comments all apply, through the same engine functions as the CLI.
+
+One difference: the server lints each file by itself. ``jitscope lint`` over a tree also follows jitted
+calls into the other modules it lints (a helper in ``utils.py`` that only ``train.py`` jits), and reads
+static fields declared in them; the editor sees what the file alone shows.
+"""
+
+from __future__ import annotations
+
+import io
+import tokenize
+from dataclasses import dataclass
+from pathlib import Path
+
+from jitscope.config import load_config
+from jitscope.errors import JitscopeError
+from jitscope.linter.engine import build_report, resolve_codes
+from jitscope.linter.files import DEFAULT_EXCLUDED_DIRS, SourceFileRef, collect_files, excluded
+from jitscope.linter.runner import FileTask, lint_data
+from jitscope.model.lint import Finding
+
+#: Folders whose files are never linted when opened in the editor: installed packages, virtual
+#: environments, caches (``jitscope lint`` does not walk into them either).
+_SKIPPED_DIRS = DEFAULT_EXCLUDED_DIRS | {"site-packages", "dist-packages"}
+
+
+@dataclass(frozen=True, slots=True)
+class BufferLint:
+    """What linting one buffer gave: its findings, or why it was not linted."""
+
+    findings: tuple[Finding, ...] = ()
+    #: one line when the configuration could not be read (then nothing is linted, as the CLI exits 2)
+    error: str | None = None
+    #: why the file was not linted although it is Python (excluded by the configuration, an installed package)
+    skipped: str | None = None
+
+
+def lint_buffer(path: Path | None, text: str, start: Path | None = None) -> BufferLint:
+    """Lint ``text``, the contents of ``path`` in the editor (None for an unsaved, untitled buffer).
+
+    ``start`` is where the configuration is looked for when ``path`` is None (the workspace folder).
+    """
+    where = path.parent if path is not None else (start or Path.cwd())
+    try:
+        config = load_config(where)
+        codes = resolve_codes(config.lint.select, config.lint.ignore)
+    except JitscopeError as err:
+        return BufferLint(error=err.one_line())
+    ref = _file_ref(path, config.root, config.lint.exclude, len(text))
+    if isinstance(ref, str):
+        return BufferLint(skipped=ref)
+    result = lint_data(FileTask(ref, codes), _source_bytes(text))
+    report = build_report([result], [ref], config.lint, config.root, codes)
+    return BufferLint(report.findings)
+
+
+def _file_ref(path: Path | None, root: Path, exclude: tuple[str, ...], size: int) -> SourceFileRef | str:
+    """How the engine names the file (its dotted module name matters for relative imports), or why it is
+    skipped."""
+    if path is None:
+        return SourceFileRef("<untitled>", "<untitled>", "untitled", False, size)
+    path = path.resolve()
+    if _SKIPPED_DIRS.intersection(path.parts[:-1]):
+        return "in an installed package, a virtual environment or a cache folder"
+    if excluded(path, root, exclude):
+        return f"excluded by {root / 'pyproject.toml'}"
+    if path.is_file():  # the engine's own naming (packages from the __init__.py files above it)
+        found = collect_files([path], root, exclude).files
+        if found:
+            return found[0]
+    return SourceFileRef(str(path), str(path), path.stem, path.name == "__init__.py", size)
+
+
+def _source_bytes(text: str) -> bytes:
+    """The buffer as the file's bytes: in the encoding its coding cookie names (UTF-8 without one)."""
+    data = text.encode("utf-8", errors="surrogatepass")
+    if "coding" not in text[:400]:
+        return data
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+        return data if encoding in ("utf-8", "utf-8-sig") else text.encode(encoding)
+    except (SyntaxError, LookupError, UnicodeEncodeError):  # the engine reports the bad cookie (JS000)
+        return data

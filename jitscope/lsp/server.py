@@ -1,0 +1,291 @@
+"""The Language Server: lint findings as diagnostics, the rule's docs on hover, suppressions as code actions.
+
+Built on pygls 2 (``pygls.lsp.server.LanguageServer``, lsprotocol's types), over stdin/stdout.
+
+- ``textDocument/didOpen`` and ``didSave``: lint the buffer now and publish its diagnostics (with the
+  document version they describe).
+- ``didChange``: lint again once the typing pauses (``debounce_s`` after the last change, or twice the
+  file's last lint time where that is longer: a 10,000-line module takes about a second to lint).
+- ``didClose``: clear the file's diagnostics.
+- ``textDocument/hover`` over a finding: the rule's documentation (:mod:`.hover`).
+- ``textDocument/codeAction`` on a finding: ``# jitscope: ignore[CODE]`` on its line (:mod:`.edits`).
+
+Hover and code actions answer for the text the editor has now: a buffer changed since its last lint
+is linted first, so an edit never lands on a line that moved.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import unquote
+
+from lsprotocol import types as lsp
+from pygls.lsp.server import LanguageServer
+from pygls.uris import to_fs_path
+
+from jitscope import __version__
+from jitscope.lsp.buffers import lint_buffer
+from jitscope.lsp.edits import from_client, split_lines, suppression_edit, to_client
+from jitscope.lsp.hover import rule_markdown
+from jitscope.model.lint import Finding
+
+log = logging.getLogger(__name__)
+
+#: The diagnostics' ``source``: editors show it beside each message.
+SOURCE = "jitscope"
+#: Seconds without a change before a changed buffer is linted again.
+DEBOUNCE_S = 0.4
+
+_SEVERITY = {
+    "error": lsp.DiagnosticSeverity.Error,
+    "warning": lsp.DiagnosticSeverity.Warning,
+    "info": lsp.DiagnosticSeverity.Information,
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Linted:
+    """One buffer's last lint: the text it read (and its version) and what it found."""
+
+    version: int | None
+    text: str
+    lines: list[str]
+    findings: tuple[Finding, ...]
+
+
+class JitscopeServer(LanguageServer):
+    """A pygls server that remembers each open buffer's last lint."""
+
+    def __init__(self, debounce_s: float = DEBOUNCE_S) -> None:
+        super().__init__("jitscope", __version__, text_document_sync_kind=lsp.TextDocumentSyncKind.Incremental)
+        self.debounce_s = debounce_s
+        self.linted: dict[str, Linted] = {}
+        self._pending: dict[str, asyncio.TimerHandle] = {}
+        self._cost: dict[str, float] = {}
+        self._errors_shown: set[str] = set()
+
+    # -- linting -----------------------------------------------------------------------------------
+
+    def lint(self, uri: str) -> Linted | None:
+        """Lint the buffer now and publish its diagnostics; None for a buffer that is not Python."""
+        self.cancel(uri)
+        document = self.workspace.get_text_document(uri)
+        path = _path_of(uri)
+        if not _is_python(document.language_id, path):
+            return None
+        text = document.source
+        started = time.perf_counter()
+        try:
+            result = lint_buffer(path, text, self._root())
+        except Exception as err:  # a jitscope bug: said once, and the server keeps serving
+            log.exception("linting %s failed", uri)
+            self._show_once(f"jitscope: internal error while linting ({type(err).__name__}: {err}); please report it")
+            return None
+        self._cost[uri] = time.perf_counter() - started
+        if result.error:
+            self._show_once(f"jitscope: {result.error}")
+        elif result.skipped:
+            log.info("not linted: %s: %s", path, result.skipped)
+        linted = Linted(document.version, text, split_lines(text), result.findings)
+        self.linted[uri] = linted
+        self.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(
+            uri=uri, version=document.version, diagnostics=[self.diagnostic(f, linted.lines) for f in linted.findings]
+        ))
+        return linted
+
+    def current(self, uri: str) -> Linted | None:
+        """The lint of the buffer as it is now (linted again if it changed since)."""
+        linted = self.linted.get(uri)
+        if linted is not None and linted.version == self.workspace.get_text_document(uri).version:
+            return linted
+        return self.lint(uri)
+
+    def schedule(self, uri: str) -> None:
+        """Lint ``uri`` once changes pause."""
+        self.cancel(uri)
+        delay = max(self.debounce_s, 2 * self._cost.get(uri, 0.0))
+        self._pending[uri] = asyncio.get_running_loop().call_later(delay, self._lint_if_open, uri)
+
+    def cancel(self, uri: str) -> None:
+        handle = self._pending.pop(uri, None)
+        if handle is not None:
+            handle.cancel()
+
+    def close(self, uri: str) -> None:
+        self.cancel(uri)
+        self.linted.pop(uri, None)
+        self._cost.pop(uri, None)
+        self.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
+
+    def relint_open(self) -> None:
+        """Lint every open buffer again (the configuration changed)."""
+        for uri in list(self.linted):
+            self.lint(uri)
+
+    def _lint_if_open(self, uri: str) -> None:
+        self._pending.pop(uri, None)
+        if unquote(uri) in self.workspace.text_documents:
+            self.lint(uri)
+
+    def _root(self) -> Path | None:
+        root = self.workspace.root_path
+        return Path(root) if root else None
+
+    def _show_once(self, message: str) -> None:
+        if message not in self._errors_shown:
+            self._errors_shown.add(message)
+            self.window_show_message(lsp.ShowMessageParams(type=lsp.MessageType.Error, message=message))
+
+    # -- positions ---------------------------------------------------------------------------------
+
+    @property
+    def encoding(self) -> str:
+        """The position encoding agreed with the client: utf-16 (the default), utf-8 or utf-32."""
+        agreed = self.workspace.position_encoding
+        return str(getattr(agreed, "value", agreed) or "utf-16")
+
+    def diagnostic(self, finding: Finding, lines: list[str]) -> lsp.Diagnostic:
+        message = finding.message + (f"\nhelp: {finding.suggestion}" if finding.suggestion else "")
+        return lsp.Diagnostic(
+            range=self.client_range(finding, lines),
+            message=message,
+            severity=_SEVERITY.get(finding.severity, lsp.DiagnosticSeverity.Error),
+            code=finding.code,
+            source=SOURCE,
+            data={"name": finding.name},
+        )
+
+    def client_range(self, finding: Finding, lines: list[str]) -> lsp.Range:
+        return lsp.Range(
+            start=self.client_position(lines, finding.line - 1, finding.column - 1),
+            end=self.client_position(lines, finding.end_line - 1, finding.end_column - 1),
+        )
+
+    def client_position(self, lines: list[str], line: int, column: int) -> lsp.Position:
+        """0-based line and code-point column -> the client's position."""
+        text = lines[line] if 0 <= line < len(lines) else ""
+        return lsp.Position(line=max(line, 0), character=to_client(text, max(column, 0), self.encoding))
+
+    def server_position(self, lines: list[str], position: lsp.Position) -> tuple[int, int]:
+        """The client's position -> 1-based line and column in code points, as findings count them."""
+        text = lines[position.line] if 0 <= position.line < len(lines) else ""
+        return position.line + 1, from_client(text, position.character, self.encoding) + 1
+
+
+def build_server(debounce_s: float = DEBOUNCE_S) -> JitscopeServer:
+    """A server with every feature registered."""
+    server = JitscopeServer(debounce_s)
+
+    @server.feature(lsp.TEXT_DOCUMENT_DID_OPEN)
+    def did_open(ls: JitscopeServer, params: lsp.DidOpenTextDocumentParams) -> None:
+        ls.lint(params.text_document.uri)
+
+    @server.feature(lsp.TEXT_DOCUMENT_DID_CHANGE)
+    def did_change(ls: JitscopeServer, params: lsp.DidChangeTextDocumentParams) -> None:
+        ls.schedule(params.text_document.uri)
+
+    @server.feature(lsp.TEXT_DOCUMENT_DID_SAVE, lsp.SaveOptions(include_text=False))
+    def did_save(ls: JitscopeServer, params: lsp.DidSaveTextDocumentParams) -> None:
+        path = _path_of(params.text_document.uri)
+        if path is not None and path.name == "pyproject.toml":
+            ls.relint_open()
+        else:
+            ls.lint(params.text_document.uri)
+
+    @server.feature(lsp.TEXT_DOCUMENT_DID_CLOSE)
+    def did_close(ls: JitscopeServer, params: lsp.DidCloseTextDocumentParams) -> None:
+        ls.close(params.text_document.uri)
+
+    @server.feature(lsp.SHUTDOWN)
+    def shutdown(ls: JitscopeServer, params: None) -> None:
+        for uri in list(ls.linted):
+            ls.cancel(uri)
+
+    @server.feature(lsp.TEXT_DOCUMENT_HOVER)
+    def hover(ls: JitscopeServer, params: lsp.HoverParams) -> lsp.Hover | None:
+        linted = ls.current(params.text_document.uri)
+        if linted is None:
+            return None
+        line, column = ls.server_position(linted.lines, params.position)
+        found = [f for f in linted.findings if _covers(f, (line, column), (line, column))]
+        if not found:
+            return None
+        docs = [rule_markdown(f) for f in {f.code: f for f in found}.values()]
+        return lsp.Hover(
+            contents=lsp.MarkupContent(kind=lsp.MarkupKind.Markdown, value="\n\n---\n\n".join(docs)),
+            range=ls.client_range(found[0], linted.lines),
+        )
+
+    @server.feature(
+        lsp.TEXT_DOCUMENT_CODE_ACTION, lsp.CodeActionOptions(code_action_kinds=[lsp.CodeActionKind.QuickFix])
+    )
+    def code_action(ls: JitscopeServer, params: lsp.CodeActionParams) -> list[lsp.CodeAction] | None:
+        only = params.context.only
+        if only and not any(_kind_in(lsp.CodeActionKind.QuickFix, kind) for kind in only):
+            return None
+        uri = params.text_document.uri
+        linted = ls.current(uri)
+        if linted is None:
+            return None
+        start = ls.server_position(linted.lines, params.range.start)
+        end = ls.server_position(linted.lines, params.range.end)
+        actions: dict[str, lsp.CodeAction] = {}
+        for finding in linted.findings:
+            if not _covers(finding, start, end):
+                continue
+            edit = suppression_edit(finding, linted.text)
+            if edit is None:
+                continue
+            title = f"Ignore {finding.code} on this line (# jitscope: ignore[{finding.code}])"
+            text_edit = lsp.TextEdit(
+                range=lsp.Range(
+                    start=ls.client_position(linted.lines, edit.line, edit.start),
+                    end=ls.client_position(linted.lines, edit.line, edit.end),
+                ),
+                new_text=edit.text,
+            )
+            actions.setdefault(f"{title}@{edit.line}", lsp.CodeAction(
+                title=title,
+                kind=lsp.CodeActionKind.QuickFix,
+                diagnostics=[ls.diagnostic(finding, linted.lines)],
+                edit=lsp.WorkspaceEdit(changes={uri: [text_edit]}),
+            ))
+        return list(actions.values())
+
+    return server
+
+
+def serve(debounce_s: float = DEBOUNCE_S) -> None:
+    """Serve over stdin/stdout until the client says exit (or closes the pipe)."""
+    server = build_server(debounce_s)
+    protocol_out = sys.stdout.buffer
+    # stdout is the JSON-RPC stream: a stray print anywhere in the process must not land in it.
+    sys.stdout = sys.stderr
+    server.start_io(sys.stdin.buffer, protocol_out)
+
+
+def _path_of(uri: str) -> Path | None:
+    path = to_fs_path(uri)
+    return Path(path) if path else None
+
+
+def _is_python(language_id: str | None, path: Path | None) -> bool:
+    if language_id:
+        return language_id == "python"
+    return path is not None and path.suffix in (".py", ".pyi")
+
+
+def _covers(finding: Finding, start: tuple[int, int], end: tuple[int, int]) -> bool:
+    """Whether the finding's span touches the range ``start``..``end`` (1-based lines and columns, both ends
+    included: a cursor just after the flagged code is on it)."""
+    return (finding.line, finding.column) <= end and start <= (finding.end_line, finding.end_column)
+
+
+def _kind_in(kind: str, requested: str) -> bool:
+    """Code action kinds are hierarchical: asking for ``quickfix`` covers ``quickfix.jitscope``."""
+    return not requested or kind == requested or kind.startswith(requested + ".")
