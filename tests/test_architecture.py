@@ -65,7 +65,6 @@ KNOWN_UPWARD: dict[tuple[str, str], str] = {
     ("jitscope.run.report", "jitscope.report.writers.run_live"): "as above",
     ("jitscope.run.report", "jitscope.report.writers"): "as above",
     ("jitscope.run.report", "jitscope.report.views.run"): "as above",
-    ("jitscope.testing.watch", "jitscope.report.writers.run_live"): "the pytest watch prints run's event lines: an output-layer job",
 }
 
 

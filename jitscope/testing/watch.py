@@ -140,7 +140,7 @@ class TestWatch:
 
 def check_max_compiles(events: Sequence[CompileEvent], limit: int, per_function: bool = True) -> str:
     """An assertion message when compiles exceed ``limit`` (per function, or in total); "" when within."""
-    from jitscope.report.writers.run_live import describe_causes
+    from jitscope.run.causes import describe_causes
 
     compiled = [e for e in events if e.compiled]
     groups: dict[str, list[CompileEvent]] = {}

@@ -15,7 +15,7 @@ import pytest
 
 from jitscope.jaxcompat.compile_hooks import installed
 from jitscope.model.run import USER
-from jitscope.report.writers.run_live import describe_causes
+from jitscope.run.causes import describe_causes
 from jitscope.run.observer import RunObserver
 
 HERE = __file__.rsplit("/", 1)[-1]

@@ -15,7 +15,6 @@ from typing import Literal
 
 from jitscope.model.effects import EFFECT_ADVICE
 from jitscope.model.run import USER, CompileEvent, FunctionSummary, RunRecord
-from jitscope.report.views.causes import SAME_KEY, UNKNOWN, cause_hint, describe_causes, nearest_text
 from jitscope.report.views.document import (
     Block,
     Cell,
@@ -31,6 +30,7 @@ from jitscope.report.views.document import (
     Table,
     pieces,
 )
+from jitscope.run.causes import SAME_KEY, UNKNOWN, cause_hint, describe_causes, nearest_text
 from jitscope.units import fmt_count, fmt_duration, fmt_share, plural
 
 PHASES = ("trace", "lower", "compile")

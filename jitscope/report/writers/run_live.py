@@ -11,8 +11,7 @@ from rich.console import RenderableType
 from rich.text import Text
 
 from jitscope.model.run import CompileEvent, RunRecord
-from jitscope.report.views.causes import HINTS, VIA_HINTS, describe_causes, phases_text  # noqa: F401 - re-exported
-from jitscope.run.summary import should_log  # noqa: F401 - re-exported: the live-line filter
+from jitscope.run.causes import describe_causes, phases_text
 
 
 def render_event_line(event: CompileEvent) -> Text:

@@ -1,7 +1,8 @@
 """Why a compile happened, in words: shared by ``jitscope run``'s live line, its summary and its report.
 
-Pure text from ``CompileEvent`` records (no rich, no view model), so the live line can use
-it without importing the output layer.
+Pure text from ``CompileEvent`` records (no rich, no view model): the output layer's views and
+writers word causes through it, and so does the pytest plugin's ``max_compiles`` message
+(``testing/watch.py``), which sits below the output layer.
 """
 
 from __future__ import annotations
