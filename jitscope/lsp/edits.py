@@ -6,10 +6,10 @@ negotiated UTF-8 or UTF-32 (``general.positionEncodings``), so every column cros
 
 A suppression comment is the linter's own syntax (:mod:`jitscope.linter.suppression`):
 ``# jitscope: ignore[JS101]`` at the end of the finding's first line, or its last line where the first
-cannot take a comment (it ends inside a string, or with a backslash). An existing
-``# jitscope: ignore[...]`` on that line gets the code added to its list. An edit is offered only when
-the file's syntax tree is unchanged by it (the comment is a comment) and the line then suppresses the
-code, both checked here.
+cannot take a comment (it ends inside a string literal, by the file's syntax tree, or with a
+backslash). An existing ``# jitscope: ignore[...]`` on that line gets the code added to its list. An
+edit is offered only where the edited line then suppresses the code (checked with the engine's own
+:func:`~jitscope.linter.suppression.is_suppressed`); the tests check that the syntax tree is unchanged.
 """
 
 from __future__ import annotations
@@ -65,19 +65,36 @@ def from_client(line: str, units: int, encoding: str) -> int:
     return len(line)
 
 
-def suppression_edit(finding: Finding, text: str) -> LineEdit | None:
-    """The edit that adds ``finding``'s code to a suppression comment, or None where no line can take one."""
-    lines = split_lines(text)
+def lines_ending_in_strings(text: str) -> frozenset[int] | None:
+    """1-based numbers of the lines whose end lies inside a string literal (a comment added there would be
+    part of the string); None when ``text`` does not parse. One parse: an editor asks for code actions on
+    every cursor move, so the server keeps this per version of the buffer."""
     try:
-        before = ast.dump(ast.parse(text))
+        tree = ast.parse(text)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return None  # a file that does not parse has only its JS000, which no comment suppresses
+        return None
+    inside: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Constant, ast.JoinedStr)) and (node.end_lineno or node.lineno) > node.lineno:
+            inside.update(range(node.lineno, node.end_lineno or node.lineno))
+    return frozenset(inside)
+
+
+def suppression_edit(finding: Finding, text: str, in_strings: frozenset[int] | None = None) -> LineEdit | None:
+    """The edit that adds ``finding``'s code to a suppression comment, or None where no line can take one.
+
+    ``in_strings`` is :func:`lines_ending_in_strings` of ``text`` (computed here when not given).
+    """
+    if in_strings is None:
+        in_strings = lines_ending_in_strings(text)
+        if in_strings is None:
+            return None  # a file that does not parse has only its JS000, which no comment suppresses
+    lines = split_lines(text)
     for number in dict.fromkeys((finding.line, finding.end_line)):
-        if not 1 <= number <= len(lines):
+        if not 1 <= number <= len(lines) or number in in_strings or lines[number - 1].rstrip().endswith("\\"):
             continue
         edit = _comment_edit(lines[number - 1], number - 1, finding.code)
-        edited = apply(edit, lines)
-        if is_suppressed(finding, edited) and _same_tree("\n".join(edited), before):
+        if is_suppressed(finding, apply(edit, lines)):
             return edit
     return None
 
@@ -96,11 +113,3 @@ def apply(edit: LineEdit, lines: list[str]) -> list[str]:
     """``lines`` with ``edit`` made."""
     line = lines[edit.line]
     return [*lines[: edit.line], line[: edit.start] + edit.text + line[edit.end:], *lines[edit.line + 1:]]
-
-
-def _same_tree(edited: str, before: str) -> bool:
-    """The edited file parses to the same tree: the text added is a comment, not part of a string."""
-    try:
-        return ast.dump(ast.parse(edited)) == before
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return False

@@ -30,7 +30,7 @@ from pygls.uris import to_fs_path
 
 from jitscope import __version__
 from jitscope.lsp.buffers import lint_buffer
-from jitscope.lsp.edits import from_client, split_lines, suppression_edit, to_client
+from jitscope.lsp.edits import from_client, lines_ending_in_strings, split_lines, suppression_edit, to_client
 from jitscope.lsp.hover import rule_markdown
 from jitscope.model.lint import Finding
 
@@ -48,7 +48,7 @@ _SEVERITY = {
 }
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Linted:
     """One buffer's last lint: the text it read (and its version) and what it found."""
 
@@ -56,6 +56,14 @@ class Linted:
     text: str
     lines: list[str]
     findings: tuple[Finding, ...]
+    _strings: frozenset[int] | None = None
+    _parsed: bool = False
+
+    def lines_in_strings(self) -> frozenset[int] | None:
+        """:func:`~jitscope.lsp.edits.lines_ending_in_strings` of the text, parsed on first use only."""
+        if not self._parsed:
+            self._strings, self._parsed = lines_ending_in_strings(self.text), True
+        return self._strings
 
 
 class JitscopeServer(LanguageServer):
@@ -238,7 +246,8 @@ def build_server(debounce_s: float = DEBOUNCE_S) -> JitscopeServer:
         for finding in linted.findings:
             if not _covers(finding, start, end):
                 continue
-            edit = suppression_edit(finding, linted.text)
+            in_strings = linted.lines_in_strings()
+            edit = None if in_strings is None else suppression_edit(finding, linted.text, in_strings)
             if edit is None:
                 continue
             title = f"Ignore {finding.code} on this line (# jitscope: ignore[{finding.code}])"

@@ -3,6 +3,7 @@ suppression edit, and columns in the client's units."""
 
 from __future__ import annotations
 
+import ast
 import textwrap
 from pathlib import Path
 
@@ -20,7 +21,10 @@ def _finding(source: str, code: str) -> Finding:
 
 
 def _suppressed(source: str, edit: LineEdit) -> str:
-    return "\n".join(apply(edit, split_lines(source)))
+    """``source`` with the edit made; the edit only added a comment (the syntax tree is the same)."""
+    edited = "\n".join(apply(edit, split_lines(source)))
+    assert ast.dump(ast.parse(edited)) == ast.dump(ast.parse(source))
+    return edited
 
 
 # -- columns ---------------------------------------------------------------------------------------
@@ -76,6 +80,18 @@ def test_a_first_line_that_cannot_take_a_comment_leaves_it_to_the_last() -> None
     edit = suppression_edit(_finding(continued, "JS101"), continued)
     assert edit is not None and edit.line == 4
     assert lint_source(_suppressed(continued, edit), "m.py") == []
+
+
+def test_crlf_lines_keep_their_ends() -> None:
+    source = JITTED.format(body="    print(x)\n").replace("\n", "\r\n")
+    assert suppression_edit(_finding(source, "JS101"), source) == LineEdit(3, 12, 12, "  # jitscope: ignore[JS101]")
+
+
+def test_implicitly_joined_strings_and_f_strings_are_strings_too() -> None:
+    source = JITTED.format(body='    print(f"""{x}\n    """, "a"\n          "b")\n')
+    edit = suppression_edit(_finding(source, "JS101"), source)
+    assert edit is not None and edit.line == 5
+    _suppressed(source, edit)
 
 
 def test_no_edit_where_no_line_can_take_a_comment() -> None:
