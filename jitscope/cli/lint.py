@@ -22,6 +22,7 @@ from jitscope.cli.options import (
 from jitscope.errors import EXIT_FINDINGS, UsageError
 
 if TYPE_CHECKING:
+    from jitscope.config import LintConfig
     from jitscope.model.lint import Finding, LintReport
 
 
@@ -130,6 +131,16 @@ def lint(
     arg: ArgOpt = None,
     devices: DevicesOpt = None,
     mesh: MeshOpt = None,
+    fix: Annotated[
+        bool,
+        typer.Option("--fix", help="Apply the safe fixes (JS101, JS201, JS204 where the rewrite is provably "
+                     "equivalent), then report what remains."),
+    ] = False,
+    diff: Annotated[
+        bool,
+        typer.Option("--diff", help="Print the safe fixes as a unified diff and write nothing (exit 1 when there "
+                     "is something to fix)."),
+    ] = False,
 ) -> None:
     """Lint Python files for JAX hazards (static analysis: never imports or runs your code)."""
     from jitscope.cli.stdout import user_output_to_stderr
@@ -148,6 +159,12 @@ def lint(
     if static_only and trace:
         raise UsageError("--static-only and --trace contradict each other: drop one")
     trace_targets = [] if static_only else list(trace or lint_config.trace)
+    if diff and (out is not None or fmt_name != "text"):
+        raise UsageError("--diff prints a diff: drop --format/--out")
+    if fix or diff:
+        fixed = _fix(targets, lint_config, cfg.root, jobs, write=not diff)
+        if diff:
+            raise typer.Exit(EXIT_FINDINGS if fixed else 0)
     extra: list[Finding] = []
     if trace_targets:  # runs the user's code: its prints go to stderr (stdout is the report's); its exits
         from jitscope.faults import user_code_scope  # fail the trace, its tampering is put back and reported
@@ -165,8 +182,30 @@ def lint(
         text = result.render(fmt_name)
         if text or out is not None:
             write_report(text, out)
+    if fix:
+        _note(f"fixed {fixed} finding{'s' * (fixed != 1)}, {len(report.findings)} remaining")
     if report.failed:
         raise typer.Exit(EXIT_FINDINGS)
+
+
+def _fix(targets: list[Path], lint_config: LintConfig, root: Path, jobs: int | None, *, write: bool) -> int:
+    """Apply (or, for --diff, print) the safe fixes; how many there were."""
+    import sys
+
+    from jitscope.linter.fixing import fix_paths
+
+    outcome = fix_paths(targets, lint_config, root=root, jobs=jobs, write=write)
+    if not write:
+        sys.stdout.write(outcome.diff())
+        files = len(outcome.files)
+        _note(f"would fix {outcome.fixed} finding{'s' * (outcome.fixed != 1)} in {files} file{'s' * (files != 1)}")
+    return outcome.fixed
+
+
+def _note(text: str) -> None:
+    from jitscope.report.writers.console import make_console
+
+    make_console(stderr=True).print(text, markup=False, highlight=False)
 
 
 def _note_skipped(report: LintReport) -> None:

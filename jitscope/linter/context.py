@@ -5,7 +5,7 @@ Rules import from here (and :mod:`jitscope.linter.rule`), never from
 
 - traced code: ``ctx.functions`` (one :class:`TracedFunction` per function JAX traces,
   with the flags of every value in it: ``facts.is_traced(node)``, ``facts.flags_of(node)``
-  against :data:`ARRAY`/:data:`CONTAINER`/:data:`FRESH`), ``ctx.body(facts)`` (its nodes with
+  against :data:`TAINT`/:data:`ARRAY`/:data:`CONTAINER`/:data:`FRESH`), ``ctx.body(facts)`` (its nodes with
   their parents) and ``ctx.calls_in_traced_code()``;
 - jit: ``ctx.jit_sites`` (every application of jit/pmap) and ``ctx.call_sites`` (calls of
   jitted functions, with the loops around them and the loop variables), with
@@ -38,7 +38,7 @@ from jitscope.linter.analysis.qualified_names import is_static_result, last_name
 from jitscope.linter.analysis.ragged_batches import BatchLoops
 from jitscope.linter.analysis.source import char_column, match_lines
 from jitscope.linter.analysis.taint_calls import MUTATORS
-from jitscope.linter.analysis.taint_flags import ARRAY, CONTAINER, FRESH, FunctionFacts
+from jitscope.linter.analysis.taint_flags import ARRAY, CONTAINER, FRESH, TAINT, FunctionFacts
 from jitscope.linter.context_values import Origin, ValueOrigins, root_name
 from jitscope.model.lint import Finding, RuleIdentity
 
@@ -50,6 +50,7 @@ __all__ = [
     "CONTAINER",
     "FRESH",
     "MUTATORS",
+    "TAINT",
     "BatchLoops",
     "CallSite",
     "FuncNode",

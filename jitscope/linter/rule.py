@@ -12,6 +12,10 @@ It has up to two checks, both stateless:
   target (:mod:`jitscope.linter.trace_context`). By default it reports the side effects of the
   rule's ``effect_kinds`` and trace failures of its ``failure_kinds``.
 
+A rule with a safe mechanical rewrite sets ``fixable`` and writes ``fix(ctx, facts, node, parents)``:
+the :class:`~jitscope.model.lint.Fix` for the node its finding spans, or a short reason why that shape
+gets none (see :mod:`jitscope.linter.fixes`).
+
 Suppression comments and rule selection are handled once, in the engine.
 """
 
@@ -27,7 +31,7 @@ from jitscope.linter.context import ModuleContext, TracedFunction, label, traced
 from jitscope.linter.trace_context import TraceContext
 from jitscope.model.effect_catalogue import builtin_effect, effect_of_call
 from jitscope.model.effects import EffectKind
-from jitscope.model.lint import Finding, RuleInfo, Severity
+from jitscope.model.lint import Finding, Fix, RuleInfo, Severity
 
 
 class Rule:
@@ -47,6 +51,8 @@ class Rule:
     effect_kinds: ClassVar[frozenset[EffectKind]] = frozenset()
     #: Kinds of explained trace failures (``Diagnostic.kind``) reported under this rule.
     failure_kinds: ClassVar[frozenset[str]] = frozenset()
+    #: True for rules whose findings may carry a safe fix (``jitscope lint --fix``).
+    fixable: ClassVar[bool] = False
 
     def check(self, ctx: ModuleContext) -> Iterator[Finding]:
         """Static findings in one module."""
@@ -82,6 +88,13 @@ class Rule:
             if name:
                 yield ctx.finding(self, call, f"{name} in `{facts.qualname}` {says}" + traced_because(facts),
                                   facts.qualname, suggestion)
+
+    def fix(self, ctx: ModuleContext, facts: TracedFunction, node: ast.expr,
+            parents: dict[int, ast.AST]) -> Fix | str | None:
+        """The safe fix of this rule's finding on ``node`` (in ``facts``'s function; ``parents`` maps a node's
+        id to its parent there), or why that shape has none (a few words), or None where the rule never
+        offers one for such a finding."""
+        return None
 
     @classmethod
     def docs(cls) -> str:

@@ -35,6 +35,7 @@ from jitscope.linter.analysis.source import (
 from jitscope.linter.analysis.taint_flags import FunctionFacts
 from jitscope.linter.context import ModuleContext
 from jitscope.linter.files import SourceFileRef
+from jitscope.linter.fixes import attach_fix
 from jitscope.linter.module_facts import OVERRIDE, ModuleFacts, imported_facts, override_requests
 from jitscope.linter.registry import static_rules
 from jitscope.linter.rule import Rule
@@ -154,7 +155,7 @@ def _analyse(
             key = (finding.code, finding.line, finding.column)
             if key not in seen:
                 seen.add(key)
-                findings.append(finding)
+                findings.append(attach_fix(ctx, rule, finding) if rule.fixable else finding)
     return findings, [*analysis.external, *forwarded]
 
 

@@ -7,7 +7,7 @@ them, and a saved JSON report can be read back with ``from_jsonable(LintReport, 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal, Protocol
 
 from jitscope.model.common import SCHEMA_VERSION
@@ -41,6 +41,31 @@ class RuleIdentity(Protocol):
 
 
 @dataclass(frozen=True, slots=True)
+class Edit:
+    """Replace the text from (``line``, ``column``) up to (``end_line``, ``end_column``) with ``text``.
+
+    The positions follow :class:`Finding`: 1-based lines, 1-based character (not byte) columns, the
+    end exclusive; an insertion has its end equal to its start. ``text`` uses ``\\n`` for new lines
+    (written in the file's own newline style).
+    """
+
+    line: int
+    column: int
+    end_line: int
+    end_column: int
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class Fix:
+    """A safe rewrite that makes a finding go away (``jitscope lint --fix``): its edits apply together."""
+
+    #: what the fix does, for a person (``Replace with `x = x.at[i].set(v)```)
+    title: str
+    edits: tuple[Edit, ...]
+
+
+@dataclass(frozen=True, slots=True)
 class Finding:
     """One problem at one place in the user's code.
 
@@ -60,6 +85,9 @@ class Finding:
     function: str = "<module>"
     suggestion: str = ""
     source: FindingSource = "static"
+    #: the safe rewrite that removes this finding, when there is one (see ``jitscope.linter.fixes``);
+    #: left out of JSON while None
+    fix: Fix | None = field(default=None, metadata={"omit_when_default": True})
 
     def sort_key(self) -> tuple[str, int, int, str]:
         return (self.file, self.line, self.column, self.code)
