@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import io
 import tokenize
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from jitscope.config import load_config
@@ -22,6 +22,7 @@ from jitscope.errors import JitscopeError
 from jitscope.linter.engine import build_report, resolve_codes
 from jitscope.linter.files import DEFAULT_EXCLUDED_DIRS, SourceFileRef, collect_files, excluded
 from jitscope.linter.runner import FileTask, lint_data
+from jitscope.lsp.edits import lines_ending_in_strings, split_lines
 from jitscope.model.lint import Finding
 
 #: Folders whose files are never linted when opened in the editor: installed packages, virtual
@@ -38,6 +39,28 @@ class BufferLint:
     error: str | None = None
     #: why the file was not linted although it is Python (excluded by the configuration, an installed package)
     skipped: str | None = None
+
+
+@dataclass(slots=True)
+class Linted:
+    """One buffer's last lint, as the server keeps it: the text it read (and its version), what it found."""
+
+    version: int | None
+    text: str
+    findings: tuple[Finding, ...]
+    lines: list[str] = field(init=False)
+    _strings: frozenset[int] | None = field(default=None, init=False)
+    _parsed: bool = field(default=False, init=False)
+
+    def __post_init__(self) -> None:
+        self.lines = split_lines(self.text)
+
+    def lines_in_strings(self) -> frozenset[int] | None:
+        """:func:`~jitscope.lsp.edits.lines_ending_in_strings` of the text, parsed on first use only: an
+        editor asks for code actions on every cursor move."""
+        if not self._parsed:
+            self._strings, self._parsed = lines_ending_in_strings(self.text), True
+        return self._strings
 
 
 def lint_buffer(path: Path | None, text: str, start: Path | None = None) -> BufferLint:

@@ -20,7 +20,6 @@ import asyncio
 import logging
 import sys
 import time
-from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import unquote
 
@@ -29,42 +28,15 @@ from pygls.lsp.server import LanguageServer
 from pygls.uris import to_fs_path
 
 from jitscope import __version__
-from jitscope.lsp.buffers import lint_buffer
-from jitscope.lsp.edits import from_client, lines_ending_in_strings, split_lines, suppression_edit, to_client
+from jitscope.lsp.actions import KINDS, code_actions
+from jitscope.lsp.buffers import Linted, lint_buffer
 from jitscope.lsp.hover import rule_markdown
-from jitscope.model.lint import Finding
+from jitscope.lsp.protocol import ClientText, covers
 
 log = logging.getLogger(__name__)
 
-#: The diagnostics' ``source``: editors show it beside each message.
-SOURCE = "jitscope"
 #: Seconds without a change before a changed buffer is linted again.
 DEBOUNCE_S = 0.4
-
-_SEVERITY = {
-    "error": lsp.DiagnosticSeverity.Error,
-    "warning": lsp.DiagnosticSeverity.Warning,
-    "info": lsp.DiagnosticSeverity.Information,
-}
-
-
-@dataclass(slots=True)
-class Linted:
-    """One buffer's last lint: the text it read (and its version) and what it found."""
-
-    version: int | None
-    text: str
-    lines: list[str]
-    findings: tuple[Finding, ...]
-    _strings: frozenset[int] | None = None
-    _parsed: bool = False
-
-    def lines_in_strings(self) -> frozenset[int] | None:
-        """:func:`~jitscope.lsp.edits.lines_ending_in_strings` of the text, parsed on first use only."""
-        if not self._parsed:
-            self._strings, self._parsed = lines_ending_in_strings(self.text), True
-        return self._strings
-
 
 class JitscopeServer(LanguageServer):
     """A pygls server that remembers each open buffer's last lint."""
@@ -99,10 +71,11 @@ class JitscopeServer(LanguageServer):
             self._show_once(f"jitscope: {result.error}")
         elif result.skipped:
             log.info("not linted: %s: %s", path, result.skipped)
-        linted = Linted(document.version, text, split_lines(text), result.findings)
+        linted = Linted(document.version, text, result.findings)
         self.linted[uri] = linted
+        client = self.client_text(linted)
         self.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(
-            uri=uri, version=document.version, diagnostics=[self.diagnostic(f, linted.lines) for f in linted.findings]
+            uri=uri, version=document.version, diagnostics=[client.diagnostic(f) for f in linted.findings]
         ))
         return linted
 
@@ -157,32 +130,8 @@ class JitscopeServer(LanguageServer):
         agreed = self.workspace.position_encoding
         return str(getattr(agreed, "value", agreed) or "utf-16")
 
-    def diagnostic(self, finding: Finding, lines: list[str]) -> lsp.Diagnostic:
-        message = finding.message + (f"\nhelp: {finding.suggestion}" if finding.suggestion else "")
-        return lsp.Diagnostic(
-            range=self.client_range(finding, lines),
-            message=message,
-            severity=_SEVERITY.get(finding.severity, lsp.DiagnosticSeverity.Error),
-            code=finding.code,
-            source=SOURCE,
-            data={"name": finding.name},
-        )
-
-    def client_range(self, finding: Finding, lines: list[str]) -> lsp.Range:
-        return lsp.Range(
-            start=self.client_position(lines, finding.line - 1, finding.column - 1),
-            end=self.client_position(lines, finding.end_line - 1, finding.end_column - 1),
-        )
-
-    def client_position(self, lines: list[str], line: int, column: int) -> lsp.Position:
-        """0-based line and code-point column -> the client's position."""
-        text = lines[line] if 0 <= line < len(lines) else ""
-        return lsp.Position(line=max(line, 0), character=to_client(text, max(column, 0), self.encoding))
-
-    def server_position(self, lines: list[str], position: lsp.Position) -> tuple[int, int]:
-        """The client's position -> 1-based line and column in code points, as findings count them."""
-        text = lines[position.line] if 0 <= position.line < len(lines) else ""
-        return position.line + 1, from_client(text, position.character, self.encoding) + 1
+    def client_text(self, linted: Linted) -> ClientText:
+        return ClientText(linted.lines, self.encoding)
 
 
 def build_server(debounce_s: float = DEBOUNCE_S) -> JitscopeServer:
@@ -219,52 +168,24 @@ def build_server(debounce_s: float = DEBOUNCE_S) -> JitscopeServer:
         linted = ls.current(params.text_document.uri)
         if linted is None:
             return None
-        line, column = ls.server_position(linted.lines, params.position)
-        found = [f for f in linted.findings if _covers(f, (line, column), (line, column))]
+        client = ls.client_text(linted)
+        at = client.finding_position(params.position)
+        found = [f for f in linted.findings if covers(f, at, at)]
         if not found:
             return None
         docs = [rule_markdown(f) for f in {f.code: f for f in found}.values()]
         return lsp.Hover(
             contents=lsp.MarkupContent(kind=lsp.MarkupKind.Markdown, value="\n\n---\n\n".join(docs)),
-            range=ls.client_range(found[0], linted.lines),
+            range=client.range_of(found[0]),
         )
 
-    @server.feature(
-        lsp.TEXT_DOCUMENT_CODE_ACTION, lsp.CodeActionOptions(code_action_kinds=[lsp.CodeActionKind.QuickFix])
-    )
+    @server.feature(lsp.TEXT_DOCUMENT_CODE_ACTION, lsp.CodeActionOptions(code_action_kinds=list(KINDS)))
     def code_action(ls: JitscopeServer, params: lsp.CodeActionParams) -> list[lsp.CodeAction] | None:
-        only = params.context.only
-        if only and not any(_kind_in(lsp.CodeActionKind.QuickFix, kind) for kind in only):
-            return None
         uri = params.text_document.uri
         linted = ls.current(uri)
         if linted is None:
             return None
-        start = ls.server_position(linted.lines, params.range.start)
-        end = ls.server_position(linted.lines, params.range.end)
-        actions: dict[str, lsp.CodeAction] = {}
-        for finding in linted.findings:
-            if not _covers(finding, start, end):
-                continue
-            in_strings = linted.lines_in_strings()
-            edit = None if in_strings is None else suppression_edit(finding, linted.text, in_strings)
-            if edit is None:
-                continue
-            title = f"Ignore {finding.code} on this line (# jitscope: ignore[{finding.code}])"
-            text_edit = lsp.TextEdit(
-                range=lsp.Range(
-                    start=ls.client_position(linted.lines, edit.line, edit.start),
-                    end=ls.client_position(linted.lines, edit.line, edit.end),
-                ),
-                new_text=edit.text,
-            )
-            actions.setdefault(f"{title}@{edit.line}", lsp.CodeAction(
-                title=title,
-                kind=lsp.CodeActionKind.QuickFix,
-                diagnostics=[ls.diagnostic(finding, linted.lines)],
-                edit=lsp.WorkspaceEdit(changes={uri: [text_edit]}),
-            ))
-        return list(actions.values())
+        return code_actions(uri, linted, ls.client_text(linted), params.range, params.context.only)
 
     return server
 
@@ -287,14 +208,3 @@ def _is_python(language_id: str | None, path: Path | None) -> bool:
     if language_id:
         return language_id == "python"
     return path is not None and path.suffix in (".py", ".pyi")
-
-
-def _covers(finding: Finding, start: tuple[int, int], end: tuple[int, int]) -> bool:
-    """Whether the finding's span touches the range ``start``..``end`` (1-based lines and columns, both ends
-    included: a cursor just after the flagged code is on it)."""
-    return (finding.line, finding.column) <= end and start <= (finding.end_line, finding.end_column)
-
-
-def _kind_in(kind: str, requested: str) -> bool:
-    """Code action kinds are hierarchical: asking for ``quickfix`` covers ``quickfix.jitscope``."""
-    return not requested or kind == requested or kind.startswith(requested + ".")
