@@ -45,10 +45,21 @@ def heat_bar(fraction: float, width: int = BAR) -> str:
 
 
 def short_location(location: Location, home: str = "") -> str:
-    """``18`` for a line of the profiled function's file ``home``, else ``helpers.py:12``."""
+    """``18`` for a line of the profiled function's file ``home``, else ``helpers.py:12``.
+
+    A line of an installed library keeps its package path (``flax/nnx/compilation.py:1023``), so it
+    is not read as a file of the user's.
+    """
     if home and location.file == home:
         return str(location.line)
-    return f"{os.path.basename(location.file)}:{location.line}"
+    parts = location.file.replace("\\", "/").split("/")
+    installed = max((i for i, part in enumerate(parts) if part in _INSTALLED), default=-1)
+    name = "/".join(parts[installed + 1:]) if installed >= 0 else os.path.basename(location.file)
+    return f"{name}:{location.line}"
+
+
+#: Folders that hold installed packages: a path below one is shown from the package down.
+_INSTALLED = frozenset({"site-packages", "dist-packages"})
 
 
 #: The share-of-peak columns, shown only for a device whose peaks are known (``ProfileRow.peak``).
