@@ -35,6 +35,8 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("profiling",),
     ("sharding", "buffers"),
     ("run",),
+    # jitscope merge: the runs of every process of one multi-process program, read as one
+    ("hosts",),
     ("tracing",),
     ("comparison",),
     ("testing",),

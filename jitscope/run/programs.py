@@ -32,7 +32,12 @@ _METADATA = re.compile(r',?\s*metadata=\{(?:[^{}"]|"(?:[^"\\]|\\.)*")*\}')
 
 def canonical_lines(text: str) -> list[str]:
     """The HLO lines that must agree between processes: no metadata, no stack tables, no blank lines."""
-    out: list[str] = []
+    return [canonical for canonical, _ in canonical_pairs(text)]
+
+
+def canonical_pairs(text: str) -> list[tuple[str, str]]:
+    """Each canonical line with the line it came from (metadata and all, to name its source line)."""
+    out: list[tuple[str, str]] = []
     in_table = False
     for line in text.splitlines():
         stripped = line.strip()
@@ -45,7 +50,7 @@ def canonical_lines(text: str) -> list[str]:
             in_table = False
         if not stripped:
             continue
-        out.append(_METADATA.sub("", line).rstrip())
+        out.append((_METADATA.sub("", line).rstrip(), line))
     return out
 
 

@@ -8,7 +8,9 @@ the environment: ``HOSTS_COORDINATOR`` (host:port of process 0's coordinator), `
 - ``short``: process 1 alone gets a shorter last batch (6 rows, not 8): its ``local_grads``
   recompiles there and nowhere else;
 - ``branch``: process 1 takes another Python branch under ``jit`` in ``apply_update`` (the step with
-  the all-reduce): the two processes compile different programs.
+  the all-reduce): the two processes compile different programs;
+- ``killed``: process 1 is killed (SIGKILL) after its first step, as a launcher kills a hung process;
+  process 0 waits in the next step's all-reduce until the test kills it too.
 
 Each process computes the gradient of its own batch on its own device (``local_grads``), then
 ``apply_update`` averages the gradients across processes (an all-reduce over the ``data`` axis,
@@ -16,20 +18,21 @@ CPU collectives through gloo) and updates the replicated parameters.
 """
 
 import os
+import signal
 import sys
-
-import numpy as np
+import time
 
 import jax
+import numpy as np
 
 jax.config.update("jax_cpu_collectives_implementation", "gloo")
 jax.distributed.initialize(coordinator_address=os.environ["HOSTS_COORDINATOR"],
                            num_processes=int(os.environ["HOSTS_COUNT"]),
                            process_id=int(os.environ["HOSTS_INDEX"]))
 
-import jax.numpy as jnp  # noqa: E402
-from jax.sharding import Mesh, NamedSharding  # noqa: E402
-from jax.sharding import PartitionSpec as P  # noqa: E402
+import jax.numpy as jnp
+from jax.sharding import Mesh, NamedSharding
+from jax.sharding import PartitionSpec as P
 
 VARIANT = sys.argv[1] if len(sys.argv) > 1 else "same"
 STEPS, BATCH, FEATURES = 3, 8, 4
@@ -76,6 +79,10 @@ def main():
         y = x.sum(axis=1, keepdims=True)
         local = {k: v.addressable_data(0) for k, v in params.items()}
         params = apply_update(params, stacked(local_grads(local, x, y)))
+        if VARIANT == "killed" and jax.process_index() == 1:
+            jax.block_until_ready(params)
+            time.sleep(1.0)  # hung for a while, then killed: no exit handler runs, no final report
+            os.kill(os.getpid(), signal.SIGKILL)
     print(f"process {jax.process_index()}: w = {np.asarray(params['w'].addressable_data(0)).ravel().round(3)}")
 
 
