@@ -47,6 +47,8 @@ EXIT_CODES: dict[str, tuple[int, ...]] = {
     "lint tests/targets/lint_recall/train.py": (1,),  # findings
     "lint examples/static_args.py --trace": (1,),  # findings
     "lint examples/impure.py examples/static_args.py --out": (1,),  # findings, written as a report
+    "lint --diff examples/lint_fixes.py": (1,),  # something to fix
+    "--select JS201 examples/lint_fixes.py": (1,),  # the finding that has no fix
     # Comparing two runs on one machine: a regression verdict depends on the machine's noise.
     "--compare baseline.json --fail-if-slower": (0, 1),
 }

@@ -35,7 +35,7 @@ from jitscope.linter.analysis.source import (
 from jitscope.linter.analysis.taint_flags import FunctionFacts
 from jitscope.linter.context import ModuleContext
 from jitscope.linter.files import SourceFileRef
-from jitscope.linter.fixes import attach_fix
+from jitscope.linter.fix_builder import attach_fix
 from jitscope.linter.module_facts import OVERRIDE, ModuleFacts, imported_facts, override_requests
 from jitscope.linter.registry import static_rules
 from jitscope.linter.rule import Rule

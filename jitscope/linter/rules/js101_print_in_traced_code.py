@@ -10,7 +10,7 @@ from jitscope.linter.context import (
     TracedFunction,
     label,
 )
-from jitscope.linter.fixes import module_alias, replace, segment
+from jitscope.linter.fix_builder import module_alias, replace, segment
 from jitscope.linter.rule import Rule
 from jitscope.model.effect_catalogue import LOG_METHODS
 from jitscope.model.effects import EffectKind

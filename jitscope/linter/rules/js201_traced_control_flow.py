@@ -12,7 +12,7 @@ from jitscope.linter.context import (
     label,
     traced_because,
 )
-from jitscope.linter.fixes import has_comment, module_alias, replace_between, segment, text_between
+from jitscope.linter.fix_builder import has_comment, module_alias, replace_between, segment, text_between
 from jitscope.linter.rule import TracedValueRule
 from jitscope.model.lint import Finding, Fix
 

@@ -12,7 +12,7 @@ from jitscope.linter.context import (
     label,
     traced_because,
 )
-from jitscope.linter.fixes import replace, span, text_between
+from jitscope.linter.fix_builder import replace, span, text_between
 from jitscope.linter.rule import TracedValueRule
 from jitscope.model.lint import Finding, Fix
 
