@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal, Protocol
 
-from jitscope.model.common import SCHEMA_VERSION
+from jitscope.model.common import OMITTED_WHEN_DEFAULT, SCHEMA_VERSION
 
 Severity = Literal["info", "warning", "error"]
 FindingSource = Literal["static", "dynamic"]
@@ -87,7 +87,7 @@ class Finding:
     source: FindingSource = "static"
     #: the safe rewrite that removes this finding, when there is one (see ``jitscope.linter.fixes``);
     #: left out of JSON while None
-    fix: Fix | None = field(default=None, metadata={"omit_when_default": True})
+    fix: Fix | None = field(default=None, metadata=OMITTED_WHEN_DEFAULT)
 
     def sort_key(self) -> tuple[str, int, int, str]:
         return (self.file, self.line, self.column, self.code)

@@ -364,3 +364,22 @@ def test_fix_applies_reports_what_remains_and_a_second_run_changes_nothing(tmp_p
     assert (tmp_path / "a.py").read_text() == fixed
     only_a = run_cli("lint", "--fix", "a.py", cwd=tmp_path)
     assert only_a.returncode == 0 and "All checks passed" in only_a.stdout
+
+
+def test_json_carries_the_fix_and_reads_back() -> None:
+    import json
+
+    from jitscope.api.results import LintResult
+    from jitscope.model.common import from_jsonable
+    from jitscope.model.lint import LintReport
+
+    findings = _findings(_FIXABLE, "JS204") + _findings(_UNFIXABLE, "JS201")
+    report = LintReport(tuple(findings), 2, 20, (), ())
+    data = json.loads(LintResult(report).render("json"))
+    fixable, unfixable = data["findings"]
+    assert fixable["fix"]["title"] == "Replace with `b = b.at[...].set(...)`"
+    assert fixable["fix"]["edits"] == [{"line": 8, "column": 5, "end_line": 8, "end_column": 13,
+                                        "text": "b = b.at[0].set(x)"}]
+    assert "fix" not in unfixable  # left out while None: documents without fixes are unchanged
+    assert from_jsonable(LintReport, data).findings == report.findings
+
