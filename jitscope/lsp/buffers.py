@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import io
 import tokenize
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -21,6 +22,8 @@ from jitscope.config import load_config
 from jitscope.errors import JitscopeError
 from jitscope.linter.engine import build_report, resolve_codes
 from jitscope.linter.files import DEFAULT_EXCLUDED_DIRS, SourceFileRef, collect_files, excluded
+from jitscope.linter.fixes import apply_fixes
+from jitscope.linter.fixing import MAX_ROUNDS
 from jitscope.linter.runner import FileTask, lint_data
 from jitscope.lsp.edits import lines_ending_in_strings, split_lines
 from jitscope.model.lint import Finding
@@ -48,9 +51,13 @@ class Linted:
     version: int | None
     text: str
     findings: tuple[Finding, ...]
+    #: the file (None: untitled) and where its configuration is looked for, to lint fixed text again
+    path: Path | None = None
+    start: Path | None = None
     lines: list[str] = field(init=False)
     _strings: frozenset[int] | None = field(default=None, init=False)
     _parsed: bool = field(default=False, init=False)
+    _fixed: tuple[str, int] | None = field(default=None, init=False)
 
     def __post_init__(self) -> None:
         self.lines = split_lines(self.text)
@@ -61,6 +68,12 @@ class Linted:
         if not self._parsed:
             self._strings, self._parsed = lines_ending_in_strings(self.text), True
         return self._strings
+
+    def fixed(self) -> tuple[str, int]:
+        """The text with every safe fix applied and how many were (:func:`fix_buffer`), worked out once."""
+        if self._fixed is None:
+            self._fixed = fix_buffer(self.path, self.text, self.findings, self.start)
+        return self._fixed
 
 
 def lint_buffer(path: Path | None, text: str, start: Path | None = None) -> BufferLint:
@@ -109,3 +122,23 @@ def _source_bytes(text: str) -> bytes:
         return data if encoding in ("utf-8", "utf-8-sig") else text.encode(encoding)
     except (SyntaxError, LookupError, UnicodeEncodeError):  # the engine reports the bad cookie (JS000)
         return data
+
+
+def fix_buffer(path: Path | None, text: str, findings: Sequence[Finding], start: Path | None = None) -> tuple[str, int]:
+    """``text`` with the safe fixes of ``findings`` applied, then those the fixed text shows, round by round
+    as ``jitscope lint --fix`` fixes a file (a fix that overlapped another is taken in the next round);
+    and how many were applied."""
+    fixes = [f.fix for f in findings if f.fix is not None]
+    applied = 0
+    for _ in range(MAX_ROUNDS):
+        if not fixes:
+            break
+        try:
+            text, count = apply_fixes(text, fixes)
+        except ValueError:  # edits that no longer fit the text: keep what was applied
+            break
+        applied += count
+        if not count:
+            break
+        fixes = [f.fix for f in lint_buffer(path, text, start).findings if f.fix is not None]
+    return text, applied

@@ -40,6 +40,12 @@ def split_lines(text: str) -> list[str]:
     return _LINE_END.split(text)
 
 
+def newline_of(text: str) -> str:
+    """The text's own line end (that of its first line; LF for a single line)."""
+    found = _LINE_END.search(text)
+    return found.group() if found else "\n"
+
+
 def to_client(line: str, column: int, encoding: str) -> int:
     """Code-point column ``column`` of ``line`` in the client's units (``utf-8``, ``utf-16``, ``utf-32``)."""
     head = line[:column]

@@ -1,4 +1,5 @@
-"""The Language Server: lint findings as diagnostics, the rule's docs on hover, suppressions as code actions.
+"""The Language Server: lint findings as diagnostics, the rule's docs on hover, fixes and suppressions as
+code actions.
 
 Built on pygls 2 (``pygls.lsp.server.LanguageServer``, lsprotocol's types), over stdin/stdout.
 
@@ -8,7 +9,8 @@ Built on pygls 2 (``pygls.lsp.server.LanguageServer``, lsprotocol's types), over
   file's last lint time where that is longer: a 10,000-line module takes about a second to lint).
 - ``didClose``: clear the file's diagnostics.
 - ``textDocument/hover`` over a finding: the rule's documentation (:mod:`.hover`).
-- ``textDocument/codeAction`` on a finding: ``# jitscope: ignore[CODE]`` on its line (:mod:`.edits`).
+- ``textDocument/codeAction`` on a finding: its safe fix where it has one, ``# jitscope: ignore[CODE]`` on
+  its line; ``source.fixAll.jitscope``: every safe fix in the file (:mod:`.actions`).
 
 Hover and code actions answer for the text the editor has now: a buffer changed since its last lint
 is linted first, so an edit never lands on a line that moved.
@@ -71,7 +73,7 @@ class JitscopeServer(LanguageServer):
             self._show_once(f"jitscope: {result.error}")
         elif result.skipped:
             log.info("not linted: %s: %s", path, result.skipped)
-        linted = Linted(document.version, text, result.findings)
+        linted = Linted(document.version, text, result.findings, path, self._root())
         self.linted[uri] = linted
         client = self.client_text(linted)
         self.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(

@@ -10,8 +10,16 @@ from pathlib import Path
 import pytest
 
 from jitscope.linter.engine import lint_source
-from jitscope.lsp.buffers import lint_buffer
-from jitscope.lsp.edits import LineEdit, apply, from_client, split_lines, suppression_edit, to_client
+from jitscope.lsp.buffers import fix_buffer, lint_buffer
+from jitscope.lsp.edits import (
+    LineEdit,
+    apply,
+    from_client,
+    newline_of,
+    split_lines,
+    suppression_edit,
+    to_client,
+)
 from jitscope.model.lint import Finding
 
 
@@ -41,6 +49,7 @@ def test_columns_count_the_clients_units(encoding: str, units: list[int]) -> Non
 
 def test_lines_are_split_as_lsp_numbers_them() -> None:
     assert split_lines("a\r\nb\rc\nd\x0ce") == ["a", "b", "c", "d\x0ce"]
+    assert [newline_of(t) for t in ("a\r\nb\n", "a\nb\r\n", "a\rb", "a")] == ["\r\n", "\n", "\r", "\n"]
 
 
 # -- the suppression edit --------------------------------------------------------------------------
@@ -169,3 +178,28 @@ def test_relative_imports_resolve_as_in_the_package(tmp_path: Path) -> None:
             return x
     """)
     assert [f.code for f in lint_buffer(package / "m.py", text).findings] == ["JS101"]
+
+
+def test_fix_buffer_applies_every_safe_fix_round_by_round(tmp_path: Path) -> None:
+    """Two updates of one array overlap (both rewrite `y`): the second is applied in the next round."""
+    _project(tmp_path, "")
+    text = textwrap.dedent("""\
+        import jax
+        import jax.numpy as jnp
+
+
+        @jax.jit
+        def f(x):
+            print("x =", x)
+            y = jnp.zeros(3)
+            y[0] = 1.0
+            y[1] += 2.0
+            return x + y
+    """)
+    findings = lint_buffer(tmp_path / "m.py", text).findings
+    assert sorted(f.code for f in findings) == ["JS101", "JS204", "JS204"]
+    fixed, applied = fix_buffer(tmp_path / "m.py", text, findings)
+    assert applied == 3
+    assert "    y = y.at[0].set(1.0)\n    y = y.at[1].add(2.0)\n" in fixed
+    assert lint_buffer(tmp_path / "m.py", fixed).findings == ()
+    assert fix_buffer(tmp_path / "m.py", fixed, ()) == (fixed, 0)

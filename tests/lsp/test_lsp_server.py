@@ -84,6 +84,22 @@ def test_hover_over_a_finding_shows_the_rules_documentation(tmp_path: Path) -> N
     _run(scenario())
 
 
+def _action(actions: list[lsp.CodeAction], title_start: str) -> lsp.CodeAction:
+    [found] = [a for a in actions if a.title.startswith(title_start)]
+    return found
+
+
+def _applied(text: str, edits: list[lsp.TextEdit]) -> str:
+    """``text`` with LSP edits made as a client makes them (ASCII text: columns are characters)."""
+    lines = text.split("\n")
+    offsets = [sum(len(line) + 1 for line in lines[:n]) for n in range(len(lines) + 1)]
+    for edit in sorted(edits, key=lambda e: (e.range.start.line, e.range.start.character), reverse=True):
+        start = offsets[edit.range.start.line] + edit.range.start.character
+        end = offsets[edit.range.end.line] + edit.range.end.character
+        text = text[:start] + edit.new_text + text[end:]
+    return text
+
+
 def test_code_action_adds_the_suppression_comment_and_the_finding_goes(tmp_path: Path) -> None:
     folder = _project(tmp_path)
 
@@ -92,22 +108,80 @@ def test_code_action_adds_the_suppression_comment_and_the_finding_goes(tmp_path:
             uri = s.open("train.py", HAZARD)
             diagnostics = await s.diagnostics(uri)
             actions = await s.code_actions(uri, lsp.Range(lsp.Position(5, 6), lsp.Position(5, 6)), diagnostics)
-            assert [a.title for a in actions] == ["Ignore JS101 on this line (# jitscope: ignore[JS101])"]
-            action = actions[0]
-            assert action.kind == lsp.CodeActionKind.QuickFix
+            action = _action(actions, "Ignore JS101 on this line (# jitscope: ignore[JS101])")
+            assert action.kind == lsp.CodeActionKind.QuickFix and not action.is_preferred
             assert action.diagnostics is not None and action.diagnostics[0].code == "JS101"
             assert action.edit is not None and action.edit.changes is not None
             [edit] = action.edit.changes[uri]
             assert edit.range == lsp.Range(lsp.Position(5, 19), lsp.Position(5, 19))
             assert edit.new_text == "  # jitscope: ignore[JS101]"
             # The client applies the edit: the finding is gone from the next diagnostics.
-            lines = HAZARD.split("\n")
-            lines[5] += edit.new_text
-            version = s.change(uri, "\n".join(lines))
+            version = s.change(uri, _applied(HAZARD, [edit]))
             assert await s.diagnostics(uri, version=version) == []
             # A request for other kinds of action gets none of these.
             assert await s.code_actions(uri, lsp.Range(lsp.Position(5, 6), lsp.Position(5, 6)),
                                         only=[lsp.CodeActionKind.SourceOrganizeImports]) == []
+
+    _run(scenario())
+
+
+def test_code_action_applies_the_safe_fix(tmp_path: Path) -> None:
+    """The fix jitscope lint --fix would make, offered as the preferred quick fix on the finding."""
+    folder = _project(tmp_path)
+
+    async def scenario() -> None:
+        async with session(folder) as s:
+            uri = s.open("train.py", HAZARD)
+            diagnostics = await s.diagnostics(uri)
+            actions = await s.code_actions(uri, diagnostics[0].range, diagnostics)
+            assert [a.title for a in actions] == [
+                "Fix JS101: Replace with `jax.debug.print(...)`",
+                "Ignore JS101 on this line (# jitscope: ignore[JS101])",
+                "Apply every safe jitscope fix in this file (1)",
+            ]
+            fix = actions[0]
+            assert fix.kind == lsp.CodeActionKind.QuickFix and fix.is_preferred
+            assert fix.edit is not None and fix.edit.changes is not None
+            fixed = _applied(HAZARD, list(fix.edit.changes[uri]))
+            assert fixed.split("\n")[5] == '    jax.debug.print("x = {!s}", x)'
+            version = s.change(uri, fixed)
+            assert await s.diagnostics(uri, version=version) == []
+
+    _run(scenario())
+
+
+def test_fix_all_applies_every_safe_fix_in_the_file(tmp_path: Path) -> None:
+    text = textwrap.dedent("""\
+        import jax
+        import jax.numpy as jnp
+
+
+        @jax.jit
+        def step(x):
+            print("x =", x)
+            y = jnp.zeros(3)
+            y[0] = 1.0
+            return x * 2 + y
+    """)
+    folder = _project(tmp_path, files={"train.py": text})
+
+    async def scenario() -> None:
+        async with session(folder) as s:
+            uri = s.open("train.py", text)
+            assert sorted(d.code for d in await s.diagnostics(uri)) == ["JS101", "JS204"]
+            # What VS Code asks on save with "editor.codeActionsOnSave": {"source.fixAll": "explicit"}
+            [action] = await s.code_actions(uri, lsp.Range(lsp.Position(0, 0), lsp.Position(0, 0)),
+                                            only=[lsp.CodeActionKind.SourceFixAll])
+            assert action.kind == "source.fixAll.jitscope"
+            assert action.title == "Apply every safe jitscope fix in this file (2)"
+            assert action.edit is not None and action.edit.changes is not None
+            fixed = _applied(text, list(action.edit.changes[uri]))
+            assert "    y = y.at[0].set(1.0)\n" in fixed and 'jax.debug.print("x = {!s}", x)' in fixed
+            version = s.change(uri, fixed)
+            assert await s.diagnostics(uri, version=version) == []
+            # Nothing left to fix: no fix-all on offer.
+            assert await s.code_actions(uri, lsp.Range(lsp.Position(0, 0), lsp.Position(0, 0)),
+                                        only=[lsp.CodeActionKind.Source]) == []
 
     _run(scenario())
 
@@ -132,8 +206,9 @@ def test_change_relints_after_a_pause_and_save_relints(tmp_path: Path) -> None:
             moved = "\n\n" + HAZARD
             s.change(uri, moved)
             actions = await s.code_actions(uri, lsp.Range(lsp.Position(7, 6), lsp.Position(7, 6)))
-            assert actions and actions[0].edit is not None and actions[0].edit.changes is not None
-            assert actions[0].edit.changes[uri][0].range.start == lsp.Position(7, 19)
+            ignore = _action(actions, "Ignore JS101")
+            assert ignore.edit is not None and ignore.edit.changes is not None
+            assert ignore.edit.changes[uri][0].range.start == lsp.Position(7, 19)
             s.client.text_document_did_close(
                 lsp.DidCloseTextDocumentParams(text_document=lsp.TextDocumentIdentifier(uri=uri))
             )
@@ -190,7 +265,7 @@ def test_positions_are_in_the_encoding_agreed_with_the_client(
             assert diagnostic.range == lsp.Range(lsp.Position(3, start), lsp.Position(3, end))
             hover = await s.hover(uri, 3, end - 1)
             assert hover is not None and hover.range == diagnostic.range
-            [action] = await s.code_actions(uri, diagnostic.range, [diagnostic])
+            action = _action(await s.code_actions(uri, diagnostic.range, [diagnostic]), "Ignore JS101")
             assert action.edit is not None and action.edit.changes is not None
             assert action.edit.changes[uri][0].range.start == lsp.Position(3, end)  # the end of the line
 
@@ -209,3 +284,25 @@ def test_a_file_that_does_not_parse_gets_its_syntax_error_and_no_suppression(tmp
 
     _run(scenario())
 
+
+
+def test_fix_edits_are_written_in_the_files_newline_style(tmp_path: Path) -> None:
+    """The server's actions without a server: a fix that adds an import line in a CRLF file adds CRLF."""
+    from jitscope.lsp.actions import code_actions
+    from jitscope.lsp.buffers import Linted, lint_buffer
+    from jitscope.lsp.protocol import ClientText
+
+    text = "import jax\r\n\r\n@jax.jit\r\ndef f(x):\r\n    if x > 0:\r\n        y = x * 2\r\n    else:\r\n" \
+           "        y = x * 3\r\n    return y\r\n"
+    linted = Linted(1, text, lint_buffer(None, text, start=tmp_path).findings)
+    uri = (tmp_path / "m.py").as_uri()
+    actions = code_actions(uri, linted, ClientText(linted.lines), lsp.Range(lsp.Position(4, 7), lsp.Position(4, 7)),
+                           None)
+    fix = _action(actions, "Fix JS201: Replace with `jnp.where(...)`")
+    assert fix.edit is not None and fix.edit.changes is not None
+    assert sorted(e.new_text for e in fix.edit.changes[uri]) == [
+        "import jax.numpy as jnp\r\n", "y = jnp.where(x > 0, x * 2, x * 3)"
+    ]
+    assert [e.range.start for e in sorted(fix.edit.changes[uri], key=lambda e: e.new_text)] == [
+        lsp.Position(1, 0), lsp.Position(4, 4)
+    ]
