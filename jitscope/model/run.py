@@ -158,3 +158,9 @@ class RunRecord:
     @property
     def compile_s(self) -> float:
         return sum(f.total_s for f in self.functions)
+
+    @property
+    def process_label(self) -> str:
+        """`` (process 1 of 4 on node3)`` in a multi-process program, "" for a single process."""
+        p = self.process
+        return "" if p is None else f" (process {p.index} of {p.count} on {p.host})"

@@ -57,7 +57,8 @@ def plain_summary(record: RunRecord, width: int = PIPE_WIDTH) -> str | None:
         return None  # cause lines: rich renders them
     total = record.compile_s
     recompiles = sum(f.recompiles for f in mine)
-    lines = [(f"jitscope run: {record.program} {record.outcome} after {fmt_time(record.wall_s)}; "
+    lines = [(f"jitscope run: {record.program}{record.process_label} {record.outcome} "
+              f"after {fmt_time(record.wall_s)}; "
               f"{_count(sum(f.compiles for f in mine), 'compile')} of {_count(len(mine), 'jitted function')} "
               f"({_count(recompiles, 'recompile')}), {fmt_time(total)} tracing and compiling "
               f"= {fmt_share(total, record.wall_s)} of wall time")]

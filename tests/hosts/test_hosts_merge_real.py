@@ -33,6 +33,9 @@ def test_every_process_writes_its_own_tagged_report(launched) -> None:
         mine = [e for e in data["events"] if e["kind"] == "jit"]
         assert {e["function"] for e in mine} == {"local_grads", "apply_update"}
         assert all(len(e["program"]["fingerprint"]) == 16 and e["program"]["hlo_zlib"] for e in mine)
+        log = results[index].stdout  # what the process printed on stderr: its lines name it in a job's log
+        assert f"jitscope p{index}: compile 1 of local_grads" in log
+        assert f"(process {index} of 2 on {process['host']}) exited 0 after" in log
 
 
 def test_same_compiles_on_every_process(launched) -> None:

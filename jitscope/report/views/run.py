@@ -97,7 +97,7 @@ def timeline_chart(record: RunRecord) -> Chart:
 def headline(record: RunRecord) -> str:
     mine = [f for f in record.functions if f.kind == USER]
     recompiles = sum(f.recompiles for f in mine)
-    return (f"{record.program} {record.outcome} after {fmt_duration(record.wall_s)}; "
+    return (f"{record.program}{record.process_label} {record.outcome} after {fmt_duration(record.wall_s)}; "
             f"{plural(sum(f.compiles for f in mine), 'compile')} of {plural(len(mine), 'jitted function')} "
             f"({plural(recompiles, 'recompile')}), {fmt_duration(record.compile_s)} tracing and compiling "
             f"= {fmt_share(record.compile_s, record.wall_s)} of wall time")

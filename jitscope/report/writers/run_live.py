@@ -21,7 +21,8 @@ def render_event_line(event: CompileEvent) -> Text:
     Python, so counting calls would need a wrapper on the fast path (see ``CompileEvent.number``).
     """
     what = "compile" if event.compiled else "trace"
-    text = Text("jitscope: ", style="jitscope.muted")
+    tag = "jitscope: " if event.process is None else f"jitscope p{event.process}: "  # which process, in a job's log
+    text = Text(tag, style="jitscope.muted")
     text.append(f"{what} {event.number}", style="jitscope.warn" if event.number > 1 else "jitscope.title")
     text.append(f" of {event.function}")
     where = [str(event.defined_at)] if event.defined_at is not None else []
