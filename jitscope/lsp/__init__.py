@@ -2,6 +2,8 @@
 
 - :mod:`.buffers`: lint the text of an open editor buffer as ``jitscope lint`` lints the file (its
   ``[tool.jitscope.lint]`` configuration, suppression comments, per-file ignores, excludes).
+- :mod:`.neighbours`: what the modules a buffer imports know (static fields, jit factories, traced base
+  classes), as a lint of the whole tree would tell the file.
 - :mod:`.edits`: the edits the server offers (a suppression comment), and columns in the client's units.
 - :mod:`.protocol`: findings in LSP's terms (diagnostics, ranges); :mod:`.actions`: the code actions;
   :mod:`.hover`: the hover text.

@@ -5,9 +5,10 @@ nearest pyproject.toml above the file (:func:`jitscope.config.load_config`, read
 an edited configuration applies at the next change or save): ``select``/``ignore``, ``exclude``,
 ``per-file-ignores`` and suppression comments all apply, through the same engine functions as the CLI.
 
-One difference: the server lints each file by itself. ``jitscope lint`` over a tree also follows jitted
-calls into the other modules it lints (a helper in ``utils.py`` that only ``train.py`` jits), and reads
-static fields declared in them; the editor sees what the file alone shows.
+The modules the buffer imports (in its own tree) are read for what ``jitscope lint`` of the tree would
+tell this file about them (:mod:`.neighbours`: static fields, jit factories, traced base-class methods).
+One difference remains: a finding that only a *caller* in another module causes (a helper in
+``utils.py`` that only ``train.py`` jits) shows when the tree is linted, not in the editor.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from jitscope.linter.fixes import apply_fixes
 from jitscope.linter.fixing import MAX_ROUNDS
 from jitscope.linter.runner import FileTask, lint_data
 from jitscope.lsp.edits import lines_ending_in_strings, split_lines
+from jitscope.lsp.neighbours import Neighbours
 from jitscope.model.lint import Finding
 
 #: Folders whose files are never linted when opened in the editor: installed packages, virtual
@@ -54,6 +56,7 @@ class Linted:
     #: the file (None: untitled) and where its configuration is looked for, to lint fixed text again
     path: Path | None = None
     start: Path | None = None
+    neighbours: Neighbours | None = None
     lines: list[str] = field(init=False)
     _strings: frozenset[int] | None = field(default=None, init=False)
     _parsed: bool = field(default=False, init=False)
@@ -72,14 +75,18 @@ class Linted:
     def fixed(self) -> tuple[str, int]:
         """The text with every safe fix applied and how many were (:func:`fix_buffer`), worked out once."""
         if self._fixed is None:
-            self._fixed = fix_buffer(self.path, self.text, self.findings, self.start)
+            self._fixed = fix_buffer(self.path, self.text, self.findings, self.start, self.neighbours)
         return self._fixed
 
 
-def lint_buffer(path: Path | None, text: str, start: Path | None = None) -> BufferLint:
+def lint_buffer(
+    path: Path | None, text: str, start: Path | None = None, neighbours: Neighbours | None = None
+) -> BufferLint:
     """Lint ``text``, the contents of ``path`` in the editor (None for an unsaved, untitled buffer).
 
     ``start`` is where the configuration is looked for when ``path`` is None (the workspace folder).
+    With ``neighbours``, the buffer also gets what the modules it imports know, as in a lint of the tree
+    (:mod:`.neighbours`).
     """
     where = path.parent if path is not None else (start or Path.cwd())
     try:
@@ -90,7 +97,12 @@ def lint_buffer(path: Path | None, text: str, start: Path | None = None) -> Buff
     ref = _file_ref(path, config.root, config.lint.exclude, len(text))
     if isinstance(ref, str):
         return BufferLint(skipped=ref)
-    result = lint_data(FileTask(ref, codes), _source_bytes(text))
+    data = _source_bytes(text)
+    result = lint_data(FileTask(ref, codes), data)
+    if neighbours is not None and path is not None:
+        context = neighbours.context(ref, result.facts, codes, config.root, config.lint.exclude)
+        if context:
+            result = lint_data(FileTask(ref, codes, context.requests, context.imported), data)
     report = build_report([result], [ref], config.lint, config.root, codes)
     return BufferLint(report.findings)
 
@@ -124,7 +136,10 @@ def _source_bytes(text: str) -> bytes:
         return data
 
 
-def fix_buffer(path: Path | None, text: str, findings: Sequence[Finding], start: Path | None = None) -> tuple[str, int]:
+def fix_buffer(
+    path: Path | None, text: str, findings: Sequence[Finding], start: Path | None = None,
+    neighbours: Neighbours | None = None,
+) -> tuple[str, int]:
     """``text`` with the safe fixes of ``findings`` applied, then those the fixed text shows, round by round
     as ``jitscope lint --fix`` fixes a file (a fix that overlapped another is taken in the next round);
     and how many were applied."""
@@ -140,5 +155,5 @@ def fix_buffer(path: Path | None, text: str, findings: Sequence[Finding], start:
         applied += count
         if not count:
             break
-        fixes = [f.fix for f in lint_buffer(path, text, start).findings if f.fix is not None]
+        fixes = [f.fix for f in lint_buffer(path, text, start, neighbours).findings if f.fix is not None]
     return text, applied

@@ -33,6 +33,7 @@ from jitscope import __version__
 from jitscope.lsp.actions import KINDS, code_actions
 from jitscope.lsp.buffers import Linted, lint_buffer
 from jitscope.lsp.hover import rule_markdown
+from jitscope.lsp.neighbours import Neighbours
 from jitscope.lsp.protocol import ClientText, covers
 
 log = logging.getLogger(__name__)
@@ -50,6 +51,7 @@ class JitscopeServer(LanguageServer):
         self._pending: dict[str, asyncio.TimerHandle] = {}
         self._cost: dict[str, float] = {}
         self._errors_shown: set[str] = set()
+        self.neighbours = Neighbours(self._open_text)
 
     # -- linting -----------------------------------------------------------------------------------
 
@@ -63,7 +65,7 @@ class JitscopeServer(LanguageServer):
         text = document.source
         started = time.perf_counter()
         try:
-            result = lint_buffer(path, text, self._root())
+            result = lint_buffer(path, text, self._root(), self.neighbours)
         except Exception as err:  # a jitscope bug: said once, and the server keeps serving
             log.exception("linting %s failed", uri)
             self._show_once(f"jitscope: internal error while linting ({type(err).__name__}: {err}); please report it")
@@ -73,7 +75,7 @@ class JitscopeServer(LanguageServer):
             self._show_once(f"jitscope: {result.error}")
         elif result.skipped:
             log.info("not linted: %s: %s", path, result.skipped)
-        linted = Linted(document.version, text, result.findings, path, self._root())
+        linted = Linted(document.version, text, result.findings, path, self._root(), self.neighbours)
         self.linted[uri] = linted
         client = self.client_text(linted)
         self.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(
@@ -114,6 +116,11 @@ class JitscopeServer(LanguageServer):
         self._pending.pop(uri, None)
         if unquote(uri) in self.workspace.text_documents:
             self.lint(uri)
+
+    def _open_text(self, path: Path) -> str | None:
+        """The unsaved text of ``path`` where it is open in the editor."""
+        document = self.workspace.text_documents.get(unquote(path.as_uri()))
+        return None if document is None else document.source
 
     def _root(self) -> Path | None:
         root = self.workspace.root_path

@@ -306,3 +306,21 @@ def test_fix_edits_are_written_in_the_files_newline_style(tmp_path: Path) -> Non
     assert [e.range.start for e in sorted(fix.edit.changes[uri], key=lambda e: e.new_text)] == [
         lsp.Position(1, 0), lsp.Position(4, 4)
     ]
+
+
+def test_the_modules_a_file_imports_count_as_in_a_lint_of_the_tree(tmp_path: Path) -> None:
+    """`trainable` is a meta field of a class registered in params.py: static, as jitscope lint of the tree
+    says; the editor agrees, and follows params.py's unsaved edits."""
+    from tests.lsp.test_lsp_neighbours import PARAMS, USE
+
+    folder = _project(tmp_path, files={"pkg/__init__.py": "", "pkg/params.py": PARAMS, "pkg/use.py": USE})
+
+    async def scenario() -> None:
+        async with session(folder) as s:
+            use = s.open("pkg/use.py", USE)
+            assert [(d.range.start.line, d.code) for d in await s.diagnostics(use)] == [(12, "JS201")]
+            s.open("pkg/params.py", PARAMS.replace('meta_fields=["trainable"]', "meta_fields=[]"))
+            s.save(use)
+            assert [(d.range.start.line, d.code) for d in await s.diagnostics(use)] == [(7, "JS201"), (12, "JS201")]
+
+    _run(scenario())
