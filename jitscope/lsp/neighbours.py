@@ -64,9 +64,12 @@ class Neighbours:
         refs, all_facts = [ref], [facts]
         seen = {Path(ref.path)}
         queue = list(facts.imports)
+        files: dict[str, Path | None] = {}  # every module imports jax: each dotted name is looked up once
         while queue and len(refs) <= MAX_MODULES:
             _, dotted = queue.pop(0)
-            path = _module_file(base, dotted)
+            if dotted not in files:
+                files[dotted] = _module_file(base, dotted)
+            path = files[dotted]
             if path is None or path in seen:
                 continue
             seen.add(path)
@@ -115,6 +118,8 @@ def _module_file(base: Path, dotted: str) -> Path | None:
     """The file of the longest module prefix of ``dotted`` under ``base`` (``pkg.params.Props`` ->
     ``base/pkg/params.py``), or None when it is not in this tree."""
     parts = dotted.split(".")
+    if not (base / parts[0]).is_dir() and not (base / f"{parts[0]}.py").is_file():
+        return None  # jax, numpy...: not a module of this tree
     for cut in range(len(parts), 0, -1):
         folder = base.joinpath(*parts[:cut])
         for candidate in (folder.with_suffix(".py"), folder / "__init__.py"):
