@@ -47,6 +47,8 @@ class Session:
         self.client = client
         self.folder = folder
         self.published: list[lsp.PublishDiagnosticsParams] = []
+        #: every document the server published diagnostics for, in order (``published`` is consumed)
+        self.published_for: list[str] = []
         self.messages: list[lsp.ShowMessageParams] = []
         self._arrived = asyncio.Event()
         self.versions: dict[str, int] = {}
@@ -119,6 +121,7 @@ async def session(folder: Path, *args: str, position_encodings: list[str] | None
     @client.feature(lsp.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
     def published(params: lsp.PublishDiagnosticsParams) -> None:
         state.published.append(params)
+        state.published_for.append(params.uri)
         state._arrival()
 
     @client.feature(lsp.WINDOW_SHOW_MESSAGE)

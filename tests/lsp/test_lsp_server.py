@@ -324,3 +324,21 @@ def test_the_modules_a_file_imports_count_as_in_a_lint_of_the_tree(tmp_path: Pat
             assert [(d.range.start.line, d.code) for d in await s.diagnostics(use)] == [(7, "JS201"), (12, "JS201")]
 
     _run(scenario())
+
+
+def test_untitled_buffers_are_linted_and_other_languages_are_not(tmp_path: Path) -> None:
+    folder = _project(tmp_path)
+
+    async def scenario() -> None:
+        async with session(folder) as s:
+            s.client.text_document_did_open(lsp.DidOpenTextDocumentParams(text_document=lsp.TextDocumentItem(
+                uri="untitled:Untitled-1", language_id="markdown", version=1, text=HAZARD)))
+            s.client.text_document_did_open(lsp.DidOpenTextDocumentParams(text_document=lsp.TextDocumentItem(
+                uri="untitled:Untitled-2", language_id="python", version=1, text=HAZARD)))
+            assert [d.code for d in await s.diagnostics("untitled:Untitled-2")] == ["JS101"]
+            # Messages are handled in order: the Markdown buffer, opened first, got nothing.
+            assert s.published_for == ["untitled:Untitled-2"]
+            hover = await s.hover("untitled:Untitled-2", 5, 6)
+            assert hover is not None
+
+    _run(scenario())
