@@ -71,6 +71,16 @@ def test_plain_text_shows_title_and_subtitle_but_not_twice() -> None:
     assert render_plain(Document("", "lint", (Paragraph(pieces("All checks passed")),))) == "All checks passed\n"
 
 
+def test_a_title_too_long_for_the_line_is_wrapped_whole_above_its_rule() -> None:
+    """A call with a model and an optimizer makes a long page title: every word of it is shown."""
+    title = "train.py:train_step(GPT(110,529 params, 432 KiB), Optimizer(78 arrays, 864 KiB), i32[8,33])"
+    lines = render_plain(Document("", "memory", (Section(title, (Paragraph(pieces("body")),), level=1),)),
+                         width=60).splitlines()
+    assert "…" not in "".join(lines)
+    assert " ".join(line.rstrip() for line in lines[:2]) == title
+    assert lines[2] == "━" * 60 and lines[3] == "body"
+
+
 def test_code_frame_carets_and_groups() -> None:
     """A finding's frame: the marked line's span underlined with carets; an untitled section is a group."""
     frame = CodeListing((CodeLine(pieces("x = 1"), number=9), CodeLine(pieces("if x > y:"), number=10, mark=True,

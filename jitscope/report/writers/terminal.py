@@ -49,10 +49,9 @@ def styled(p: Pieces) -> Text:
     return text
 
 
-def _heading(section: Section) -> Rule:
+def _heading(section: Section) -> RenderableType:
     if section.level <= 1:
-        return Rule(Text(section.title, style=section.title_style or "jitscope.title"), align="left",
-                    characters="━")
+        return _TitleRule(Text(section.title, style=section.title_style or "jitscope.title"))
     text = Text(section.title, style=section.title_style or "jitscope.heading")
     if section.note:
         text.append(f"  {section.note}", style="jitscope.muted")
@@ -118,6 +117,21 @@ class _Wrapped:
 
     def __rich_measure__(self, console: Console, options: ConsoleOptions) -> Measurement:
         return Measurement.get(console, options, self.text)
+
+
+class _TitleRule:
+    """A heavy rule titled on its left; a title too long for one line (a call's arguments) is
+    wrapped above a bare rule instead of being cut with an ellipsis."""
+
+    def __init__(self, title: Text) -> None:
+        self.title = title
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        if self.title.cell_len + 4 <= options.max_width:
+            yield Rule(self.title, align="left", characters="━")
+            return
+        yield _Wrapped(self.title)
+        yield Rule(characters="━")
 
 
 class _FitView:
@@ -192,7 +206,7 @@ def _title(document: Document) -> list[RenderableType]:
     pages = [b for b in document.blocks if isinstance(b, Section) and b.level <= 1]
     if not document.title or (len(pages) == 1 and document.title.endswith(pages[0].title)):
         return []
-    parts: list[RenderableType] = [Rule(Text(document.title, style="jitscope.title"), align="left", characters="━")]
+    parts: list[RenderableType] = [_TitleRule(Text(document.title, style="jitscope.title"))]
     if document.subtitle:
         parts.append(_Wrapped(Text(document.subtitle, style="jitscope.muted")))
     return parts
