@@ -41,6 +41,7 @@ log = logging.getLogger(__name__)
 #: Seconds without a change before a changed buffer is linted again.
 DEBOUNCE_S = 0.4
 
+
 class JitscopeServer(LanguageServer):
     """A pygls server that remembers each open buffer's last lint."""
 
