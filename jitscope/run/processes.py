@@ -157,7 +157,10 @@ _SUFFIXES = {"json": ".json", "markdown": ".md", "html": ".html", "text": ".txt"
 
 
 def report_path(out: str | None, process: ProcessInfo | None, fmt: str) -> str | None:
-    """Where ``--out`` goes: as given for a single process, this process's own file in a multi-process run."""
-    if out is None or process is None:
+    """Where ``--out`` goes: as given for a single process (a folder: its ``run.json``), this process's own
+    file in a multi-process run."""
+    if out is None:
         return out
+    if process is None:  # a folder (an error before there were processes): its run.json
+        return str(Path(out) / f"run{_SUFFIXES.get(fmt, '.json')}") if is_folder(out) else out
     return process_path(out, process.index, _SUFFIXES.get(fmt, ".json"))

@@ -37,6 +37,7 @@ def test_per_process_file_names(tmp_path: Path) -> None:
     info = ProcessInfo(index=5, count=8, host="h")
     assert report_path("run.html", info, "html") == "run.p5.html"
     assert report_path("run.json", None, "json") == "run.json"  # one process: as given
+    assert report_path("runs/", None, "markdown") == "runs/run.md"  # a folder: its run file
 
 
 def test_launcher_rank_when_jax_never_said() -> None:

@@ -17,6 +17,7 @@ from jitscope.report.views.document import (
     CodeListing,
     Column,
     Document,
+    Level,
     Note,
     Paragraph,
     Section,
@@ -25,7 +26,7 @@ from jitscope.report.views.document import (
 )
 from jitscope.units import fmt_duration, plural
 
-_LEVELS = {HANG: ("error", "hang"), SLOW: ("warning", "slow")}
+_LEVELS: dict[str, tuple[Level, str]] = {HANG: ("error", "hang"), SLOW: ("warning", "slow")}
 #: Compile rows listed; a pathological program stays readable (the JSON has them all).
 MAX_ROWS = 200
 
