@@ -212,6 +212,33 @@ def test_sarif_uris_are_percent_encoded_and_schema_valid(tmp_path: Path) -> None
     assert sorted(unquote(uri) for uri in uris) == sorted(NAMES)
 
 
+def test_sarif_carries_the_safe_fix_and_stays_schema_valid(tmp_path: Path) -> None:
+    """A finding --fix can rewrite carries that rewrite as a SARIF fix; applying its replacements
+    gives what `jitscope lint --fix` writes."""
+    source = "import jax\n@jax.jit\ndef f(x):\n    print(x)\n    return x\n"
+    (tmp_path / "m.py").write_text(source)
+    document = json.loads(lint_cli("m.py", "-f", "sarif", cwd=tmp_path).stdout)
+    assert sarif_errors(document) == []
+    (fix,) = document["runs"][0]["results"][0]["fixes"]
+    assert "jax.debug.print" in fix["description"]["text"]
+    (change,) = fix["artifactChanges"]
+    assert change["artifactLocation"]["uri"] == "m.py"
+    lines = source.splitlines(keepends=True)
+    for replacement in sorted(change["replacements"], key=lambda r: (r["deletedRegion"]["startLine"],
+                                                                     r["deletedRegion"]["startColumn"]), reverse=True):
+        region = replacement["deletedRegion"]
+        text = "".join(lines)
+        offsets = [0]
+        for line in lines:
+            offsets.append(offsets[-1] + len(line))
+        start = offsets[region["startLine"] - 1] + region["startColumn"] - 1
+        end = offsets[region["endLine"] - 1] + region["endColumn"] - 1
+        text = text[:start] + replacement["insertedContent"]["text"] + text[end:]
+        lines = text.splitlines(keepends=True)
+    assert lint_cli("m.py", "--fix", cwd=tmp_path).returncode == 0
+    assert "".join(lines) == (tmp_path / "m.py").read_text()
+
+
 def test_sarif_absolute_uri_outside_the_working_folder(tmp_path: Path) -> None:
     project = tmp_path / "my project#1"
     project.mkdir()

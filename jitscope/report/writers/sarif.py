@@ -12,7 +12,7 @@ from typing import Any
 from urllib.parse import quote
 
 from jitscope import __version__
-from jitscope.model.lint import Finding, LintReport, RuleInfo, SkippedFile
+from jitscope.model.lint import Finding, Fix, LintReport, RuleInfo, SkippedFile
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 SARIF_VERSION = "2.1.0"
@@ -87,7 +87,24 @@ def _sarif_result(finding: Finding, rule_index: int | None) -> dict[str, Any]:
     }
     if rule_index is not None:
         result["ruleIndex"] = rule_index
+    if finding.fix is not None:
+        result["fixes"] = [_sarif_fix(finding.file, finding.fix)]
     return result
+
+
+def _sarif_fix(path: str, fix: Fix) -> dict[str, Any]:
+    """``jitscope lint --fix``'s safe rewrite as a SARIF fix (code scanning and editors can offer it)."""
+    return {
+        "description": {"text": fix.title},
+        "artifactChanges": [{
+            "artifactLocation": _artifact(path),
+            "replacements": [{
+                "deletedRegion": {"startLine": e.line, "startColumn": e.column,
+                                  "endLine": e.end_line, "endColumn": e.end_column},
+                "insertedContent": {"text": e.text},
+            } for e in fix.edits],
+        }],
+    }
 
 
 def _sarif_skipped(skipped: SkippedFile) -> dict[str, Any]:
