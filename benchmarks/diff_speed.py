@@ -53,17 +53,17 @@ def run(args: argparse.Namespace, machine: object) -> None:
     import jax
     import jax.numpy as jnp
 
-    from jitscope.api.diff import DiffResult
-    from jitscope.api.functions import _target
+    from jitscope.api.commands.diff import DiffResult
+    from jitscope.api.commands.trace import run_trace
+    from jitscope.api.targets import target_of
     from jitscope.comparison.compare import diff_reports
-    from jitscope.tracing.pipeline import run_trace
 
     spec = (jax.ShapeDtypeStruct((16, 64), jnp.float32), jax.ShapeDtypeStruct((args.layers, 64, 64), jnp.float32),
             jax.ShapeDtypeStruct((), jnp.float32), jax.ShapeDtypeStruct((64,), jnp.float32))
     reports = []
     started = time.perf_counter()
     for extra in (None, args.layers // 2):
-        handle = _target(make(args.layers, extra), spec, {}, None, None, abstract=True, shapes=None)
+        handle = target_of(make(args.layers, extra), spec, {}, None, None, abstract=True, shapes=None)
         report, _ = run_trace([handle], None, None, None, ("jaxpr", "stablehlo", "hlo", "cost", "memory"), False)
         reports.append(report)
     traced = time.perf_counter() - started

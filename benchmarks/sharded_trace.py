@@ -55,9 +55,9 @@ def child(sharded: bool, rounds: int) -> None:
 
     if sharded:
         os.environ["XLA_FLAGS"] = os.environ.get("XLA_FLAGS", "") + " --xla_force_host_platform_device_count=8"
-    from jitscope.sharding import analyse
+    from jitscope.api.commands.trace import run_trace
     from jitscope.load.mesh import mesh_scope
-    from jitscope.tracing.pipeline import run_trace
+    from jitscope.sharding import analyse
 
     spent: list[float] = []
     original = analyse.analyse_compiled

@@ -1,5 +1,6 @@
-"""jitscope's Python API: the functions every command stands on (``api/functions.py``) and the results
-they return (``api/results.py``).
+"""jitscope's Python API, the spine every command stands on: one module per command under ``commands/``
+(``trace``, ``bench``, ``profile``, ``memory``, ``lint``, ``watch``, ``diff``), each holding both the Python
+entry and the whole command minus option parsing, and the results they return (``results.py``).
 
 Importing it imports neither jax nor rich, nor its own modules until a name is used: the CLI
 imports ``jitscope.api.checks`` on every start.
@@ -11,9 +12,13 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from jitscope.api.diff import DiffResult, diff
-    from jitscope.api.functions import Watch, bench, lint, profile, trace, watch
-    from jitscope.api.memory import MemoryResult, memory
+    from jitscope.api.commands.bench import bench
+    from jitscope.api.commands.diff import DiffResult, diff
+    from jitscope.api.commands.lint import lint
+    from jitscope.api.commands.memory import MemoryResult, memory
+    from jitscope.api.commands.profile import profile
+    from jitscope.api.commands.trace import trace
+    from jitscope.api.commands.watch import Watch, watch
     from jitscope.api.results import (
         BenchResult,
         FirstCall,
@@ -27,9 +32,10 @@ if TYPE_CHECKING:
     )
 
 _WHERE = {
-    **dict.fromkeys(("DiffResult", "diff"), "jitscope.api.diff"),
-    **dict.fromkeys(("MemoryResult", "memory"), "jitscope.api.memory"),
-    **dict.fromkeys(("Watch", "bench", "lint", "profile", "trace", "watch"), "jitscope.api.functions"),
+    **dict.fromkeys(("DiffResult", "diff"), "jitscope.api.commands.diff"),
+    **dict.fromkeys(("MemoryResult", "memory"), "jitscope.api.commands.memory"),
+    **{name: f"jitscope.api.commands.{name}" for name in ("bench", "lint", "profile", "trace", "watch")},
+    "Watch": "jitscope.api.commands.watch",
     **dict.fromkeys(("BenchResult", "FirstCall", "LintResult", "ProfileResult", "Result", "Timing", "TraceCall",
                      "TraceResult", "WatchResult"), "jitscope.api.results"),
 }

@@ -89,12 +89,12 @@ def bench(
     compile_number: CompileOpt = 1,
 ) -> None:
     """Time TARGET's cold first call (trace, lower, compile, first run) and its cached calls."""
+    from jitscope.api.commands.bench import run_bench
     from jitscope.cli.stdout import user_output_to_stderr
     from jitscope.faults import user_code_scope
     from jitscope.report.writers.call_trees import show_profiles
     from jitscope.report.writers.console import make_console
     from jitscope.report.writers.progress import progress_bar
-    from jitscope.timing.api import run_bench
     from jitscope.timing.runner import BenchOptions
 
     fmt_name = resolve_format(fmt, out)

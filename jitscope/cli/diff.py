@@ -87,7 +87,7 @@ def diff(
         from jitscope.comparison.gate import check
 
         record = dataclasses.replace(record, gates=check(rules, record.calls))
-    from jitscope.api.diff import DiffResult
+    from jitscope.api.commands.diff import DiffResult
 
     write_result(DiffResult(record, sides=sides), fmt_name, out)
     _exit_status(record)

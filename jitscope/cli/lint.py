@@ -227,9 +227,9 @@ def _dynamic_findings(
     devices: int | None = None, mesh: str | None = None,
 ) -> list[Finding]:
     """Trace the targets (abstract inputs, nothing allocated) and turn what happened into findings."""
+    from jitscope.api.commands.lint import lint_targets
     from jitscope.load.calls import calls_from_flags, load_all
     from jitscope.load.mesh import example_mesh_scope, mesh_scope
-    from jitscope.tracing.checks import lint_targets
 
     with mesh_scope(devices, mesh):  # set up before the targets load: JAX fixes the device count at start
         plan = [(t, calls_from_flags(t, shapes, static, arg)) for t in load_all(targets)]

@@ -75,7 +75,7 @@ def memory(
         planned = plan_calls(loaded, shapes, static, arg)
         with example_mesh_scope(argset for _, argset in planned):
             report = memory_calls(planned, options, progress)
-    from jitscope.api.memory import MemoryResult
+    from jitscope.api.commands.memory import MemoryResult
 
     terminal = fmt_name == "text" and out is None
     if report.rows or not terminal:

@@ -95,14 +95,15 @@ def trace(
     compile_number: CompileOpt = 1,
 ) -> None:
     """Trace TARGET with abstract inputs and show its jaxpr, StableHLO, HLO, cost and memory."""
+    from jitscope.api.commands.trace import run_trace
     from jitscope.load.mesh import mesh_scope
     from jitscope.report.writers.console import make_console
-    from jitscope.tracing.pipeline import run_trace, write_outputs
+    from jitscope.report.writers.stage_files import write_outputs
 
     report_file = out if is_report_file(out) else None
     if out is not None and report_file is None:
         from jitscope.outputs import output_path
-        from jitscope.tracing.pipeline import check_stage_folder
+        from jitscope.report.writers.stage_files import check_stage_folder
 
         check_stage_folder(output_path(out))  # before anything runs: jitscope replaces that folder whole
     fmt_name = resolve_format(fmt, report_file)

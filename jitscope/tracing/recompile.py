@@ -19,12 +19,12 @@ from typing import Any
 
 from jitscope.jaxcompat.values import python_scalar_dtype
 from jitscope.load.partition import format_partition
-from jitscope.load.specs import SHORT_NAMES, ArgSet, ArraySpec, iter_array_specs
+from jitscope.load.specs import SHORT_NAMES, ArgSet, ArraySpec
 from jitscope.model.keys import KeyDiff
 from jitscope.tracing import cachekeys
 from jitscope.tracing.cachekeys import Key, diff
 
-__all__ = ["CallRecord", "KeyDiff", "SequenceRecord", "analyse_sequence", "cache_key", "diff", "observe_sequence"]
+__all__ = ["CallRecord", "KeyDiff", "SequenceRecord", "analyse_sequence", "cache_key", "diff"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -150,40 +150,3 @@ def analyse_target(target: Any, argsets: tuple[ArgSet, ...] | list[ArgSet]) -> S
 def cache_hits(target: Any, argsets: tuple[ArgSet, ...] | list[ArgSet]) -> list[int]:
     """For each call of ``target``'s sequence, the earlier call (1-based) with the same cache key, or 0."""
     return [0 if call.compiles else call.nearest for call in analyse_target(target, argsets).calls]
-
-
-def observe_sequence(target: Any, argsets: tuple[ArgSet, ...]) -> list[bool | None]:
-    """Trace each call on ONE jit wrapper; True where the body ran again (a cache miss), None on error.
-
-    ``jit(f).trace`` shares JAX's tracing cache with calls, so the body runs exactly when a
-    real call would retrace and recompile; abstract inputs mean nothing is allocated. Whether it
-    ran is what ``jitscope run``'s observer sees (a traced event of the call): one mechanism for
-    every command that watches JAX's caches, checked against JAX's own log by
-    tests/run/test_run_oracle.py.
-    """
-    from jitscope.jaxcompat.compile_hooks import installed
-    from jitscope.jaxcompat.jit import make_jit
-    from jitscope.load.abstract import to_abstract
-    from jitscope.run.observer import RunObserver
-
-    statics: tuple[str, ...] = ()
-    for argset in argsets:
-        statics += argset.static_names
-    jitted = make_jit(target.fn, target.options.with_static_names(tuple(dict.fromkeys(statics))))
-    observer = RunObserver(effects=False)
-    observed: list[bool | None] = []
-    with installed(observer) as status:
-        for argset in argsets:
-            before = len(observer.finish())
-            args, kwargs = to_abstract(argset)
-            try:
-                jitted.trace(*args, **kwargs)
-            except Exception:  # noqa: BLE001 - a failing call is reported by the trace checks
-                observed.append(None)
-                continue
-            ran = any(event.traced for event in observer.finish()[before:])
-            # JAX's trace cache ignores how (Auto-axis) inputs are sharded, but lowering does not: a new
-            # sharding compiles again without running the body, so a trace-cache hit proves nothing then.
-            sharded = any(s.sharding is not None for s in iter_array_specs((argset.args, argset.kwargs)))
-            observed.append(None if status.trace_hook is None else True if ran else None if sharded else False)
-    return observed

@@ -87,7 +87,7 @@ def test_python_api_diff_and_its_renderings(tmp_path) -> None:  # type: ignore[n
     import jax
     import jax.numpy as jnp
 
-    from jitscope.api.diff import DiffResult, diff
+    from jitscope.api.commands.diff import DiffResult, diff
 
     def before(x, w):  # type: ignore[no-untyped-def]
         return jnp.tanh(x @ w).sum()

@@ -81,7 +81,7 @@ def test_no_dump_is_one_line(tmp_path):
 def test_python_api(tmp_path):
     import jax.numpy as jnp
 
-    from jitscope.api.memory import MemoryResult, memory
+    from jitscope.api.commands.memory import MemoryResult, memory
 
     sys.path.insert(0, str(HERE))
     try:

@@ -13,7 +13,7 @@ import pytest
 
 from jitscope.errors import UsageError
 from jitscope.outputs import OutputError, replaced_folder, write_atomic
-from jitscope.tracing.pipeline import check_stage_folder
+from jitscope.report.writers.stage_files import check_stage_folder
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 

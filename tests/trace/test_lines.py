@@ -1,5 +1,5 @@
 """The jaxpr by line of the user's code (tracing/lines.py) and XLA's costs split over those lines
-(tracing/line_costs.py)."""
+(profiling/line_costs.py)."""
 
 from __future__ import annotations
 
@@ -60,7 +60,7 @@ def compiled_forward():
 
 
 def test_costs_go_to_the_users_line_that_called_the_library(compiled_forward):
-    from jitscope.tracing.line_costs import line_costs
+    from jitscope.profiling.line_costs import line_costs
 
     record, hlo, cost = compiled_forward
     costs = line_costs(hlo, record, lambda f: Path(f).name == "model.py", cost.flops, cost.bytes_accessed)
@@ -75,7 +75,7 @@ def test_costs_go_to_the_users_line_that_called_the_library(compiled_forward):
 
 def test_one_frame_metadata_is_placed_through_the_jaxpr(compiled_forward):
     """Older XLA keeps only the innermost frame, a library line: the jaxpr says which user line called it."""
-    from jitscope.tracing.line_costs import line_costs
+    from jitscope.profiling.line_costs import line_costs
 
     record, hlo, cost = compiled_forward
     if "stack_frame_id" not in hlo:

@@ -31,7 +31,7 @@ def _trace(name: str) -> TraceRecord:
     target, needs = TARGETS[name]
     for module in needs:
         pytest.importorskip(module)
-    from jitscope.tracing.pipeline import run_trace
+    from jitscope.api.commands.trace import run_trace
 
     report, _ = run_trace([str(MODELS / target)], None, None, None, ("jaxpr", "cost"), watch_effects=False)
     (record,) = report.traces

@@ -4,8 +4,9 @@ from pathlib import Path
 
 from jitscope.load.specs import ArgSet, ArraySpec, build_argset
 from jitscope.load.target import load_targets
+from jitscope.run.sequence import observe_sequence
 from jitscope.tracing.cachekeys import StaticValues
-from jitscope.tracing.recompile import analyse_sequence, cache_hits, observe_sequence
+from jitscope.tracing.recompile import analyse_sequence, cache_hits
 from tests.targets.static_objects import ComparedByIdentity, EqualByValue
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"

@@ -75,17 +75,17 @@ def diff(old_fn: Callable[..., Any], new_fn: Callable[..., Any], /, *args: Any,
     """
     import os
 
-    from jitscope.api.functions import _shape_list, _target
+    from jitscope.api.commands.trace import run_trace
+    from jitscope.api.targets import shape_list, target_of
     from jitscope.comparison.compare import diff_reports
     from jitscope.comparison.gate import check, parse_rules
     from jitscope.comparison.sources import read_sources
-    from jitscope.tracing.pipeline import run_trace
 
     rules = parse_rules(fail_on) if fail_on else ()
     reports = []
     for fn in (old_fn, new_fn):
-        handle = _target(fn, args, kwargs, static_argnums, static_argnames, abstract=True, shapes=shapes)
-        report, _ = run_trace([handle], _shape_list(shapes), None, None, ("jaxpr", "stablehlo", "hlo", "cost",
+        handle = target_of(fn, args, kwargs, static_argnums, static_argnames, abstract=True, shapes=shapes)
+        report, _ = run_trace([handle], shape_list(shapes), None, None, ("jaxpr", "stablehlo", "hlo", "cost",
                                                                           "memory"), False, False)
         reports.append(report)
     old, new = reports

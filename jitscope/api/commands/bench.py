@@ -1,19 +1,67 @@
-"""``run_bench``: the whole of ``jitscope bench`` minus rendering, for the CLI and for Python users."""
+"""``jitscope bench`` and ``jitscope.bench``: the first call against cached calls.
+
+``bench(fn, *args)`` is the Python entry; ``run_bench`` the whole command minus option parsing and
+output: plan the calls, measure, compare with a baseline, save one.
+"""
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
+from jitscope.api.checks import check_count, check_seconds
+from jitscope.api.targets import shape_list, target_of
 from jitscope.load.target import TargetHandle
 from jitscope.timing.compare import compare as compare_reports
 from jitscope.timing.compare import load_report, parse_threshold
 from jitscope.timing.plan import plan_calls
 from jitscope.timing.runner import BenchOptions, BenchResult, Progress, bench_calls
 
+if TYPE_CHECKING:
+    from jitscope.api.results import BenchResult as BenchAPIResult
+
 #: Threshold used to label changes when --compare is given without --fail-if-slower.
 DEFAULT_THRESHOLD = 0.10
+
+
+def bench(
+    fn: Callable[..., Any], /, *args: Any,
+    budget: float = 0.5,
+    min_rounds: int = 5,
+    cold_runs: int = 1,
+    eager: bool = False,
+    dispatch: bool = True,
+    seed: int = 0,
+    persistent_cache: str | None = None,
+    static_argnums: int | Sequence[int] | None = None,
+    static_argnames: str | Sequence[str] | None = None,
+    shapes: str | Sequence[str] | None = None,
+    save: str | Path | None = None,
+    compare: str | Path | None = None,
+    **kwargs: Any,
+) -> BenchAPIResult:
+    """Time the first call of ``fn(*args, **kwargs)`` (trace, lower, compile, run, with JAX's in-memory
+    caches cleared) against cached calls, each blocked on every output leaf, as ``jitscope bench``.
+
+    ``save``/``compare``: a baseline JSON to write, or to compare with (``result.record.comparison``).
+
+    >>> result = jitscope.bench(train_step, model, optimizer, batch)
+    >>> result.cached.median_s, result.cold.compile_s
+    """
+    from jitscope.api.results import BenchResult as BenchAPIResult
+
+    check_seconds("budget", budget)
+    check_count("min_rounds", min_rounds, limit=100_000)
+    check_count("cold_runs", cold_runs, limit=1_000)
+    handle = target_of(fn, args, kwargs, static_argnums, static_argnames, abstract=False, shapes=shapes)
+    options = BenchOptions(budget=budget, min_rounds=min_rounds, cold_runs=cold_runs, eager=eager,
+                           dispatch=dispatch, seed=seed, persistent_cache=persistent_cache)
+    result, _ = run_bench([handle], shape_list(shapes), options=options,
+                          save=Path(save) if save is not None else None,
+                          compare=Path(compare) if compare is not None else None)
+    return BenchAPIResult(result.report)
 
 
 def run_bench(

@@ -94,14 +94,14 @@ def memory(
     >>> result = jitscope.memory(train_step, params, batch)
     >>> result.peak_bytes, result.lines[0].location, result.buffers[0].shape
     """
-    from jitscope.api.functions import _shape_list, _target
+    from jitscope.api.targets import shape_list, target_of
     from jitscope.buffers.gate import parse_bytes
     from jitscope.buffers.runner import MemoryOptions, memory_calls
     from jitscope.load.mesh import example_mesh_scope
     from jitscope.timing.plan import plan_calls
 
     limit = parse_bytes(fail_over, "fail_over") if isinstance(fail_over, str) else fail_over
-    handle = _target(fn, args, kwargs, static_argnums, static_argnames, abstract=True, shapes=shapes)
-    planned = plan_calls([handle], _shape_list(shapes))
+    handle = target_of(fn, args, kwargs, static_argnums, static_argnames, abstract=True, shapes=shapes)
+    planned = plan_calls([handle], shape_list(shapes))
     with example_mesh_scope(argset for _, argset in planned):
         return MemoryResult(memory_calls(planned, MemoryOptions(fail_over=limit, try_remat=try_remat)))

@@ -1,27 +1,70 @@
-"""load -> trace -> lower -> compile for ``jitscope trace``; returns records only (plus profilers)."""
+"""``jitscope trace`` and ``jitscope.trace``: load -> trace -> lower -> compile, every call of every target.
+
+``trace(fn, *args)`` is the Python entry; ``run_trace`` the whole command minus option parsing and
+output (the CLI's ``jitscope trace`` calls it with target strings, the Python API with a loaded
+function). Records only come back (plus pyinstrument profilers when asked): writing them is the
+output layer's job (``report/``; the ``--out DIR`` stage files are ``report/writers/stage_files.py``).
+"""
 
 from __future__ import annotations
 
 import dataclasses
-import json
-import re
 from collections.abc import Callable, Sequence
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from jitscope.api.targets import shape_list, target_of
 from jitscope.jaxcompat.caches import forget_other_functions_lines
 from jitscope.load.calls import calls_from_flags, load_all
 from jitscope.load.mesh import example_mesh_scope
 from jitscope.load.specs import ArgSet
 from jitscope.load.target import TargetHandle, check_call
 from jitscope.model.trace import SourceLineRecord, TraceRecord, TraceReport
-from jitscope.report.views.jaxpr_layout import LocationsMode
+from jitscope.profiling.line_costs import line_costs
 from jitscope.sharding.analyse import ShardingProbe
 from jitscope.tracing.compile import CompileSkipped, lower_and_compile
-from jitscope.tracing.line_costs import line_costs
 from jitscope.tracing.lines import source_lines
 from jitscope.tracing.recompile import cache_hits
 from jitscope.tracing.session import TraceHandle, trace_target
+
+if TYPE_CHECKING:
+    from jitscope.api.results import TraceResult
+
+#: ``trace(stages=...)``: every stage, in the order jit makes them, and XLA's two analyses.
+STAGES = ("jaxpr", "stablehlo", "hlo", "cost", "memory")  # model.trace.STAGES (not imported: no import cost)
+
+
+def trace(
+    fn: Callable[..., Any], /, *args: Any,
+    stages: Sequence[str] | str = STAGES,
+    effects: bool = True,
+    static_argnums: int | Sequence[int] | None = None,
+    static_argnames: str | Sequence[str] | None = None,
+    shapes: str | Sequence[str] | None = None,
+    locations: str = "full",
+    depth: int | None = None,
+    fold: bool | None = None,
+    **kwargs: Any,
+) -> TraceResult:
+    """Trace ``fn(*args, **kwargs)`` as jit does, then lower and compile it: every stage, nothing run.
+
+    Arrays in the arguments stand for their abstract values (shape, dtype, weak type, sharding);
+    nothing is allocated on the device. ``shapes="f32[8,128], i32[]"`` (or a list: one call each)
+    describes the arguments instead, as ``--shapes``. A failure in your code is in the result
+    (``result.calls[0].diagnostic``), explained, not raised.
+
+    >>> report = jitscope.trace(train_step, model, optimizer, batch)
+    >>> print(report.calls[0].jaxpr_text)
+    """
+    from jitscope.api.results import TraceResult
+
+    wanted = _stages(stages)
+    if locations not in ("full", "user", "none"):
+        from jitscope.errors import UsageError
+
+        raise UsageError(f"locations={locations!r} is not one of full, user, none")
+    handle = target_of(fn, args, kwargs, static_argnums, static_argnames, abstract=True, shapes=shapes)
+    report, _ = run_trace([handle], shape_list(shapes), None, None, wanted, effects, False)
+    return TraceResult(report, stages=wanted, locations=locations, depth=depth, fold=fold)
 
 
 def run_trace(
@@ -111,78 +154,12 @@ def _module_text(compiled: Any) -> str | None:
     return str(text) if text else None
 
 
-def _slug(text: str) -> str:
-    return re.sub(r"[^A-Za-z0-9_.-]+", "_", text).strip("_") or "trace"
-
-
-def write_outputs(report: TraceReport, out: Path, *, locations: LocationsMode | bool, depth: int | None,
-                  fold: bool = False) -> list[Path]:
-    """Write each stage of each trace to ``out/<target>[-N]/``, plus the whole JSON report.
-
-    The folder is built beside ``out`` and swapped in whole (``outputs.replaced_folder``): a failed
-    write leaves the previous one as it was, never a mix. An existing ``out`` must be empty or a
-    previous folder of this kind: jitscope does not replace a folder holding other files.
-    """
-    from jitscope.outputs import output_path, replaced_folder
-
-    final = output_path(out)
-    check_stage_folder(final)
-    with replaced_folder(final) as building:
-        written = _write_stage_files(report, building, locations=locations, depth=depth, fold=fold)
-    return [final / path.relative_to(building) for path in written]
-
-
-#: What a folder of stage files holds (``trace --out DIR``).
-STAGE_FILES = frozenset({"call.txt", "jaxpr.txt", "stablehlo.mlir", "hlo.txt", "cost.json", "memory.json"})
-
-
-def check_stage_folder(folder: Path) -> None:
-    """Refuse to replace a folder that holds anything but an earlier ``trace --out`` (one error line)."""
-    if not folder.exists():
-        return
+def _stages(stages: Sequence[str] | str) -> tuple[str, ...]:
     from jitscope.errors import UsageError
 
-    if not folder.is_dir():
-        raise UsageError(f"--out {folder} is a file", hint="name a folder (it is created), or a report such as "
-                         "report.html")
-    for entry in folder.iterdir():
-        if entry.name == "report.json" and entry.is_file():
-            continue
-        if entry.is_dir() and not entry.is_symlink() and all(f.name in STAGE_FILES and f.is_file()
-                                                              for f in entry.iterdir()):
-            continue
-        raise UsageError(f"--out {folder} holds files jitscope did not write ({entry.name})",
-                         hint="name a new or empty folder: jitscope replaces its output folder whole")
-
-
-def _write_stage_files(report: TraceReport, out: Path, *, locations: LocationsMode | bool, depth: int | None,
-                       fold: bool) -> list[Path]:
-    from jitscope.model.common import to_jsonable
-    from jitscope.report.views.jaxpr import render_jaxpr_text
-    from jitscope.report.writers.json import dumps
-
-    written: list[Path] = [out / "report.json"]
-    (out / "report.json").write_text(dumps(report) + "\n")
-    counts: dict[str, int] = {}
-    for record in report.traces:
-        base = _slug(record.target.rsplit(":", 1)[-1])
-        counts[base] = counts.get(base, 0) + 1
-        folder = out / (base if counts[base] == 1 else f"{base}-{counts[base]}")
-        folder.mkdir(exist_ok=True)
-        files: dict[str, str | None] = {
-            "call.txt": record.call + "\n",
-            "jaxpr.txt": render_jaxpr_text(record.jaxpr, record.summary, locations=locations, depth=depth,
-                                           fold=fold)
-            if record.jaxpr is not None else None,
-        }
-        st = record.stages
-        if st is not None:
-            files["stablehlo.mlir"] = st.stablehlo
-            files["hlo.txt"] = st.hlo
-            files["cost.json"] = json.dumps(to_jsonable(st.cost), indent=2) + "\n" if st.cost else None
-            files["memory.json"] = json.dumps(to_jsonable(st.memory), indent=2) + "\n" if st.memory else None
-        for name, text in files.items():
-            if text is not None:
-                (folder / name).write_text(text)
-                written.append(folder / name)
-    return written
+    wanted = tuple(s.strip() for s in (stages.split(",") if isinstance(stages, str) else stages) if s.strip())
+    unknown = [s for s in wanted if s not in STAGES]
+    if unknown or not wanted:
+        raise UsageError(f"unknown stage {unknown[0]!r}" if unknown else "no stage asked for",
+                         hint=f"stages are {', '.join(STAGES)}")
+    return tuple(s for s in STAGES if s in wanted)

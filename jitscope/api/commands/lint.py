@@ -1,4 +1,7 @@
-"""Dynamic lint (``jitscope lint --trace``): findings from what really happened while tracing.
+"""``jitscope lint`` and ``jitscope.lint``: static findings (``lint``), and dynamic ones (``lint --trace``).
+
+Static lint reads the code and never runs it (``linter/``). Dynamic lint (``lint_targets``) finds
+what really happened while tracing.
 
 Static analysis cannot see into helpers in other modules, libraries, or values decided at
 run time. Here jitscope traces each target (abstract inputs: nothing is allocated) and
@@ -18,16 +21,52 @@ comments, select/ignore and every output format apply unchanged:
 from __future__ import annotations
 
 import inspect
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Literal
 
+from jitscope.api.checks import split_codes
 from jitscope.linter.trace_context import Place, Recompilation, TraceContext
 from jitscope.load.specs import ArgSet
 from jitscope.load.target import TargetHandle, check_call
 from jitscope.model.lint import Finding
 from jitscope.model.trace import Diagnostic
-from jitscope.tracing.recompile import analyse_target, observe_sequence
+from jitscope.run.sequence import observe_sequence
+from jitscope.tracing.recompile import analyse_target
 from jitscope.tracing.session import trace_target
 from jitscope.userframes import display_path
+
+if TYPE_CHECKING:
+    from jitscope.api.results import LintResult
+
+
+def lint(
+    paths: str | Path | Sequence[str | Path] = ".",
+    *,
+    select: Sequence[str] | None = None,
+    ignore: Sequence[str] | None = None,
+    exclude: Sequence[str] | None = None,
+    fail_on: Literal["info", "warning", "error"] | None = None,
+    config: str | Path | None = None,
+    jobs: int | None = None,
+) -> LintResult:
+    """Lint Python files for JAX hazards, as ``jitscope lint --static-only`` (your code is read, never run).
+
+    The ``[tool.jitscope.lint]`` table of the nearest ``pyproject.toml`` applies, with these options on top.
+
+    >>> result = jitscope.lint("src/")
+    >>> [f"{f.file}:{f.line} {f.code}" for f in result.findings]
+    """
+    from jitscope.api.results import LintResult
+    from jitscope.config import load_config
+    from jitscope.linter.engine import lint_paths
+
+    targets = [Path(paths)] if isinstance(paths, (str, Path)) else [Path(p) for p in paths]
+    cfg = load_config(targets[0] if targets else Path("."), Path(config) if config is not None else None)
+    lint_config = cfg.lint.with_overrides(select=split_codes(list(select) if select is not None else None),
+                                          ignore=split_codes(list(ignore) if ignore is not None else None),
+                                          exclude=tuple(exclude or ()), fail_on=fail_on)
+    return LintResult(lint_paths(targets, lint_config, root=cfg.root, jobs=jobs))
 
 
 def _definition(target: TargetHandle) -> Place:
