@@ -47,19 +47,6 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("api", "cli", "lsp", "notebook", "pytest_plugin", "__main__", "__init__"),
 )
 
-#: Imports that still break the order, each with why; fix one and delete its line (the test fails on a
-#: stale entry, so this list only shrinks).
-KNOWN_UPWARD: dict[tuple[str, str], str] = {
-    ("jitscope.run.command", "jitscope.cli.formats"): "run's command module belongs in cli/ (the API spine)",
-    ("jitscope.run.command", "jitscope.report.writers.console"): "as above",
-    ("jitscope.run.command", "jitscope.report.writers.run_live"): "as above",
-    ("jitscope.run.report", "jitscope.report.writers.console"): "run's report writing belongs in the output layer",
-    ("jitscope.run.report", "jitscope.report.writers.json"): "as above",
-    ("jitscope.run.report", "jitscope.report.writers.run_live"): "as above",
-    ("jitscope.run.report", "jitscope.report.writers"): "as above",
-    ("jitscope.run.report", "jitscope.report.views.run"): "as above",
-}
-
 
 def _module_names() -> dict[str, Path]:
     names = {}
@@ -157,12 +144,9 @@ def test_no_import_circles() -> None:
 
 def test_no_package_imports_a_higher_layer() -> None:
     graph = _imports(_module_names())
-    upward = {(module, target) for module, targets in graph.items() for target in targets
-              if _layer_of(target) > _layer_of(module)}
-    unexplained = sorted(upward - KNOWN_UPWARD.keys())
-    assert unexplained == [], "imports into a higher layer (see LAYERS):\n" + "\n".join(f"{a} -> {b}" for a, b in unexplained)
-    stale = sorted(KNOWN_UPWARD.keys() - upward)
-    assert stale == [], "fixed: delete these from KNOWN_UPWARD:\n" + "\n".join(f"{a} -> {b}" for a, b in stale)
+    upward = sorted(f"{module} -> {target}" for module, targets in graph.items() for target in targets
+                    if _layer_of(target) > _layer_of(module))
+    assert upward == [], "imports into a higher layer (see LAYERS):\n" + "\n".join(upward)
 
 
 def test_views_never_import_writers() -> None:

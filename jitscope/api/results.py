@@ -439,7 +439,7 @@ class WatchResult(Result["RunRecord"]):
         return run_document(self.record)
 
     def _render(self, fmt: str) -> str:
-        from jitscope.run.report import render_report
+        from jitscope.report.writers.run_report import render_report
 
         return render_report(self.record, fmt)
 

@@ -1,9 +1,9 @@
 """The ``jitscope`` command: the console-script entry point.
 
 The typer app lives in ``cli.commands`` (``app`` here is that one, imported on first use).
-``main`` hands ``jitscope run ...`` to ``run.command`` before importing typer, click and
+``main`` hands ``jitscope run ...`` to ``cli/run_command.py`` before importing typer, click and
 rich: the user's program should start as soon as it would under ``python`` (see
-``run/command.py``); every other command line goes through typer.
+``cli/run_command.py``); every other command line goes through typer.
 """
 
 from __future__ import annotations
@@ -74,7 +74,7 @@ def _main(argv: list[str] | None) -> None:
         exit_soon_after_interrupt()  # Ctrl-C ends every command within a second (run's is the program's)
     try:
         if args[:1] == ["run"]:
-            from jitscope.run.command import main_fast
+            from jitscope.cli.run_command import main_fast
 
             code = main_fast(args[1:])
             if code is not None:

@@ -1,7 +1,7 @@
 """Report format names and the ``--out FILE`` suffixes that pick them (standard library only).
 
 Kept apart from ``cli/options.py`` (typer) so that ``jitscope run``'s own parser
-(``run/command.py``), which starts the user's program before typer is imported, reads the
+(``cli/run_command.py``), which starts the user's program before typer is imported, reads the
 same names and the same rules.
 
 What ``--out FILE`` without ``--format`` means, on every command:

@@ -1,7 +1,7 @@
 """``jitscope run``: run a whole program and explain every compile and recompile.
 
 This typer command is the documented interface and ``--help``; ``cli.app.main`` usually
-reaches ``run.command`` without it (see there: typer's import is not free), and a test keeps
+reaches ``cli/run_command.py`` without it (see there: typer's import is not free), and a test keeps
 the two parsers in agreement.
 """
 
@@ -14,7 +14,7 @@ from typing import Annotated
 import typer
 
 from jitscope.cli.options import ReportFormat, format_option
-from jitscope.run.command import RunOptions, run_command
+from jitscope.cli.run_command import RunOptions, run_command
 
 
 class LogMode(str, Enum):

@@ -13,9 +13,9 @@ import pytest
 import typer
 
 from jitscope.cli import run as cli_run
+from jitscope.cli import run_command as command
+from jitscope.cli.run_command import RunOptions, parse_run_args
 from jitscope.errors import UsageError
-from jitscope.run import command
-from jitscope.run.command import RunOptions, parse_run_args
 from tests.conftest import STYLE_ENV
 
 AGREE = [

@@ -1,4 +1,4 @@
-"""``run.plain.plain_summary`` prints what ``render.run.render_summary`` prints on the piped console, or gives up."""
+"""``report.writers.run_plain.plain_summary`` prints what ``report.writers.run_live.render_summary`` prints on the piped console, or gives up."""
 
 from __future__ import annotations
 
@@ -13,8 +13,8 @@ from jitscope.model.keys import KeyDiff
 from jitscope.model.run import JAX_INTERNAL, LIBRARY, CompileEvent, RunRecord
 from jitscope.report.writers.console import PIPE_WIDTH, make_console
 from jitscope.report.writers.run_live import render_summary
-from jitscope.run.plain import PIPE_WIDTH as PLAIN_WIDTH
-from jitscope.run.plain import plain_summary
+from jitscope.report.writers.run_plain import PIPE_WIDTH as PLAIN_WIDTH
+from jitscope.report.writers.run_plain import plain_summary
 from jitscope.run.summary import summarize
 
 STEP = Location("train.py", 10, "step")

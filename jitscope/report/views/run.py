@@ -2,7 +2,7 @@
 first, every recompile with its causes, internal compiles and trace-time side effects.
 
 ``run_document(record)`` is the report (``--format markdown|html``); ``layout="summary"`` is the exit
-summary the terminal prints on stderr (``report/writers/run_live.py``; ``run/plain.py`` writes the same text without
+summary the terminal prints on stderr (``report/writers/run_live.py``; ``report/writers/run_plain.py`` writes the same text without
 rich for the common case). The timeline is a chart as data: one lane per
 function, a bar per trace/compile placed at its start (seconds since the program started), its
 trace / lower / compile phases end to end, labelled with what changed.

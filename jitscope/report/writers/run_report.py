@@ -39,10 +39,10 @@ def render_report(record: RunRecord, fmt: str) -> str:
 def report(record: RunRecord, fmt: str, out: str | None) -> int:
     """Write the record where asked; the exit code of ``jitscope run`` (the program's, or EXIT_GATE)."""
     if fmt == "text" and out is None and not record.gate_failures:
-        from jitscope.run.plain import plain_stderr, plain_summary
+        from jitscope.report.writers.run_plain import plain_stderr, plain_summary
 
         text = plain_summary(record) if plain_stderr() else None
-        if text is not None:  # the same text, without rich's imports (see run/plain.py)
+        if text is not None:  # the same text, without rich's imports (see report/writers/run_plain.py)
             sys.stderr.write(text)
             sys.stderr.flush()
             return record.exit_code

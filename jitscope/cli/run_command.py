@@ -149,8 +149,8 @@ def run_command(options: RunOptions) -> int:
     record = run_observed(target, effects=options.effects, gates=gates, on_event=logger, capture=capture,
                           checkpoint_to=checkpoint_to)
     with collector_paused():
+        from jitscope.report.writers.run_report import report
         from jitscope.run.processes import report_path
-        from jitscope.run.report import report
 
         return report(record, fmt, report_path(options.out, record.process, fmt))
 
