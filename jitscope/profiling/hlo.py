@@ -29,8 +29,11 @@ _OPERAND = re.compile(r"%([\w.\-]+)")
 _CALLS = re.compile(r"\b(calls|to_apply|body|condition|branch_computations|true_computation|false_computation)="
                     r"(\{[^}]*\}|%?[\w.\-]+)")
 _METADATA = re.compile(r"metadata=\{((?:[^{}\"]|\"(?:[^\"\\]|\\.)*\")*)\}")
-_META_STR = re.compile(r'(\w+)="((?:[^"\\]|\\.)*)"')
-_META_INT = re.compile(r"(\w+)=(-?\d+)(?=\s|$)")
+#: The metadata fields jitscope reads (a field name is preceded by ``{`` or a space).
+_OP_NAME = re.compile(r'(?:^|\s)op_name="((?:[^"\\]|\\.)*)"')
+_SOURCE_FILE = re.compile(r'(?:^|\s)source_file="((?:[^"\\]|\\.)*)"')
+_SOURCE_LINE = re.compile(r"(?:^|\s)source_line=(-?\d+)(?=\s|$)")
+_FRAME_ID = re.compile(r"(?:^|\s)stack_frame_id=(-?\d+)(?=\s|$)")
 _TABLE_ROW = re.compile(r"^(\d+)\s+(.*)$")
 _KIND = re.compile(r"\bkind=(k\w+)")
 _DIMS = re.compile(r"\b(lhs_contracting_dims)=\{([\d,]*)\}")
@@ -172,6 +175,9 @@ def _split_shape(rest: str) -> tuple[str, str]:
 
 def _balanced(text: str, start: int) -> int:
     """Index just past the parenthesis closing the one at ``start``."""
+    close = text.find(")", start + 1)
+    if close >= 0 and text.find("(", start + 1, close) < 0:
+        return close + 1  # no parenthesis inside (nearly every operand list): no walk
     depth = 0
     for i in range(start, len(text)):
         depth += text[i] == "("
@@ -182,16 +188,25 @@ def _balanced(text: str, start: int) -> int:
 
 
 def _metadata(attrs: str) -> tuple[str, int | None, Location | None]:
-    match = _METADATA.search(attrs)
-    if match is None:
+    start = attrs.find("metadata={")
+    if start < 0:
         return "", None, None
-    body = match.group(1)
-    strings = {k: v.replace('\\"', '"') for k, v in _META_STR.findall(body)}
-    ints = {k: int(v) for k, v in _META_INT.findall(body)}
+    end = attrs.find("}", start)
+    body = attrs[start + 10:end] if end >= 0 else ""
+    if end < 0 or "{" in body or "\\" in body or body.count('"') % 2:
+        # A brace or an escape inside a quoted value: read the quoted strings properly.
+        match = _METADATA.match(attrs, start)
+        if match is None:
+            return "", None, None
+        body = match.group(1)
+    op_name = _OP_NAME.search(body)
+    frame = _FRAME_ID.search(body)
     source = None
-    if "source_file" in strings and "source_line" in ints:
-        source = Location(strings["source_file"], ints["source_line"])
-    return strings.get("op_name", ""), ints.get("stack_frame_id"), source
+    file, line = _SOURCE_FILE.search(body), _SOURCE_LINE.search(body)
+    if file is not None and line is not None:
+        source = Location(file.group(1).replace('\\"', '"'), int(line.group(1)))
+    return (op_name.group(1).replace('\\"', '"') if op_name else "", int(frame.group(1)) if frame else None,
+            source)
 
 
 def instruction_metadata(line: str) -> tuple[str, int | None, Location | None] | None:
@@ -205,7 +220,9 @@ def instruction_metadata(line: str) -> tuple[str, int | None, Location | None] |
     return _metadata(line)
 
 
-def parse_instruction(line: str) -> Instruction | None:
+def parse_instruction(line: str, shapes: dict[str, Shape] | None = None) -> Instruction | None:
+    """One instruction line; ``shapes`` caches parsed shapes by their text (a module repeats a few
+    hundred shapes across thousands of instructions)."""
     match = _INSTRUCTION.match(line)
     if match is None:
         return None
@@ -221,7 +238,11 @@ def parse_instruction(line: str) -> Instruction | None:
     for _, value in _CALLS.findall(attrs):
         calls.extend(name.strip().lstrip("%") for name in value.strip("{}").split(",") if name.strip())
     op_name, frame_id, source = _metadata(attrs)
-    return Instruction(match.group(2), opcode, parse_shape(shape_text), operands, tuple(calls), attrs, op_name,
+    if shapes is None:
+        shape = parse_shape(shape_text)
+    elif (shape := shapes.get(shape_text)) is None:
+        shape = shapes[shape_text] = parse_shape(shape_text)
+    return Instruction(match.group(2), opcode, shape, operands, tuple(calls), attrs, op_name,
                        frame_id, source, bool(match.group(1)))
 
 
@@ -255,6 +276,7 @@ def parse_module(text: str) -> HloModule:
     tables: dict[str, list[tuple[int, str]]] = {}
     table: str | None = None
     current: tuple[str, bool, list[Instruction]] | None = None
+    shapes: dict[str, Shape] = {}
     for line in text.splitlines():
         if line.startswith("HloModule "):
             name = line.split()[1].rstrip(",")
@@ -264,7 +286,7 @@ def parse_module(text: str) -> HloModule:
                 computations[current[0]] = Computation(current[0], tuple(current[2]), current[1])
                 current = None
             else:
-                instruction = parse_instruction(line)
+                instruction = parse_instruction(line, shapes)
                 if instruction is not None:
                     current[2].append(instruction)
             continue
