@@ -9,6 +9,7 @@ object wherever it is used, so a 20,000-equation record stays small in memory.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from jitscope.model.common import Location
@@ -184,6 +185,19 @@ class JaxprSummary:
     constants: tuple[ConstRecord, ...]
     const_bytes: int
     effects: tuple[str, ...]
+
+
+def distinct_eqns(record: JaxprRecord) -> Iterator[EqnRecord]:
+    """Every equation of ``record`` and of the jaxprs nested in it, a jaxpr used at several places once."""
+    stack, seen = [record], set()
+    while stack:
+        jaxpr = stack.pop()
+        if id(jaxpr) in seen:
+            continue
+        seen.add(id(jaxpr))
+        for eqn in jaxpr.eqns:
+            yield eqn
+            stack.extend(sub for _, sub in eqn.subjaxprs)
 
 
 def count_eqns(record: JaxprRecord) -> int:

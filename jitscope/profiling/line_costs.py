@@ -17,7 +17,7 @@ from collections import Counter, defaultdict
 from collections.abc import Callable, Iterator
 
 from jitscope.model.common import Location
-from jitscope.model.jaxpr import JaxprRecord
+from jitscope.model.jaxpr import JaxprRecord, distinct_eqns
 from jitscope.profiling.attribute import fed_reduce_stack, parts
 from jitscope.profiling.hlo import HloModule, Instruction, instruction_bytes, parse_module
 from jitscope.tracing.lines import LineKey, line_key
@@ -50,19 +50,12 @@ def _executed(module: HloModule) -> Iterator[tuple[Instruction, dict[str, Instru
 def library_lines(record: JaxprRecord) -> dict[tuple[str, int], Counter[LineKey]]:
     """(file basename, line) of a library frame -> the user lines whose equations passed through it."""
     found: dict[tuple[str, int], Counter[LineKey]] = defaultdict(Counter)
-    stack, seen = [record], set()
-    while stack:
-        jaxpr = stack.pop()
-        if id(jaxpr) in seen:
-            continue
-        seen.add(id(jaxpr))
-        for eqn in jaxpr.eqns:
-            user = line_key(eqn.location)
-            if user is not None:
-                for frame in (eqn.library, eqn.library_call):
-                    if frame is not None:
-                        found[(os.path.basename(frame.file), frame.line)][user] += 1
-            stack.extend(sub for _, sub in eqn.subjaxprs)
+    for eqn in distinct_eqns(record):
+        user = line_key(eqn.location)
+        if user is not None:
+            for frame in (eqn.library, eqn.library_call):
+                if frame is not None:
+                    found[(os.path.basename(frame.file), frame.line)][user] += 1
     return found
 
 

@@ -11,7 +11,7 @@ import re
 
 import pytest
 
-from jitscope.model.jaxpr import JaxprRecord
+from jitscope.model.jaxpr import distinct_eqns
 from jitscope.model.trace import TraceRecord
 from tests.conftest import ROOT, run_cli
 
@@ -63,23 +63,11 @@ def _skip_on_functional_nnx_jit(name: str = "nnx_gpt") -> None:
         pytest.skip("flax < 0.11: nnx.jit wraps the step in its own graph-state jit (measures for flax >= 0.11)")
 
 
-def _eqns(record: JaxprRecord):
-    stack, seen = [record], set()
-    while stack:
-        jaxpr = stack.pop()
-        if id(jaxpr) in seen:
-            continue
-        seen.add(id(jaxpr))
-        for eqn in jaxpr.eqns:
-            yield eqn
-            stack.extend(sub for _, sub in eqn.subjaxprs)
-
-
 def test_annotated_equations_name_a_user_line_first(traced):
     _skip_on_functional_nnx_jit(traced[0])
     name, record = traced
     assert record.jaxpr is not None
-    annotated = [e for e in _eqns(record.jaxpr) if e.location is not None or e.library is not None]
+    annotated = [e for e in distinct_eqns(record.jaxpr) if e.location is not None or e.library is not None]
     first = [e for e in annotated if e.location is not None]
     assert len(first) >= 0.9 * len(annotated), (name, len(first), len(annotated))
     model_file = f"{name}.py"
@@ -148,7 +136,7 @@ def test_html_report_keeps_every_folded_equation_in_a_fold_that_opens(gpt):
     from jitscope.report.writers.html import listing_html
 
     folded = jaxpr_layout(gpt.jaxpr, JaxprRenderOptions(fold=True, expand_folds=True))
-    assert {id(e) for e in folded.line_eqns if e is not None} == {id(e) for e in _eqns(gpt.jaxpr)}
+    assert {id(e) for e in folded.line_eqns if e is not None} == {id(e) for e in distinct_eqns(gpt.jaxpr)}
     groups = [g for g in folded.line_groups if g is not None]
     assert groups and any(g.n_eqns > 100 for g in groups)  # the optimizer update
     html = listing_html(jaxpr_listing(gpt.jaxpr, gpt.summary, fold=True, expandable=True))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from collections import defaultdict
 
-from jitscope.model.jaxpr import JaxprRecord
+from jitscope.model.jaxpr import JaxprRecord, distinct_eqns
 from jitscope.report.views.document import CodeLine, CodeListing
 from jitscope.report.views.ir import highlight_ir, ir_lines
 from jitscope.report.views.links import hlo_line_links, src_key, stablehlo_func, stablehlo_line_links
@@ -19,16 +19,9 @@ GAP = 6
 def jaxpr_source_lines(record: JaxprRecord) -> dict[str, set[int]]:
     """file -> the lines its equations (nested ones too) came from."""
     found: dict[str, set[int]] = defaultdict(set)
-    stack, seen = [record], set()
-    while stack:
-        jaxpr = stack.pop()
-        if id(jaxpr) in seen:
-            continue
-        seen.add(id(jaxpr))
-        for eqn in jaxpr.eqns:
-            if eqn.location is not None:
-                found[eqn.location.file].add(eqn.location.line)
-            stack.extend(sub for _, sub in eqn.subjaxprs)
+    for eqn in distinct_eqns(record):
+        if eqn.location is not None:
+            found[eqn.location.file].add(eqn.location.line)
     return found
 
 
