@@ -5,12 +5,9 @@ backward pass, donation candidates.
 
 from __future__ import annotations
 
-import os
-
 from jitscope.model.memory import ARGUMENT, BufferRecord, LineMemory, MemoryReport, MemoryRow
 from jitscope.report.views.document import (
     Block,
-    CodeLine,
     CodeListing,
     Column,
     Document,
@@ -20,10 +17,8 @@ from jitscope.report.views.document import (
     Table,
     pieces,
 )
-from jitscope.report.views.links import src_key
-from jitscope.report.views.profile import BAR, heat_bar, short_location
+from jitscope.report.views.profile import heat_listing, short_location
 from jitscope.units import NA, fmt_bytes, fmt_fraction
-from jitscope.userframes import read_source_lines
 
 #: Rows of the top-lines table; buffers listed in text (JSON, Markdown and HTML list every one).
 TOP_LINES = 10
@@ -71,39 +66,10 @@ def top_lines(row: MemoryRow) -> Table:
                  tuple(_line_row(row, line) for line in row.lines[:TOP_LINES]) + extra)
 
 
-def _heat(bytes_: int, share: float, top: int) -> tuple[tuple[str, str], ...]:
-    if bytes_ <= 0:
-        return ((" " * (BAR + 16), ""),)
-    style = "jitscope.bad" if share >= 0.5 else "jitscope.warn" if share >= 0.1 else "jitscope.muted"
-    return ((heat_bar(bytes_ / top if top > 0 else 0.0), style),
-            (f" {fmt_bytes(bytes_):>9} {fmt_fraction(share):>4} ", "jitscope.number"))
-
-
 def source_listing(row: MemoryRow) -> CodeListing | None:
     """The function's source, each line with the bytes it made that are live at the peak."""
-    text = read_source_lines(row.function.file)
-    if not text or row.last_line < row.function.line:
-        return None
-    by_line = {line.location.line: line for line in row.lines if line.in_function}
-    top = max((line.bytes for line in row.lines), default=0)
-    out: list[CodeLine] = []
-    for n in range(row.function.line, min(row.last_line, len(text)) + 1):
-        line = by_line.get(n)
-        size, share = (line.bytes, line.share) if line else (0, 0.0)
-        nested = sorted(line.nested, key=lambda x: (x.location.file, x.location.line)) if line else ()
-        code = text[n - 1].rstrip().expandtabs(4)
-        out.append(CodeLine((*_heat(size, share, top), (code, "")), number=n, src=src_key(row.function.file, n),
-                            mark=bool(line) and size == top, heat=size / top if top > 0 and line else None,
-                            fold=1 if nested else 0))
-        for i, inner in enumerate(nested):
-            helper = f"{inner.location.function or '?'} ({short_location(inner.location)})"
-            source = read_source_lines(inner.location.file)
-            body = source[inner.location.line - 1].strip() if 0 < inner.location.line <= len(source) else ""
-            out.append(CodeLine((*_heat(inner.bytes, inner.bytes / (row.peak.bytes or 1), top),
-                                 (f"    ↳ {helper}: {body}", "jitscope.muted")),
-                                src=src_key(inner.location.file, inner.location.line),
-                                heat=inner.bytes / top if top > 0 else None, unfold=1 if i == len(nested) - 1 else 0))
-    return CodeListing(tuple(out), "python", title=os.path.relpath(row.function.file), id="memory-source")
+    return heat_listing(row.function, row.last_line, row.lines, lambda line: line.bytes, row.peak.bytes, fmt_bytes,
+                        "memory-source")
 
 
 def totals_table(row: MemoryRow) -> tuple[Block, ...]:

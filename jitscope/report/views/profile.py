@@ -8,6 +8,8 @@ it too; ``CodeLine.heat`` carries the same weight for a back end that colours li
 from __future__ import annotations
 
 import os
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from jitscope.model.common import Location
 from jitscope.model.profile import LineRecord, OpRecord, ProfileReport, ProfileRow
@@ -120,41 +122,50 @@ def peak_note(row: ProfileRow) -> Note | None:
     return Note(text, "muted")
 
 
-def _heat_pieces(seconds: float, share: float, top: float) -> tuple[tuple[str, str], ...]:
-    if seconds <= 0:
+def heat_pieces(value: float, share: float, top: float, fmt: Callable[[float], str]) -> tuple[tuple[str, str], ...]:
+    """A heat bar for ``value`` against the ``top`` line, then the value (``fmt``) and its share."""
+    if value <= 0:
         return ((" " * (BAR + 16), ""),)  # the width of a bar and its " 1.24 ms  87% "
     style = "jitscope.bad" if share >= 0.5 else "jitscope.warn" if share >= 0.1 else "jitscope.muted"
-    return ((heat_bar(seconds / top if top > 0 else 0.0), style),
-            (f" {fmt_duration(seconds):>9} {fmt_fraction(share):>4} ", "jitscope.number"))
+    return ((heat_bar(value / top if top > 0 else 0.0), style),
+            (f" {fmt(value):>9} {fmt_fraction(share):>4} ", "jitscope.number"))
 
 
-def source_listing(row: ProfileRow) -> CodeListing | None:
-    """The profiled function's source, each line with its heat bar; helpers' lines folded under their call line."""
-    text = read_source_lines(row.function.file)
-    if not text or row.last_line < row.function.line:
+def heat_listing(function: Location, last_line: int, lines: Sequence[Any], value: Callable[[Any], float],
+                 total: float, fmt: Callable[[float], str], listing_id: str) -> CodeListing | None:
+    """A function's source, each line with a heat bar of its ``value`` (seconds for ``profile``, bytes for
+    ``memory``); helpers' lines folded under the line that called them. ``total`` is what shares are of."""
+    text = read_source_lines(function.file)
+    if not text or last_line < function.line:
         return None
-    by_line = {line.location.line: line for line in row.lines if line.in_function}
-    top = max((line.seconds for line in row.lines), default=0.0)
+    by_line = {line.location.line: line for line in lines if line.in_function}
+    top = max((value(line) for line in lines), default=0)
     out: list[CodeLine] = []
-    for n in range(row.function.line, min(row.last_line, len(text)) + 1):
+    for n in range(function.line, min(last_line, len(text)) + 1):
         line = by_line.get(n)
-        seconds, share = (line.seconds, line.share) if line else (0.0, 0.0)
-        # a helper's lines in the order they read (the record keeps them by time)
+        amount, share = (value(line), line.share) if line else (0, 0.0)
+        # a helper's lines in the order they read (the record keeps them by weight)
         nested = sorted(line.nested, key=lambda x: (x.location.file, x.location.line)) if line else ()
         code = text[n - 1].rstrip().expandtabs(4)
-        out.append(CodeLine((*_heat_pieces(seconds, share, top), (code, "")), number=n,
-                            src=src_key(row.function.file, n), mark=bool(line) and seconds == top,
-                            heat=seconds / top if top > 0 and line else None, fold=1 if nested else 0))
+        out.append(CodeLine((*heat_pieces(amount, share, top, fmt), (code, "")), number=n,
+                            src=src_key(function.file, n), mark=bool(line) and amount == top,
+                            heat=amount / top if top > 0 and line else None, fold=1 if nested else 0))
         for i, inner in enumerate(nested):
             helper = f"{inner.location.function or '?'} ({short_location(inner.location)})"
             source = read_source_lines(inner.location.file)
             body = source[inner.location.line - 1].strip() if 0 < inner.location.line <= len(source) else ""
-            out.append(CodeLine((*_heat_pieces(inner.seconds, inner.seconds / (row.device_time or 1), top),
+            out.append(CodeLine((*heat_pieces(value(inner), value(inner) / (total or 1), top, fmt),
                                  (f"    ↳ {helper}: {body}", "jitscope.muted")),
                                 src=src_key(inner.location.file, inner.location.line),
-                                heat=inner.seconds / top if top > 0 else None,
+                                heat=value(inner) / top if top > 0 else None,
                                 unfold=1 if i == len(nested) - 1 else 0))
-    return CodeListing(tuple(out), "python", title=os.path.relpath(row.function.file), id="profile-source")
+    return CodeListing(tuple(out), "python", title=os.path.relpath(function.file), id=listing_id)
+
+
+def source_listing(row: ProfileRow) -> CodeListing | None:
+    """The profiled function's source, each line with its heat bar; helpers' lines folded under their call line."""
+    return heat_listing(row.function, row.last_line, row.lines, lambda line: line.seconds, row.device_time,
+                        fmt_duration, "profile-source")
 
 
 def _outside(row: ProfileRow) -> Block | None:
