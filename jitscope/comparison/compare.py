@@ -8,9 +8,12 @@ the figures below (cost, memory, compile times).
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 
 from jitscope.comparison import hlo as hlo_diff
+from jitscope.comparison import keys as key_diff
+from jitscope.comparison import memory as memory_diff
 from jitscope.comparison.jaxpr import (
     FlatEqn,
     diff_lines,
@@ -20,26 +23,65 @@ from jitscope.comparison.jaxpr import (
     primitive_deltas,
 )
 from jitscope.comparison.sources import SourceTree
-from jitscope.model.diff import BenchComparison, CallDiff, DiffReport, Metric, SideInfo
+from jitscope.model.diff import (
+    BenchComparison,
+    CallDiff,
+    DiffReport,
+    MemoryComparison,
+    Metric,
+    SideInfo,
+    schema_for,
+)
+from jitscope.model.memory import MemoryReport, MemoryRow
 from jitscope.model.trace import TraceRecord, TraceReport
+
+#: The ``peak`` figure's label: XLA's memory_analysis() bound, or (``--memory``) the exact peak.
+PEAK_BOUND = "peak memory (args + outputs + temps)"
+PEAK_EXACT = "peak memory (buffer assignment)"
 
 
 def diff_reports(old: TraceReport, new: TraceReport, *, old_label: str, new_label: str,
                  old_sources: SourceTree | None = None, new_sources: SourceTree | None = None,
-                 benches: Sequence[BenchComparison | None] = ()) -> DiffReport:
-    """Compare every call of ``new`` with the same call of ``old``."""
+                 benches: Sequence[BenchComparison | None] = (),
+                 memories: tuple[MemoryReport, MemoryReport] | None = None) -> DiffReport:
+    """Compare every call of ``new`` with the same call of ``old``; ``memories`` (``--memory``): each side's
+    ``jitscope memory`` report of the same calls."""
     old_sources = old_sources or SourceTree()
     new_sources = new_sources or SourceTree()
     pairs, notes = pair_calls(old.traces, new.traces)
+    rows = (_rows_for(old.traces, memories[0]), _rows_for(new.traces, memories[1])) if memories else None
     calls = []
     for i, (a, b) in enumerate(pairs):
         bench = benches[i] if i < len(benches) else None
+        memory = (rows[0].get(id(a)), rows[1].get(id(b))) if rows is not None else None
         calls.append(diff_call(a, b, old_label=old_label, new_label=new_label, old_env=old.environment,
-                               new_env=new.environment, old_sources=old_sources, new_sources=new_sources, bench=bench))
+                               new_env=new.environment, old_sources=old_sources, new_sources=new_sources, bench=bench,
+                               memory=memory, old_calls=old.traces, new_calls=new.traces))
     for key in ("jax", "jaxlib", "backend", "device_count", "x64"):
         if key in old.environment and key in new.environment and old.environment[key] != new.environment[key]:
             notes.append(f"{key}: {old.environment[key]} on the old side, {new.environment[key]} on the new")
-    return DiffReport(old_label=old_label, new_label=new_label, calls=tuple(calls), notes=tuple(notes))
+    if memories is not None:
+        notes += [n for n in (memory_diff.failure_note(memories[0], "old"), memory_diff.failure_note(memories[1], "new"))
+                  if n]
+    compiles = key_diff.compile_counts(pairs, [c.keys for c in calls])
+    report = DiffReport(old_label=old_label, new_label=new_label, calls=tuple(calls), notes=tuple(notes),
+                        compiles=compiles)
+    return dataclasses.replace(report, schema_version=schema_for(report))
+
+
+def _rows_for(records: Sequence[TraceRecord], report: MemoryReport) -> dict[int, MemoryRow]:
+    """Each trace record's memory row: the same call, in order (a call memory could not compile has none)."""
+    rows = list(report.rows)
+    out: dict[int, MemoryRow] = {}
+    for record in records:
+        twin = next((r for r in rows if r.call == record.call and
+                     r.target.rsplit(":", 1)[-1] == _function(record)), None)
+        if twin is None:
+            twin = next((r for r in rows if r.call == record.call), None)
+        if twin is not None:
+            rows.remove(twin)
+            out[id(record)] = twin
+    return out
 
 
 def _function(record: TraceRecord) -> str:
@@ -76,8 +118,11 @@ def _side(record: TraceRecord, label: str, env: dict[str, str | int | bool], sou
 def diff_call(old: TraceRecord, new: TraceRecord, *, old_label: str = "old", new_label: str = "new",
               old_env: dict[str, str | int | bool] | None = None, new_env: dict[str, str | int | bool] | None = None,
               old_sources: SourceTree | None = None, new_sources: SourceTree | None = None,
-              bench: BenchComparison | None = None) -> CallDiff:
-    """One call compared: lines, primitives, HLO, collectives and figures."""
+              bench: BenchComparison | None = None,
+              memory: tuple[MemoryRow | None, MemoryRow | None] | None = None,
+              old_calls: Sequence[TraceRecord] = (), new_calls: Sequence[TraceRecord] = ()) -> CallDiff:
+    """One call compared: lines, primitives, HLO, collectives, figures, compile-cache keys and (``memory``:
+    each side's ``jitscope memory`` row of it) memory at the peak by line."""
     old_sources = old_sources or SourceTree()
     new_sources = new_sources or SourceTree()
     info = (_side(old, old_label, old_env or {}, old_sources), _side(new, new_label, new_env or {}, new_sources))
@@ -101,6 +146,14 @@ def diff_call(old: TraceRecord, new: TraceRecord, *, old_label: str = "old", new
         hlo_changes, matched, fusion_note = found.changes, found.matched, found.fusion_note
     elif old_hlo or new_hlo:
         notes.append("only one side was compiled: the optimised HLO is not compared")
+    memory_cmp = None
+    if memory is not None:
+        if memory[0] is not None and memory[1] is not None:
+            line_map = memory_diff.LineMap.build(lines.same, lines.changes)
+            memory_cmp = memory_diff.compare_rows(memory[0], memory[1], line_map, old_sources, new_sources)
+        else:
+            missing = " and ".join(n for n, r in (("old", memory[0]), ("new", memory[1])) if r is None)
+            notes.append(f"--memory: no memory report of this call on the {missing} side")
     collectives = hlo_diff.diff_collectives(
         old.sharding.collectives if old.sharding else (), new.sharding.collectives if new.sharding else (),
         old_sources.relative, new_sources.relative)
@@ -108,7 +161,8 @@ def diff_call(old: TraceRecord, new: TraceRecord, *, old_label: str = "old", new
         target=base.target, call=base.call, old=base.old, new=base.new, changes=lines.changes,
         edited_same=lines.edited_same, unchanged=lines.unchanged,
         primitives=primitive_deltas(old.summary, new.summary), hlo=hlo_changes, hlo_matched=matched,
-        fusion_note=fusion_note, collectives=collectives, metrics=metrics(old, new, old_ops, new_ops), bench=bench,
+        fusion_note=fusion_note, collectives=collectives, metrics=metrics(old, new, old_ops, new_ops, memory_cmp),
+        bench=bench, memory=memory_cmp, keys=key_diff.compare_keys(old, new, old_calls, new_calls),
         notes=tuple(notes + [f"{label} side: {w}" for label, r in (("old", old), ("new", new)) for w in r.warnings]),
     )
 
@@ -122,8 +176,9 @@ def _locator(eqns: list[FlatEqn], sources: SourceTree) -> hlo_diff.Locate:
 
 
 def metrics(old: TraceRecord, new: TraceRecord, old_ops: hlo_diff.ModuleOps | None = None,
-            new_ops: hlo_diff.ModuleOps | None = None) -> tuple[Metric, ...]:
-    """Every figure both sides may have, in the order a reviewer reads them."""
+            new_ops: hlo_diff.ModuleOps | None = None, exact: MemoryComparison | None = None) -> tuple[Metric, ...]:
+    """Every figure both sides may have, in the order a reviewer reads them. ``peak`` is the exact peak of
+    XLA's buffer assignment where ``--memory`` measured it, else memory_analysis()'s bound."""
 
     def cost(r: TraceRecord, name: str) -> float | None:
         c = r.stages.cost if r.stages is not None else None
@@ -150,7 +205,8 @@ def metrics(old: TraceRecord, new: TraceRecord, old_ops: hlo_diff.ModuleOps | No
         Metric("flops", "FLOPs", cost(old, "flops"), cost(new, "flops"), "flops"),
         Metric("transcendentals", "transcendentals", cost(old, "transcendentals"), cost(new, "transcendentals")),
         Metric("bytes", "bytes accessed", cost(old, "bytes_accessed"), cost(new, "bytes_accessed"), "bytes"),
-        Metric("peak", "peak memory", memory(old, "peak_bytes"), memory(new, "peak_bytes"), "bytes"),
+        Metric("peak", PEAK_EXACT, float(exact.old_peak), float(exact.new_peak), "bytes") if exact is not None
+        else Metric("peak", PEAK_BOUND, memory(old, "peak_bytes"), memory(new, "peak_bytes"), "bytes"),
         Metric("temp", "temporaries", memory(old, "temp_bytes"), memory(new, "temp_bytes"), "bytes"),
         Metric("arguments", "arguments", memory(old, "argument_bytes"), memory(new, "argument_bytes"), "bytes"),
         Metric("outputs", "outputs", memory(old, "output_bytes"), memory(new, "output_bytes"), "bytes"),

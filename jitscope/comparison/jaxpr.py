@@ -137,6 +137,8 @@ class LineDiff:
     changes: tuple[LineChange, ...]
     edited_same: int
     unchanged: int
+    #: The unchanged lines, old (file, line) with new (file, line): how ``--memory`` aligns its lines.
+    same: tuple[tuple[tuple[str, int], tuple[str, int]], ...] = ()
 
 
 def diff_lines(old: Sequence[LineGroup], new: Sequence[LineGroup], old_source: SourceOf,
@@ -147,10 +149,13 @@ def diff_lines(old: Sequence[LineGroup], new: Sequence[LineGroup], old_source: S
     added: list[LineGroup] = []
     replaced: list[tuple[list[LineGroup], list[LineGroup]]] = []
     edited_same = unchanged = 0
+    same: list[tuple[tuple[str, int], tuple[str, int]]] = []
     for tag, i1, i2, j1, j2 in matcher.get_opcodes():
         if tag == "equal":
             for a, b in zip(old[i1:i2], new[j1:j2], strict=True):
                 unchanged += 1
+                if a.line and b.line:
+                    same.append(((a.file, a.line), (b.file, b.line)))
                 if a.line and _norm(old_source(a.file, a.line)) != _norm(new_source(b.file, b.line)):
                     edited_same += 1
             continue
@@ -182,7 +187,7 @@ def diff_lines(old: Sequence[LineGroup], new: Sequence[LineGroup], old_source: S
     changes += [_change("removed", g, None, old_source, new_source) for g in removed if id(g) not in paired]
     changes += [_change("added", None, g, old_source, new_source) for g in added if id(g) not in paired]
     changes.sort(key=lambda c: (c.new_file or c.old_file, c.new_line or c.old_line, c.kind, c.context))
-    return LineDiff(_merged(changes), edited_same, unchanged)
+    return LineDiff(_merged(changes), edited_same, unchanged, tuple(same))
 
 
 def _merged(changes: list[LineChange]) -> tuple[LineChange, ...]:

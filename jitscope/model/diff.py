@@ -12,9 +12,16 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
+from jitscope.model.common import OMITTED_WHEN_DEFAULT
+from jitscope.model.keys import KeyDiff
+
 #: Version of the ``jitscope.diff`` document. 1.1: ``CallDiff.bench`` filled by ``--bench``
 #: (alternating processes: per-round medians of both sides, the change, the noise and the verdict).
 DIFF_SCHEMA_VERSION = "1.1"
+#: 1.1 plus ``CallDiff.memory`` (``--memory``) and ``CallDiff.keys``/``DiffReport.compiles`` (recompilation).
+#: Those fields are left out while empty, so a document without them stays 1.1 byte for byte
+#: (``schema_for`` picks the version; 1.1 readers of a 1.2 document only miss the new sections).
+DIFF_SCHEMA_VERSION_KEYS_MEMORY = "1.2"
 
 ChangeKind = Literal["added", "removed", "changed", "moved"]
 Unit = Literal["count", "bytes", "seconds", "flops"]
@@ -182,6 +189,114 @@ class GateResult:
 
 
 @dataclass(frozen=True, slots=True)
+class MemoryLine:
+    """Bytes live at the peak that one line of the user's code made, on both sides (``--memory``).
+
+    Lines are aligned as the jaxpr comparison aligns them (a renamed or moved line is the same line);
+    otherwise the same file and the same text. A side without the line has 0 bytes and no location.
+    """
+
+    old_file: str
+    old_line: int
+    new_file: str
+    new_line: int
+    source: str  # the line's text (the new side's where both have it)
+    old_bytes: int
+    new_bytes: int
+    #: Of those, saved by the forward pass for the backward pass (residuals; 0 where not shown).
+    old_residual: int = 0
+    new_residual: int = 0
+    primitives: tuple[str, ...] = ()  # what made its bytes (the side with more first)
+
+    @property
+    def change(self) -> int:
+        return self.new_bytes - self.old_bytes
+
+    @property
+    def old_where(self) -> str:
+        return f"{self.old_file}:{self.old_line}" if self.old_line else ""
+
+    @property
+    def new_where(self) -> str:
+        return f"{self.new_file}:{self.new_line}" if self.new_line else ""
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryComparison:
+    """``--memory``: each side's ``jitscope memory`` (XLA's buffer assignment) of one call, compared."""
+
+    old_peak: int  # bytes live at the peak: the exact figure (arguments included)
+    new_peak: int
+    old_reserved: int  # arguments + outputs - aliased + temporaries: what the executable needs on the device
+    new_reserved: int
+    old_arguments: int
+    new_arguments: int
+    #: The lines whose bytes at the peak differ, largest change first.
+    lines: tuple[MemoryLine, ...] = ()
+    #: Lines with the same bytes at the peak on both sides.
+    same: int = 0
+    #: Saved for the backward pass, live at the peak; None where a side's JAX does not mark the backward
+    #: pass (jax 0.4.x: residuals are not shown).
+    old_residual: int | None = None
+    new_residual: int | None = None
+    #: Where each peak is: the line of the instruction that runs there ("" when it has none).
+    old_peak_at: str = ""
+    new_peak_at: str = ""
+    notes: tuple[str, ...] = ()
+
+    @property
+    def change(self) -> float | None:
+        return self.new_peak / self.old_peak - 1 if self.old_peak else None
+
+
+@dataclass(frozen=True, slots=True)
+class ArgumentChange:
+    """An argument that the compile cache treats differently on the two sides."""
+
+    argument: str  # "n", "params"
+    old: str  # "traced ~i32[]", "static (1)", "donated", "absent"
+    new: str
+    #: What it does to recompiles, in words: "a recompile per distinct value of n".
+    effect: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class KeyComparison:
+    """One call's compile-cache key on both sides: what JAX keys it on, and whether the call compiles."""
+
+    #: The earlier call of the sequence this one reuses the compile of; 0 when it compiles.
+    old_hit_of: int = 0
+    new_hit_of: int = 0
+    #: Components of the two keys that differ ("n: dtype", "n (static): value").
+    diffs: tuple[KeyDiff, ...] = ()
+    #: The same, per argument, with what each change does to recompiles.
+    arguments: tuple[ArgumentChange, ...] = ()
+    #: Why the call compiles again on a side: the components that differ from its nearest earlier compile.
+    old_cause: tuple[KeyDiff, ...] = ()
+    new_cause: tuple[KeyDiff, ...] = ()
+    #: Static arguments and donated arguments of each side, as jit was told them.
+    old_statics: tuple[str, ...] = ()
+    new_statics: tuple[str, ...] = ()
+    old_donated: tuple[str, ...] = ()
+    new_donated: tuple[str, ...] = ()
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.diffs or self.arguments or (self.old_hit_of == 0) != (self.new_hit_of == 0))
+
+
+@dataclass(frozen=True, slots=True)
+class CompileCounts:
+    """How many of the calls compared compile on each side (the rest reuse an earlier compile)."""
+
+    calls: int
+    old: int
+    new: int
+    #: The arguments whose handling changed in any call, with their effect (one entry per argument).
+    arguments: tuple[ArgumentChange, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
 class CallDiff:
     """One call of the target compared on both sides."""
 
@@ -204,6 +319,10 @@ class CallDiff:
     metrics: tuple[Metric, ...] = ()
     bench: BenchComparison | None = None
     notes: tuple[str, ...] = ()
+    #: ``--memory``: bytes at the peak by line on both sides (schema 1.2; left out while None).
+    memory: MemoryComparison | None = field(default=None, metadata=OMITTED_WHEN_DEFAULT)
+    #: The compile-cache keys of both sides (schema 1.2; left out while None, as for a failed side).
+    keys: KeyComparison | None = field(default=None, metadata=OMITTED_WHEN_DEFAULT)
 
     @property
     def failed(self) -> bool:
@@ -213,7 +332,8 @@ class CallDiff:
     def program_changed(self) -> bool:
         """Anything but timings differs."""
         return bool(self.changes or self.primitives or self.hlo or self.collectives or self.fusion_note
-                    or any(m.old != m.new for m in self.metrics if not m.noisy))
+                    or any(m.old != m.new for m in self.metrics if not m.noisy)
+                    or (self.memory is not None and bool(self.memory.lines)))
 
 
 @dataclass(frozen=True, slots=True)
@@ -227,3 +347,11 @@ class DiffReport:
     notes: tuple[str, ...] = ()
     schema_version: str = DIFF_SCHEMA_VERSION
     kind: str = "jitscope.diff"
+    #: Compiles on each side over the calls compared, when the keys differ anywhere (schema 1.2).
+    compiles: CompileCounts | None = field(default=None, metadata=OMITTED_WHEN_DEFAULT)
+
+
+def schema_for(report: DiffReport) -> str:
+    """1.2 when the document carries a 1.2 field, else 1.1 (the same bytes as before them)."""
+    new = report.compiles is not None or any(c.memory is not None or c.keys is not None for c in report.calls)
+    return DIFF_SCHEMA_VERSION_KEYS_MEMORY if new else DIFF_SCHEMA_VERSION

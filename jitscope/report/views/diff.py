@@ -11,7 +11,17 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from jitscope.comparison.gate import fmt_metric
-from jitscope.model.diff import CallDiff, DiffReport, GateResult, LineChange, Metric, SideInfo
+from jitscope.model.diff import (
+    CallDiff,
+    CompileCounts,
+    DiffReport,
+    GateResult,
+    KeyComparison,
+    LineChange,
+    MemoryComparison,
+    Metric,
+    SideInfo,
+)
 from jitscope.model.trace import TraceReport
 from jitscope.report.views.document import (
     Block,
@@ -58,7 +68,9 @@ def verdict(call: CallDiff) -> Pieces:
         parts.append(f"+{plural(new_coll, 'collective')}")
     for metric in call.metrics:
         if metric.name in ("flops", "bytes", "peak") and metric.change:
-            parts.append(f"{metric.label} {fmt_change(metric.change)}")
+            parts.append(f"{metric.label.split(' (')[0]} {fmt_change(metric.change)}")
+    if call.keys is not None and (call.keys.old_hit_of == 0) != (call.keys.new_hit_of == 0):
+        parts.append("compiles on the new side only" if call.keys.new_hit_of == 0 else "compiles on the old side only")
     return (("program changed", "jitscope.warn"), (": " + "; ".join(parts) if parts else "", ""))
 
 
@@ -115,6 +127,82 @@ def collectives_table(call: CallDiff) -> Table:
                   Column("sent per device", "right"), Column("line"), Column("in loop")), rows)
 
 
+def _signed_bytes(n: int) -> str:
+    return ("+" if n > 0 else "-" if n < 0 else "") + fmt_bytes(abs(n)) if n else "0 B"
+
+
+def memory_section(memory: MemoryComparison, limit: int | None) -> Section:
+    """``--memory``: the exact peaks, then bytes live at the peak by line, largest change first."""
+    change = f" ({fmt_change(memory.change)})" if memory.change else ""
+    at = [f"{side} at {where}" for side, where in (("old", memory.old_peak_at), ("new", memory.new_peak_at)) if where]
+    head = (f"peak (XLA's buffer assignment, per device): {fmt_bytes(memory.old_peak)} -> {fmt_bytes(memory.new_peak)}"
+            f"{change}; arguments {fmt_bytes(memory.old_arguments)} -> {fmt_bytes(memory.new_arguments)}; reserved "
+            f"{fmt_bytes(memory.old_reserved)} -> {fmt_bytes(memory.new_reserved)}" + (f" ({', '.join(at)})" if at else ""))
+    blocks: list[Block] = [Paragraph(pieces(head), wrap=True)]
+    if memory.old_residual is not None and memory.new_residual is not None and (memory.old_residual or
+                                                                              memory.new_residual):
+        blocks.append(Paragraph(pieces(f"saved for the backward pass, live at the peak: {fmt_bytes(memory.old_residual)}"
+                                       f" -> {fmt_bytes(memory.new_residual)}"), wrap=True))
+    if memory.lines:
+        shown = memory.lines if limit is None else memory.lines[:limit]
+        residuals = any(r.old_residual or r.new_residual for r in memory.lines)
+        rows: list[tuple[str | Pieces, ...]] = []
+        for r in shown:
+            style = "jitscope.bad" if r.change > 0 else "jitscope.good"
+            rows.append((r.old_where, r.new_where, r.source, fmt_bytes(r.old_bytes) if r.old_where else "",
+                         fmt_bytes(r.new_bytes) if r.new_where else "", pieces(_signed_bytes(r.change), style),
+                         *((f"{fmt_bytes(r.old_residual)} -> {fmt_bytes(r.new_residual)}"
+                            if r.old_residual or r.new_residual else "",) if residuals else ()),
+                         ", ".join(r.primitives[:3])))
+        if limit is not None and len(memory.lines) > limit:
+            rows.append(("", "", f"... and {len(memory.lines) - limit} more", "", "", "",
+                         *(("",) if residuals else ()), ""))
+        columns = (Column("old"), Column("new"), Column("code"), Column("old bytes", "right"),
+                   Column("new bytes", "right"), Column("change", "right"),
+                   *((Column("saved for backward"),) if residuals else ()), Column("made by"))
+        blocks.append(Table(columns, tuple(rows)))
+    blocks += [Note(n, "info") for n in memory.notes]
+    note = f"{plural(memory.same, 'line')} hold the same bytes at the peak" if memory.lines else (
+        f"no line's bytes at the peak changed ({plural(memory.same, 'line')} compared)")
+    return Section("memory at the peak, by line (--memory)", tuple(blocks), note=note)
+
+
+def _hit(hit_of: int) -> str:
+    return "compiles" if hit_of == 0 else f"reuses call {hit_of}'s compile"
+
+
+def keys_section(keys: KeyComparison) -> Section:
+    """The compile-cache keys of both sides: arguments handled differently, and whether the call compiles."""
+    blocks: list[Block] = []
+    if keys.arguments:
+        rows = tuple((a.argument, a.old, a.new, a.effect) for a in keys.arguments)
+        blocks.append(Table((Column("argument"), Column("old"), Column("new"), Column("effect")), rows))
+    statics = [f"{side}: {', '.join(names) or 'none'}" for side, names in (("old", keys.old_statics),
+                                                                         ("new", keys.new_statics))]
+    donated = [f"{side}: {', '.join(names) or 'none'}" for side, names in (("old", keys.old_donated),
+                                                                         ("new", keys.new_donated))]
+    blocks.append(Paragraph(pieces(f"static arguments ({'; '.join(statics)}); donated ({'; '.join(donated)})",
+                                   "jitscope.muted"), wrap=True))
+    for side, hit, cause in (("old", keys.old_hit_of, keys.old_cause), ("new", keys.new_hit_of, keys.new_cause)):
+        why = f": {'; '.join(str(d) for d in cause)}" if hit == 0 and cause else ""
+        blocks.append(Paragraph(pieces(f"{side} side: this call {_hit(hit)}{why}"), wrap=True))
+    other = [d for d in keys.diffs if not any(d.component.startswith(a.argument) for a in keys.arguments)]
+    if other:
+        blocks.append(Table((Column("key component"), Column("old"), Column("new")),
+                            tuple((d.component, d.before, d.after) for d in other)))
+    return Section("compile cache (recompilation)", tuple(blocks))
+
+
+def compiles_note(counts: CompileCounts) -> Note:
+    """``recompilation: 2 calls compile 1 time on the old side, 2 on the new: n is static now ...``."""
+    extra = counts.new - counts.old
+    what = "" if not extra else f" ({'+' if extra > 0 else ''}{extra} compile{'s' if abs(extra) != 1 else ''})"
+    why = "; ".join(f"{a.argument} {a.old} -> {a.new}: {a.effect}" for a in counts.arguments)
+    text = (f"recompilation: the {plural(counts.calls, 'call')} compared compile {plural(counts.old, 'time')} on the "
+            f"old side and {plural(counts.new, 'time')} on the new{what}" + (f"; {why}" if why else ""))
+    return Note(text, "warning" if extra > 0 else "info", wrap=True)
+
+
 def call_section(call: CallDiff, *, limit: int | None, page: str, sides: tuple[TraceReport, TraceReport] | None,
                  index: int) -> Section:
     blocks: list[Block] = [Paragraph(verdict(call), wrap=True)]
@@ -142,6 +230,10 @@ def call_section(call: CallDiff, *, limit: int | None, page: str, sides: tuple[T
                               note=f"{call.hlo_matched} instructions matched on both sides"))
     if call.collectives:
         blocks.append(Section("collectives", (collectives_table(call),)))
+    if call.memory is not None:
+        blocks.append(memory_section(call.memory, limit))
+    if call.keys is not None:
+        blocks.append(keys_section(call.keys))
     if call.bench is not None:
         b = call.bench
         text = (f"cached call: old {fmt_metric(_SECONDS, b.old.median)}, new {fmt_metric(_SECONDS, b.new.median)}; "
@@ -200,6 +292,8 @@ def diff_document(report: DiffReport, *, limit: int | None = None,
     ``sides`` adds the IR of both sides (HTML)."""
     blocks: list[Block] = [call_section(call, limit=limit, page=f"d{i}", sides=sides, index=i)
                            for i, call in enumerate(report.calls)]
+    if report.compiles is not None:
+        blocks.insert(0, compiles_note(report.compiles))
     if not report.calls:
         blocks.append(Note("no call of the target was traced on both sides", "warning", "warning"))
     blocks += [Note(n, "info") for n in report.notes]
