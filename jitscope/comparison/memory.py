@@ -56,13 +56,22 @@ class LineMap:
     """Old line -> new line, from the jaxpr comparison of the same call."""
 
     pairs: dict[Where, Where] = field(default_factory=dict)
+    #: Every line with equations on each side (a line found by its text must be one of them).
+    old_lines: set[Where] = field(default_factory=set)
+    new_lines: set[Where] = field(default_factory=set)
 
     @classmethod
     def build(cls, same: Iterable[tuple[Where, Where]], changes: Iterable[LineChange]) -> LineMap:
         out = cls()
         for a, b in same:
             out.pairs.setdefault(a, b)
+            out.old_lines.add(a)
+            out.new_lines.add(b)
         for c in changes:
+            if c.old_line:
+                out.old_lines.add((c.old_file, c.old_line))
+            if c.new_line:
+                out.new_lines.add((c.new_file, c.new_line))
             if c.old_line and c.new_line:
                 out.pairs.setdefault((c.old_file, c.old_line), (c.new_file, c.new_line))
         return out
@@ -93,8 +102,9 @@ def _norm(text: str) -> str:
 def align(old: Sequence[Where], new: Sequence[Where], line_map: LineMap, old_sources: SourceTree,
           new_sources: SourceTree) -> list[tuple[Where | None, Where | None]]:
     """Pair old lines with new ones: the jaxpr's pairing first, then the same file and text (nearest
-    number first); the rest on one side only."""
-    left = set(new)
+    number first). A line the peak holds on one side only is paired with its counterpart on the other side
+    where it has one (it holds nothing at the peak there); else it stands alone."""
+    left, holding = set(new), set(new)
     pairs: list[tuple[Where | None, Where | None]] = []
     unpaired: list[Where] = []
     for where in old:
@@ -105,16 +115,29 @@ def align(old: Sequence[Where], new: Sequence[Where], line_map: LineMap, old_sou
         else:
             unpaired.append(where)
     for where in unpaired:
-        text = _norm(old_sources.line(*where))
-        candidates = [w for w in left if w[0] == where[0] and text and _norm(new_sources.line(*w)) == text]
-        if candidates:
-            twin = min(candidates, key=lambda w: abs(w[1] - where[1]))
+        twin = _same_text(where, left, old_sources, new_sources)
+        if twin is not None:
             left.discard(twin)
             pairs.append((where, twin))
         else:
-            pairs.append((where, None))
-    pairs += [(None, w) for w in new if w in left]
+            twin = line_map.pairs.get(where) or _same_text(where, line_map.new_lines, old_sources, new_sources)
+            pairs.append((where, twin if twin not in holding else None))
+    inverse = {b: a for a, b in line_map.pairs.items()}
+    paired_old = {a for a, _ in pairs}
+    for where in new:
+        if where in left:
+            twin = inverse.get(where) or _same_text(where, line_map.old_lines, new_sources, old_sources)
+            pairs.append((twin if twin not in paired_old else None, where))
     return pairs
+
+
+def _same_text(where: Where, among: set[Where], sources: SourceTree, other: SourceTree) -> Where | None:
+    """The line of ``among`` (on the other side) in the same file with the same text, nearest in number."""
+    text = _norm(sources.line(*where))
+    if not text:
+        return None
+    candidates = [w for w in among if w[0] == where[0] and _norm(other.line(*w)) == text]
+    return min(candidates, key=lambda w: abs(w[1] - where[1])) if candidates else None
 
 
 def _where_of(location: Location | None, sources: SourceTree) -> str:
@@ -137,9 +160,9 @@ def compare_rows(old: MemoryRow, new: MemoryRow, line_map: LineMap, old_sources:
     rows: list[MemoryLine] = []
     same = 0
     for before, after in align(list(a), list(b), line_map, old_sources, new_sources):
-        x = a[before] if before is not None else _Side()
-        y = b[after] if after is not None else _Side()
-        if x.bytes == y.bytes and x.residual == y.residual and before is not None and after is not None:
+        x = a.get(before, _Side()) if before is not None else _Side()
+        y = b.get(after, _Side()) if after is not None else _Side()
+        if x.bytes == y.bytes and x.residual == y.residual:
             same += 1
             continue
         text = new_sources.line(*after) if after is not None else old_sources.line(*before) if before else ""

@@ -149,8 +149,8 @@ def memory_section(memory: MemoryComparison, limit: int | None) -> Section:
         rows: list[tuple[str | Pieces, ...]] = []
         for r in shown:
             style = "jitscope.bad" if r.change > 0 else "jitscope.good"
-            rows.append((r.old_where, r.new_where, r.source, fmt_bytes(r.old_bytes) if r.old_where else "",
-                         fmt_bytes(r.new_bytes) if r.new_where else "", pieces(_signed_bytes(r.change), style),
+            rows.append((r.old_where or "(none)", r.new_where or "(none)", r.source, fmt_bytes(r.old_bytes),
+                         fmt_bytes(r.new_bytes), pieces(_signed_bytes(r.change), style),
                          *((f"{fmt_bytes(r.old_residual)} -> {fmt_bytes(r.new_residual)}"
                             if r.old_residual or r.new_residual else "",) if residuals else ()),
                          ", ".join(r.primitives[:3])))
@@ -238,7 +238,7 @@ def call_section(call: CallDiff, *, limit: int | None, page: str, sides: tuple[T
         b = call.bench
         text = (f"cached call: old {fmt_metric(_SECONDS, b.old.median)}, new {fmt_metric(_SECONDS, b.new.median)}; "
                 f"new/old {b.ratio:.3f} (the rounds of each side spread {b.noise:.1%}; {b.rounds} alternating "
-                "rounds, each side in a process of its own): ")
+                "rounds): ")
         style = {"faster": "jitscope.good", "slower": "jitscope.bad", "same": "jitscope.muted"}[b.verdict]
         word = {"faster": "faster", "slower": "slower", "same": "no difference beyond the noise"}[b.verdict]
         blocks.append(Section("bench", (Paragraph(((text, ""), (word, style)), wrap=True),)))
