@@ -15,12 +15,19 @@
 2. Rendering a 20,000-equation jaxpr (record conversion + rendering) against
    ``str(jaxpr)``. Target: ratio <= 3.
 
+``--installed`` runs the checkout as a regular install does: a wheel built from it, installed into a
+scratch folder with its bytecode compiled (an editable install, on a machine that sets
+``PYTHONDONTWRITEBYTECODE``, compiles jitscope's modules from source in every process).
+``--targets matmul`` times a held-out 512x512 matmul (``benchmarks/targets/matmul.py``), where
+jitscope's own start-up is most of what it adds. Target: ratio <= 1.05 (issue 18).
+
 ``--baseline DIR`` adds a fourth contender: ``jitscope trace`` of the checkout in DIR (run in DIR,
 for example ``git worktree add DIR REV``), so a change is measured before/after in the same run.
 
     python benchmarks/trace_overhead.py [--runs 7] [--eqns 20000] [--render-rounds 5] [--baseline DIR]
     python benchmarks/trace_overhead.py --quick    # smoke run: 1 run, no warm-up, a 2,000-equation jaxpr
     python benchmarks/trace_overhead.py --targets models --runs 9   # the real model only (needs flax, optax)
+    python benchmarks/trace_overhead.py --targets matmul --installed --runs 9   # start-up, as installed
 """
 
 from __future__ import annotations
@@ -31,6 +38,7 @@ import resource
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -85,6 +93,24 @@ print(compiled.cost_analysis(), compiled.memory_analysis())
 #: real flax model whose arguments are objects.
 EXAMPLE_TARGETS = (("examples", "mlp", "train_step", 1.2), ("examples", "transformer", "encode", 1.2))
 MODEL_TARGETS = (("tests/targets/models", "nnx_gpt", "train_step", 1.1),)
+MATMUL_TARGETS = (("benchmarks/targets", "matmul", "matmul", 1.05),)
+
+
+def install_checkout(scratch: Path) -> dict[str, str]:
+    """Build a wheel of the checkout, install it into ``scratch`` with compiled bytecode; the environment that
+    makes ``python -P -m jitscope`` run it (``-P``: not the checkout in the working directory)."""
+    site = scratch / "site"
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps",
+                    "--wheel-dir", str(scratch), str(ROOT)], check=True)
+    wheel = next(scratch.glob("jitscope-*.whl"))
+    subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--target", str(site), str(wheel)],
+                   check=True)
+    subprocess.run([sys.executable, "-m", "compileall", "-q", str(site / "jitscope")], check=True)
+    return {**os.environ, "PYTHONPATH": str(site)}
+
+
+#: The environment of the jitscope commands (``--installed``: the scratch install's).
+JITSCOPE_ENV: dict[str, str] | None = None
 
 
 def _children_cpu() -> float:
@@ -97,9 +123,10 @@ CPU_TIMES: list[float] = []
 
 
 def _time(cmd: list[str], cwd: Path = ROOT) -> float:
+    env = JITSCOPE_ENV if JITSCOPE_ENV is not None and "jitscope" in cmd else None
     cpu = _children_cpu()
     start = time.perf_counter()
-    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=cwd)
+    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=cwd, env=env)
     wall = time.perf_counter() - start
     CPU_TIMES.append(_children_cpu() - cpu)
     return wall
@@ -130,7 +157,8 @@ def measure_cli(
 ) -> dict[str, list[float]]:
     """Wall times of ``jitscope trace``, of it with ``--no-effects`` and of the plain script, per run."""
     plain = plain_script(folder, module, fn)
-    jitscope_cmd = [sys.executable, "-m", "jitscope", "trace", f"{folder}/{module}.py:{fn}"]
+    jitscope_cmd = [sys.executable, *(("-P",) if JITSCOPE_ENV is not None else ()), "-m", "jitscope", "trace",
+                    f"{folder}/{module}.py:{fn}"]
     commands = {
         "jitscope": jitscope_cmd,
         "no_effects": [*jitscope_cmd, "--no-effects"],
@@ -168,20 +196,31 @@ def main() -> None:
     parser.add_argument("--render-rounds", type=int, default=5)
     parser.add_argument("--baseline", type=Path, metavar="DIR", help="also trace with the jitscope checkout in DIR")
     parser.add_argument("--quick", action="store_true", help="smoke run: 1 run without warm-up, 2,000 equations, 2 rounds")
-    parser.add_argument("--targets", choices=("all", "examples", "models"), default="all",
-                        help="which trace targets to time (models: the flax nnx GPT; needs flax and optax)")
+    parser.add_argument("--targets", choices=("all", "examples", "models", "matmul"), default="all",
+                        help="which trace targets to time (models: the flax nnx GPT; needs flax and optax; matmul: "
+                        "a held-out 512x512 matmul)")
+    parser.add_argument("--installed", action="store_true",
+                        help="run jitscope from a regular install of the checkout (a wheel, bytecode compiled)")
     opts = parser.parse_args()
     if opts.quick:
         opts.runs, opts.eqns, opts.render_rounds = 1, 2000, 2
     if opts.runs < 1:
         parser.error("--runs must be at least 1")
 
-    with watch_machine(uses_jax=True) as machine:
-        note = bytecode_note()
-        if note:
-            print(note)
-        targets = (EXAMPLE_TARGETS if opts.targets != "models" else ()) + (
-            MODEL_TARGETS if opts.targets != "examples" and _have("flax", "optax") else ())
+    global JITSCOPE_ENV
+    with watch_machine(uses_jax=True) as machine, tempfile.TemporaryDirectory() as scratch:
+        if opts.installed:
+            JITSCOPE_ENV = install_checkout(Path(scratch))
+            print("# install   jitscope from a wheel of the checkout, bytecode compiled (python -P -m jitscope)")
+        else:
+            note = bytecode_note()
+            if note:
+                print(note)
+        if opts.targets == "matmul":
+            targets = MATMUL_TARGETS
+        else:
+            targets = (EXAMPLE_TARGETS if opts.targets != "models" else ()) + (
+                MODEL_TARGETS if opts.targets != "examples" and _have("flax", "optax") else ())
         for folder, module, fn, target in targets:
             times = measure_cli(folder, module, fn, opts.runs, machine, warm=not opts.quick,
                                 baseline=opts.baseline.resolve() if opts.baseline else None)
@@ -195,7 +234,7 @@ def main() -> None:
             if opts.baseline:
                 print(f"            baseline / plain      ratio {spread(ratios(times, 'baseline'))}")
                 print(f"            baseline / plain      CPU   {spread(ratios(times, 'baseline', ' cpu'))}")
-        if opts.targets == "models":
+        if opts.targets in ("models", "matmul"):
             return
 
         from render_jaxpr import measure_render

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
 
-from jitscope.cli.formats import REPORT_FORMATS, format_of_suffix, suffixes_of
+from jitscope.report.formats import REPORT_FORMATS, format_of_suffix, suffixes_of
 
 if TYPE_CHECKING:
     # the records are named in strings in the classes' bases (Result["BenchReport"]): F401 cannot see it

@@ -10,8 +10,11 @@ the function itself takes under one of those names goes through ``functools.part
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+import contextlib
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
 
 if TYPE_CHECKING:
     from jitscope.load.target import TargetHandle
@@ -46,3 +49,92 @@ def shape_list(shapes: str | Sequence[str] | None) -> list[str] | None:
     if shapes is None:
         return None
     return [shapes] if isinstance(shapes, str) else list(shapes)
+
+
+@dataclass(frozen=True, slots=True)
+class TargetFlags:
+    """What the command line says about the targets and their arguments: the options every command that
+    calls a target shares (declared once in ``cli/options.py``)."""
+
+    targets: list[str]
+    shapes: list[str] | None = None
+    static: list[str] | None = None
+    arg: list[str] | None = None
+    x64: bool = False
+    devices: int | None = None
+    mesh: str | None = None
+    from_run: bool = False
+    call: int = 1
+    keep_running: bool = False
+    from_capture: Path | None = None
+    compile_number: int = 1
+
+    def load(self, *, abstract: bool = False) -> list[Any]:
+        """The targets to call: as named, or taken from a program (``--from-run``) or a capture (``--from``)."""
+        return resolve_from_run(self.targets, self.from_run, self.call, self.keep_running,
+                                flags=(self.shapes, self.static, self.arg), abstract=abstract,
+                                capture=self.from_capture, compile_number=self.compile_number)
+
+
+def resolve_from_run(targets: list[str], from_run: bool, call: int, keep_running: bool,
+                     *, flags: tuple[object, ...] = (), abstract: bool = False,
+                     capture: Path | None = None, compile_number: int = 1) -> list[Any]:
+    """Where the call comes from. With --from-run, the targets list is TARGET then the program's arguments: run
+    it and return the loaded target (arguments from the call); with --from DIR, the target loaded with a saved
+    compile's signature as its example; otherwise the targets unchanged."""
+    from jitscope.errors import UsageError
+
+    if capture is not None:
+        if from_run or any(flags):
+            raise UsageError("--from takes the arguments from the capture",
+                             hint="drop --from-run/--shapes/--static/--arg, or drop --from")
+        from jitscope.run.replay import load_from_capture
+
+        return [load_from_capture(target, capture, compile_number) for target in targets]
+    if compile_number != 1:
+        raise UsageError("--compile needs --from DIR")
+    if not from_run:
+        if call != 1 or keep_running:
+            raise UsageError("--call and --continue need --from-run")
+        return targets
+    if any(flags):
+        raise UsageError("--from-run takes the arguments from the program",
+                         hint="drop --shapes/--static/--arg, or drop --from-run")
+    from jitscope.run.from_run import FromRun, load_from_run
+
+    handle, _ = load_from_run(targets[0], FromRun(call, keep_running, tuple(targets[1:])), abstract=abstract)
+    return [handle]
+
+
+def enable_x64_if(requested: bool) -> None:
+    """Turn on jax_enable_x64 before anything is traced."""
+    if requested:
+        import jax
+
+        jax.config.update("jax_enable_x64", True)
+
+
+R = TypeVar("R")
+
+
+def run_planned(flags: TargetFlags, title: str, fmt_name: str, work: Callable[[list[Any], Any], R]) -> R:
+    """The middle every command that calls the targets shares: x64, the mesh, a progress bar on stderr, the
+    user's prints kept off a machine-readable stdout, the targets loaded and their calls planned, then
+    ``work(planned, progress)`` under the examples' mesh (when ``--mesh`` is not given)."""
+    from jitscope.api.stdout import user_output_to_stderr
+    from jitscope.faults import user_code_scope
+    from jitscope.load.mesh import example_mesh_scope, mesh_scope
+    from jitscope.report.writers.console import make_console
+    from jitscope.report.writers.progress import progress_bar
+    from jitscope.timing.plan import plan_calls
+
+    enable_x64_if(flags.x64)
+    with contextlib.ExitStack() as stack:
+        stack.enter_context(mesh_scope(flags.devices, flags.mesh))
+        progress = stack.enter_context(progress_bar(make_console(stderr=True), title))
+        stack.enter_context(user_output_to_stderr(fmt_name != "text"))
+        stack.enter_context(user_code_scope())
+        planned = plan_calls(flags.load(), flags.shapes, flags.static, flags.arg)
+        with example_mesh_scope(argset for _, argset in planned):
+            return work(planned, progress)
+    raise AssertionError("unreachable")  # ExitStack does not swallow exceptions

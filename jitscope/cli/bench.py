@@ -1,19 +1,16 @@
-"""``jitscope bench``: the cold first call against cached calls, measured honestly."""
+"""``jitscope bench``: the cold first call against cached calls, measured honestly (options here; the command
+is ``api/commands/bench.py``)."""
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 import typer
 
-if TYPE_CHECKING:
-    from rich.console import Console
-
-    from jitscope.model.bench import BenchReport
-
 from jitscope.cli.options import (
     ArgOpt,
+    BenchStaticOpt,
     CallOpt,
     CompileOpt,
     ContinueOpt,
@@ -22,29 +19,15 @@ from jitscope.cli.options import (
     FromRunOpt,
     MeshOpt,
     ReportFormat,
+    ShapesListOpt,
     TargetsArg,
     X64Opt,
     check_count,
     check_seconds,
-    enable_x64_if,
     format_option,
-    resolve_format,
-    resolve_from_run,
-    write_result,
 )
-from jitscope.errors import EXIT_FINDINGS, UsageError
-
-ShapesListOpt = Annotated[
-    list[str] | None,
-    typer.Option("--shapes", "-s", show_default=False,
-                 help="Positional arguments as abstract arrays, e.g. \"f32[8,128], i32[8]\"; repeat for one row "
-                 "per shape set. Without it, the module's JITSCOPE_EXAMPLES are used."),
-]
-BenchStaticOpt = Annotated[
-    list[str] | None,
-    typer.Option("--static", show_default=False,
-                 help="A static argument NAME=PYTHON_LITERAL; repeat a name with other values for one row each."),
-]
+from jitscope.errors import UsageError
+from jitscope.report.formats import resolve_format
 
 
 def bench(
@@ -89,12 +72,8 @@ def bench(
     compile_number: CompileOpt = 1,
 ) -> None:
     """Time TARGET's cold first call (trace, lower, compile, first run) and its cached calls."""
-    from jitscope.api.commands.bench import run_bench
-    from jitscope.cli.stdout import user_output_to_stderr
-    from jitscope.faults import user_code_scope
-    from jitscope.report.writers.call_trees import show_profiles
-    from jitscope.report.writers.console import make_console
-    from jitscope.report.writers.progress import progress_bar
+    from jitscope.api.commands.bench import bench_command
+    from jitscope.api.targets import TargetFlags
     from jitscope.timing.runner import BenchOptions
 
     fmt_name = resolve_format(fmt, out)
@@ -104,53 +83,15 @@ def bench(
     check_seconds("--max-warmup", max_warmup, zero_ok=True)
     check_count("--min-rounds", min_rounds)
     check_count("--cold-runs", cold_runs, limit=1000)
-    enable_x64_if(x64)
     options = BenchOptions(budget=budget, min_rounds=min_rounds, cold_runs=cold_runs, cold_process=cold_process,
                            eager=eager, dispatch=dispatch, profile=profile or profile_html is not None, seed=seed,
                            persistent_cache=persistent_cache, max_warmup=max_warmup)
-    stderr = make_console(stderr=True)
-    machine_readable = fmt_name != "text"
-    with progress_bar(stderr, "jitscope bench") as progress, user_output_to_stderr(machine_readable), \
-            user_code_scope():
-        loaded = resolve_from_run(targets, from_run, call, keep_running, flags=(shapes, static, arg),
-                                  capture=from_capture, compile_number=compile_number)
-        result, failed = run_bench(loaded, shapes, static, arg, options=options, save=save, compare=compare,
-                                   fail_if_slower=fail_if_slower, progress=progress, devices=devices, mesh=mesh)
-    console = make_console()
-    from jitscope.api.results import BenchResult
-
-    write_result(BenchResult(result.report), fmt_name, out)
-    if result.profilers:
-        show_profiles(result.profilers, html=profile_html, console=stderr if machine_readable or out else console,
-                      subject="the cold call of", note="an extra cold call, not one of those timed")
-    if failed:
-        from rich.markup import escape
-
-        comparison = result.report.comparison
-        stderr.print(f"[jitscope.bad]regression:[/] {comparison.regressions if comparison else 0} metric(s) more "
-                     f"than {escape(str(fail_if_slower))} slower than {escape(str(compare))}", highlight=False)
-    if result.report.failures:
-        report_failures(result.report, stderr)
-    if failed or result.report.failures:
-        raise typer.Exit(EXIT_FINDINGS)
-
-
-def report_failures(report: BenchReport, stderr: Console) -> None:
-    """Each failed call's error and traceback (the user's frames), then one summary line naming them."""
-    from rich.markup import escape
-
-    for failure in report.failures:
-        hint = f" ({failure.hint})" if failure.hint else ""
-        stderr.print(f"[jitscope.bad]error:[/] {escape(failure.error + hint)}", highlight=False)
-        if failure.detail:
-            stderr.print(failure.detail, markup=False, highlight=False)
-    total = len(report.rows) + len(report.failures)
-    if total == 1:  # the one error line above says it all
-        return
-    names = ", ".join(f"{f.target.rsplit(':', 1)[-1]}({f.call})" + (f" [{f.label}]" if f.label else "")
-                      for f in report.failures)
-    stderr.print(f"[jitscope.bad]error:[/] {len(report.failures)} of {total} call(s) failed: {escape(names)}",
-                 highlight=False)
+    flags = TargetFlags(targets, shapes, static, arg, x64, devices, mesh, from_run, call, keep_running, from_capture,
+                        compile_number)
+    code = bench_command(flags, options, fmt_name, out, save=save, compare=compare, fail_if_slower=fail_if_slower,
+                         profile_html=profile_html)
+    if code:
+        raise typer.Exit(code)
 
 
 def register(app: typer.Typer) -> None:

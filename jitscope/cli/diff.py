@@ -20,10 +20,10 @@ from jitscope.cli.options import (
     StaticOpt,
     X64Opt,
     format_option,
-    resolve_format,
-    write_result,
 )
 from jitscope.errors import UsageError, UserCodeError
+from jitscope.report.formats import resolve_format
+from jitscope.report.writers.destination import write_result
 
 if TYPE_CHECKING:
     from jitscope.comparison.sides import Side

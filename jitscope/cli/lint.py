@@ -9,17 +9,10 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from jitscope.api.checks import split_codes
-from jitscope.cli.options import (
-    ArgOpt,
-    DevicesOpt,
-    MeshOpt,
-    StaticOpt,
-    format_option,
-    resolve_format,
-    write_report,
-    write_result,
-)
+from jitscope.cli.options import ArgOpt, DevicesOpt, MeshOpt, StaticOpt, format_option
 from jitscope.errors import EXIT_FINDINGS, UsageError
+from jitscope.report.formats import resolve_format
+from jitscope.report.writers.destination import write_report, write_result
 
 if TYPE_CHECKING:
     from jitscope.config import LintConfig
@@ -143,7 +136,7 @@ def lint(
     ] = False,
 ) -> None:
     """Lint Python files for JAX hazards (static analysis: never imports or runs your code)."""
-    from jitscope.cli.stdout import user_output_to_stderr
+    from jitscope.api.stdout import user_output_to_stderr
     from jitscope.config import load_config
     from jitscope.linter.engine import lint_paths
 

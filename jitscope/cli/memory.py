@@ -7,9 +7,9 @@ from typing import Annotated
 
 import typer
 
-from jitscope.cli.bench import BenchStaticOpt, ShapesListOpt, report_failures
 from jitscope.cli.options import (
     ArgOpt,
+    BenchStaticOpt,
     CallOpt,
     CompileOpt,
     ContinueOpt,
@@ -18,15 +18,13 @@ from jitscope.cli.options import (
     FromRunOpt,
     MeshOpt,
     ReportFormat,
+    ShapesListOpt,
     TargetsArg,
     X64Opt,
-    enable_x64_if,
     format_option,
-    resolve_format,
-    resolve_from_run,
-    write_result,
 )
 from jitscope.errors import EXIT_FINDINGS
+from jitscope.report.formats import resolve_format
 
 
 def memory(
@@ -54,37 +52,13 @@ def memory(
     compile_number: CompileOpt = 1,
 ) -> None:
     """Compile TARGET and show what holds device memory at its peak, by source line (nothing runs)."""
-    from jitscope.buffers.gate import parse_bytes
-    from jitscope.buffers.runner import MemoryOptions, memory_calls
-    from jitscope.cli.stdout import user_output_to_stderr
-    from jitscope.faults import user_code_scope
-    from jitscope.load.mesh import example_mesh_scope, mesh_scope
-    from jitscope.report.writers.console import make_console
-    from jitscope.report.writers.progress import progress_bar
-    from jitscope.timing.plan import plan_calls
+    from jitscope.api.commands.memory import memory_command
+    from jitscope.api.targets import TargetFlags
 
     fmt_name = resolve_format(fmt, out)
-    limit = parse_bytes(fail_over) if fail_over is not None else None
-    enable_x64_if(x64)
-    stderr = make_console(stderr=True)
-    options = MemoryOptions(fail_over=limit, try_remat=try_remat)
-    with mesh_scope(devices, mesh), progress_bar(stderr, "jitscope memory") as progress, \
-            user_output_to_stderr(fmt_name != "text"), user_code_scope():
-        loaded = resolve_from_run(targets, from_run, call, keep_running, flags=(shapes, static, arg),
-                                  capture=from_capture, compile_number=compile_number)
-        planned = plan_calls(loaded, shapes, static, arg)
-        with example_mesh_scope(argset for _, argset in planned):
-            report = memory_calls(planned, options, progress)
-    from jitscope.api.commands.memory import MemoryResult
-
-    terminal = fmt_name == "text" and out is None
-    if report.rows or not terminal:
-        write_result(MemoryResult(report, failures_inline=not terminal), fmt_name, out)
-    for line in report.over:
-        stderr.print(f"error: {line}", markup=False, highlight=False)
-    if report.failures:
-        report_failures(report, stderr)  # type: ignore[arg-type]  # the same failure records as bench's
-    if report.failures or report.over:
+    flags = TargetFlags(targets, shapes, static, arg, x64, devices, mesh, from_run, call, keep_running, from_capture,
+                        compile_number)
+    if memory_command(flags, fmt_name, out, fail_over=fail_over, try_remat=try_remat):
         raise typer.Exit(EXIT_FINDINGS)
 
 

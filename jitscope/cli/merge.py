@@ -7,7 +7,9 @@ from typing import Annotated
 
 import typer
 
-from jitscope.cli.options import ReportFormat, format_option, resolve_format, write_report
+from jitscope.cli.options import ReportFormat, format_option
+from jitscope.report.formats import resolve_format
+from jitscope.report.writers.destination import write_report
 
 
 def merge(

@@ -7,9 +7,9 @@ from typing import Annotated
 
 import typer
 
-from jitscope.cli.bench import BenchStaticOpt, ShapesListOpt, report_failures
 from jitscope.cli.options import (
     ArgOpt,
+    BenchStaticOpt,
     CallOpt,
     CompileOpt,
     ContinueOpt,
@@ -18,17 +18,15 @@ from jitscope.cli.options import (
     FromRunOpt,
     MeshOpt,
     ReportFormat,
+    ShapesListOpt,
     TargetsArg,
     X64Opt,
     check_count,
     check_seconds,
-    enable_x64_if,
     format_option,
-    resolve_format,
-    resolve_from_run,
-    write_result,
 )
-from jitscope.errors import EXIT_FINDINGS, UsageError
+from jitscope.errors import EXIT_FINDINGS
+from jitscope.report.formats import resolve_format
 
 
 def profile(
@@ -57,42 +55,15 @@ def profile(
     compile_number: CompileOpt = 1,
 ) -> None:
     """Profile TARGET's cached calls and attribute the device time to its source lines."""
-    from jitscope.cli.stdout import user_output_to_stderr
-    from jitscope.faults import user_code_scope
-    from jitscope.load.mesh import example_mesh_scope, mesh_scope
-    from jitscope.profiling.runner import ProfileOptions, profile_calls
-    from jitscope.report.writers.console import make_console
-    from jitscope.report.writers.progress import progress_bar
-    from jitscope.timing.plan import plan_calls
+    from jitscope.api.commands.profile import profile_command
+    from jitscope.api.targets import TargetFlags
 
     fmt_name = resolve_format(fmt, out)
     check_count("--calls", calls, limit=100_000)
     check_seconds("--budget", budget)
-    if trace_out is not None:
-        if trace_out.exists() and not trace_out.is_dir():
-            raise UsageError(f"--trace-out {trace_out} is a file", hint="name a folder (it is created)")
-        trace_out.mkdir(parents=True, exist_ok=True)
-    enable_x64_if(x64)
-    stderr = make_console(stderr=True)
-    options = ProfileOptions(calls=calls, budget=budget, seed=seed,
-                             trace_out=str(trace_out) if trace_out is not None else None)
-    with mesh_scope(devices, mesh), progress_bar(stderr, "jitscope profile") as progress, \
-            user_output_to_stderr(fmt_name != "text"), user_code_scope():
-        loaded = resolve_from_run(targets, from_run, call, keep_running, flags=(shapes, static, arg),
-                                  capture=from_capture, compile_number=compile_number)
-        planned = plan_calls(loaded, shapes, static, arg)
-        with example_mesh_scope(argset for _, argset in planned):  # the examples' mesh, without --mesh
-            report = profile_calls(planned, options, progress)
-    from jitscope.api.results import ProfileResult
-
-    terminal = fmt_name == "text" and out is None
-    if report.rows or not terminal:  # on a terminal with no rows, the errors on stderr are the whole story
-        write_result(ProfileResult(report, failures_inline=not terminal), fmt_name, out)
-    if trace_out is not None:
-        stderr.print(f"raw profile kept in {trace_out} (open the .xplane.pb in XProf/TensorBoard, or the "
-                     ".trace.json.gz in Perfetto)", markup=False, highlight=False)
-    if report.failures:
-        report_failures(report, stderr)  # type: ignore[arg-type]  # the same failure records as bench's
+    flags = TargetFlags(targets, shapes, static, arg, x64, devices, mesh, from_run, call, keep_running, from_capture,
+                        compile_number)
+    if profile_command(flags, fmt_name, out, calls=calls, budget=budget, seed=seed, trace_out=trace_out):
         raise typer.Exit(EXIT_FINDINGS)
 
 

@@ -18,8 +18,8 @@ import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from jitscope.cli.formats import REPORT_FORMATS, format_of_suffix
 from jitscope.errors import UsageError
+from jitscope.report.formats import REPORT_FORMATS, format_of_suffix
 
 LOG_MODES = ("compiles", "recompiles", "none")
 

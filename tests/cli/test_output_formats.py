@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from jitscope.cli.options import resolve_format
 from jitscope.errors import UsageError
+from jitscope.report.formats import resolve_format
 from tests.conftest import EXAMPLES, run_cli
 from tests.report.test_backends import check_html
 

@@ -12,7 +12,7 @@ BENCH_PROJECT = Path(__file__).resolve().parents[1] / "targets" / "bench_project
 
 SCRIPT = """
 import ctypes, os, sys
-from jitscope.cli.stdout import user_output_to_stderr
+from jitscope.api.stdout import user_output_to_stderr
 print("before")
 with user_output_to_stderr():
     print("python-level")

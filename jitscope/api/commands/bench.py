@@ -1,7 +1,8 @@
 """``jitscope bench`` and ``jitscope.bench``: the first call against cached calls.
 
-``bench(fn, *args)`` is the Python entry; ``run_bench`` the whole command minus option parsing and
-output: plan the calls, measure, compare with a baseline, save one.
+Read top to bottom: ``bench(fn, *args)`` is the Python entry; ``bench_command`` the command line's
+(``cli/bench.py`` parses the options); both stand on ``run_bench``: plan the calls, measure, compare
+with a baseline, save one.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from jitscope.api.checks import check_count, check_seconds
-from jitscope.api.targets import shape_list, target_of
+from jitscope.api.targets import TargetFlags, shape_list, target_of
 from jitscope.load.target import TargetHandle
 from jitscope.timing.compare import compare as compare_reports
 from jitscope.timing.compare import load_report, parse_threshold
@@ -20,7 +21,10 @@ from jitscope.timing.plan import plan_calls
 from jitscope.timing.runner import BenchOptions, BenchResult, Progress, bench_calls
 
 if TYPE_CHECKING:
+    from rich.console import Console
+
     from jitscope.api.results import BenchResult as BenchAPIResult
+    from jitscope.model.bench import BenchReport
 
 #: Threshold used to label changes when --compare is given without --fail-if-slower.
 DEFAULT_THRESHOLD = 0.10
@@ -62,6 +66,45 @@ def bench(
                           save=Path(save) if save is not None else None,
                           compare=Path(compare) if compare is not None else None)
     return BenchAPIResult(result.report)
+
+
+def bench_command(flags: TargetFlags, options: BenchOptions, fmt_name: str, out: Path | None, *,
+                  save: Path | None, compare: Path | None, fail_if_slower: str | None,
+                  profile_html: Path | None) -> int:
+    """``jitscope bench``: the report on stdout or in ``out``, failed calls and regressions on stderr; the exit
+    code (``EXIT_FINDINGS`` when a call failed or the regression gate did)."""
+    from jitscope.api.results import BenchResult as BenchAPIResult
+    from jitscope.api.stdout import user_output_to_stderr
+    from jitscope.api.targets import enable_x64_if
+    from jitscope.errors import EXIT_FINDINGS
+    from jitscope.faults import user_code_scope
+    from jitscope.report.writers.call_trees import show_profiles
+    from jitscope.report.writers.console import make_console
+    from jitscope.report.writers.destination import write_result
+    from jitscope.report.writers.progress import progress_bar
+
+    enable_x64_if(flags.x64)
+    stderr = make_console(stderr=True)
+    machine_readable = fmt_name != "text"
+    with progress_bar(stderr, "jitscope bench") as progress, user_output_to_stderr(machine_readable), \
+            user_code_scope():
+        result, failed = run_bench(flags.load(), flags.shapes, flags.static, flags.arg, options=options, save=save,
+                                   compare=compare, fail_if_slower=fail_if_slower, progress=progress,
+                                   devices=flags.devices, mesh=flags.mesh)
+    console = make_console()
+    write_result(BenchAPIResult(result.report), fmt_name, out)
+    if result.profilers:
+        show_profiles(result.profilers, html=profile_html, console=stderr if machine_readable or out else console,
+                      subject="the cold call of", note="an extra cold call, not one of those timed")
+    if failed:
+        from rich.markup import escape
+
+        comparison = result.report.comparison
+        stderr.print(f"[jitscope.bad]regression:[/] {comparison.regressions if comparison else 0} metric(s) more "
+                     f"than {escape(str(fail_if_slower))} slower than {escape(str(compare))}", highlight=False)
+    if result.report.failures:
+        report_failures(result.report, stderr)
+    return EXIT_FINDINGS if failed or result.report.failures else 0
 
 
 def run_bench(
@@ -107,3 +150,21 @@ def run_bench(
 
         write_atomic(save, dumps(result.report) + "\n")  # a failed write keeps the previous baseline
     return result, failed
+
+
+def report_failures(report: BenchReport, stderr: Console) -> None:
+    """Each failed call's error and traceback (the user's frames), then one summary line naming them."""
+    from rich.markup import escape
+
+    for failure in report.failures:
+        hint = f" ({failure.hint})" if failure.hint else ""
+        stderr.print(f"[jitscope.bad]error:[/] {escape(failure.error + hint)}", highlight=False)
+        if failure.detail:
+            stderr.print(failure.detail, markup=False, highlight=False)
+    total = len(report.rows) + len(report.failures)
+    if total == 1:  # the one error line above says it all
+        return
+    names = ", ".join(f"{f.target.rsplit(':', 1)[-1]}({f.call})" + (f" [{f.label}]" if f.label else "")
+                      for f in report.failures)
+    stderr.print(f"[jitscope.bad]error:[/] {len(report.failures)} of {total} call(s) failed: {escape(names)}",
+                 highlight=False)

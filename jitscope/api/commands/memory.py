@@ -7,11 +7,13 @@ is allocated on the device); the result renders as every other result does.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from jitscope.api.results import Result
 
 if TYPE_CHECKING:
+    from jitscope.api.targets import TargetFlags
     from jitscope.model.memory import BufferRecord, LineMemory, MemoryReport, MemoryRow
     from jitscope.report.views.document import Document
 
@@ -105,3 +107,29 @@ def memory(
     planned = plan_calls([handle], shape_list(shapes))
     with example_mesh_scope(argset for _, argset in planned):
         return MemoryResult(memory_calls(planned, MemoryOptions(fail_over=limit, try_remat=try_remat)))
+
+
+def memory_command(flags: TargetFlags, fmt_name: str, out: Path | None, *, fail_over: str | None,
+                   try_remat: bool) -> bool:
+    """``jitscope memory``: the report on stdout or in ``out``, failed calls and calls over ``--fail-over`` on
+    stderr; True when there were any."""
+    from jitscope.api.commands.bench import report_failures
+    from jitscope.api.targets import run_planned
+    from jitscope.buffers.gate import parse_bytes
+    from jitscope.buffers.runner import MemoryOptions, memory_calls
+    from jitscope.report.writers.console import make_console
+    from jitscope.report.writers.destination import write_result
+
+    limit = parse_bytes(fail_over) if fail_over is not None else None
+    options = MemoryOptions(fail_over=limit, try_remat=try_remat)
+    report = run_planned(flags, "jitscope memory", fmt_name,
+                         lambda planned, progress: memory_calls(planned, options, progress))
+    stderr = make_console(stderr=True)
+    terminal = fmt_name == "text" and out is None
+    if report.rows or not terminal:
+        write_result(MemoryResult(report, failures_inline=not terminal), fmt_name, out)
+    for line in report.over:
+        stderr.print(f"error: {line}", markup=False, highlight=False)
+    if report.failures:
+        report_failures(report, stderr)  # type: ignore[arg-type]  # the same failure records as bench's
+    return bool(report.failures or report.over)

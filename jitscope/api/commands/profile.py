@@ -1,4 +1,8 @@
-"""``jitscope.profile``: device time of cached calls, attributed to the user's source lines."""
+"""``jitscope profile`` and ``jitscope.profile``: device time of cached calls, attributed to the user's source lines.
+
+``profile(fn, *args)`` is the Python entry, ``profile_command`` the command line's (``cli/profile.py`` parses
+the options).
+"""
 
 from __future__ import annotations
 
@@ -7,7 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from jitscope.api.checks import check_count, check_seconds
-from jitscope.api.targets import shape_list, target_of
+from jitscope.api.targets import TargetFlags, run_planned, shape_list, target_of
 
 if TYPE_CHECKING:
     from jitscope.api.results import ProfileResult
@@ -45,3 +49,33 @@ def profile(
     planned = plan_calls([handle], shape_list(shapes))
     with example_mesh_scope(argset for _, argset in planned):
         return ProfileResult(profile_calls(planned, options))
+
+
+def profile_command(flags: TargetFlags, fmt_name: str, out: Path | None, *, calls: int, budget: float, seed: int,
+                    trace_out: Path | None) -> bool:
+    """``jitscope profile``: the report on stdout or in ``out``, failed calls on stderr; True when a call failed."""
+    from jitscope.api.commands.bench import report_failures
+    from jitscope.api.results import ProfileResult
+    from jitscope.errors import UsageError
+    from jitscope.profiling.runner import ProfileOptions, profile_calls
+    from jitscope.report.writers.console import make_console
+    from jitscope.report.writers.destination import write_result
+
+    if trace_out is not None:
+        if trace_out.exists() and not trace_out.is_dir():
+            raise UsageError(f"--trace-out {trace_out} is a file", hint="name a folder (it is created)")
+        trace_out.mkdir(parents=True, exist_ok=True)
+    options = ProfileOptions(calls=calls, budget=budget, seed=seed,
+                             trace_out=str(trace_out) if trace_out is not None else None)
+    report = run_planned(flags, "jitscope profile", fmt_name,
+                         lambda planned, progress: profile_calls(planned, options, progress))
+    stderr = make_console(stderr=True)
+    terminal = fmt_name == "text" and out is None
+    if report.rows or not terminal:  # on a terminal with no rows, the errors on stderr are the whole story
+        write_result(ProfileResult(report, failures_inline=not terminal), fmt_name, out)
+    if trace_out is not None:
+        stderr.print(f"raw profile kept in {trace_out} (open the .xplane.pb in XProf/TensorBoard, or the "
+                     ".trace.json.gz in Perfetto)", markup=False, highlight=False)
+    if report.failures:
+        report_failures(report, stderr)  # type: ignore[arg-type]  # the same failure records as bench's
+    return bool(report.failures)

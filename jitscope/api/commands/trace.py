@@ -1,18 +1,21 @@
 """``jitscope trace`` and ``jitscope.trace``: load -> trace -> lower -> compile, every call of every target.
 
-``trace(fn, *args)`` is the Python entry; ``run_trace`` the whole command minus option parsing and
-output (the CLI's ``jitscope trace`` calls it with target strings, the Python API with a loaded
-function). Records only come back (plus pyinstrument profilers when asked): writing them is the
-output layer's job (``report/``; the ``--out DIR`` stage files are ``report/writers/stage_files.py``).
+Read top to bottom: ``trace(fn, *args)`` is the Python entry; ``trace_command`` is the command line's
+(``cli/trace.py`` parses the options and calls it); both stand on ``run_trace``, which traces (and
+lowers and compiles as the stages need) every call of every target and returns records only.
+Writing them is the output layer's job (``report/``; the ``--out DIR`` stage files are
+``report/writers/stage_files.py``).
 """
 
 from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from jitscope.api.targets import shape_list, target_of
+from jitscope.api.targets import TargetFlags, shape_list, target_of
+from jitscope.errors import TraceError, UsageError
 from jitscope.jaxcompat.caches import forget_other_functions_lines
 from jitscope.load.calls import calls_from_flags, load_all
 from jitscope.load.mesh import example_mesh_scope
@@ -27,7 +30,10 @@ from jitscope.tracing.recompile import cache_hits
 from jitscope.tracing.session import TraceHandle, trace_target
 
 if TYPE_CHECKING:
+    from enum import Enum
+
     from jitscope.api.results import TraceResult
+    from jitscope.report.views.jaxpr_layout import LocationsMode
 
 #: ``trace(stages=...)``: every stage, in the order jit makes them, and XLA's two analyses.
 STAGES = ("jaxpr", "stablehlo", "hlo", "cost", "memory")  # model.trace.STAGES (not imported: no import cost)
@@ -65,6 +71,46 @@ def trace(
     handle = target_of(fn, args, kwargs, static_argnums, static_argnames, abstract=True, shapes=shapes)
     report, _ = run_trace([handle], shape_list(shapes), None, None, wanted, effects, False)
     return TraceResult(report, stages=wanted, locations=locations, depth=depth, fold=fold)
+
+
+def trace_command(flags: TargetFlags, *, stages: str, fmt: Enum | None, out: Path | None, effects: bool,
+                  profile: bool, profile_html: Path | None, locations: LocationsMode, depth: int | None,
+                  fold: bool | None) -> None:
+    """``jitscope trace``: the report on stdout or in ``out`` (a report file, or a folder of stage files);
+    a ``TraceError`` (exit 1) after it when the user's code failed in any call."""
+    from jitscope.api.results import TraceResult
+    from jitscope.api.stdout import user_output_to_stderr
+    from jitscope.api.targets import enable_x64_if
+    from jitscope.faults import user_code_scope
+    from jitscope.load.mesh import mesh_scope
+    from jitscope.report.formats import is_report_file, resolve_format
+    from jitscope.report.writers.console import make_console
+    from jitscope.report.writers.destination import write_result
+    from jitscope.report.writers.progress import progress_bar
+    from jitscope.report.writers.stage_files import check_stage_folder, write_outputs
+
+    report_file = out if is_report_file(out) else None
+    if out is not None and report_file is None:
+        from jitscope.outputs import output_path
+
+        check_stage_folder(output_path(out))  # before anything runs: jitscope replaces that folder whole
+    fmt_name = resolve_format(fmt, report_file)
+    wanted = parse_stages(stages)
+    _freeze_imports()
+    enable_x64_if(flags.x64)
+    with mesh_scope(flags.devices, flags.mesh), progress_bar(make_console(stderr=True), "jitscope trace") as progress, \
+            user_output_to_stderr(fmt_name != "text"), user_code_scope():  # stdout: the document only
+        report, profilers = run_trace(flags.load(abstract=True), flags.shapes, flags.static, flags.arg, wanted,
+                                      effects, profile or bool(profile_html), progress)
+    if out is not None and report_file is None:
+        write_outputs(report, out, locations=locations, depth=depth, fold=bool(fold))
+    fold = fold if fold is not None else _fold_by_default(report.traces, fmt_name, report_file)
+    write_result(TraceResult(report, stages=wanted, locations=locations, depth=depth, fold=fold), fmt_name, report_file)
+    if profilers:
+        from jitscope.report.writers.call_trees import show_profiles
+
+        show_profiles(profilers, html=profile_html, console=make_console(stderr=fmt_name != "text"))
+    failed_calls(report.traces)
 
 
 def run_trace(
@@ -163,3 +209,59 @@ def _stages(stages: Sequence[str] | str) -> tuple[str, ...]:
         raise UsageError(f"unknown stage {unknown[0]!r}" if unknown else "no stage asked for",
                          hint=f"stages are {', '.join(STAGES)}")
     return tuple(s for s in STAGES if s in wanted)
+
+
+def parse_stages(text: str) -> tuple[str, ...]:
+    stages = tuple(dict.fromkeys(s.strip().lower() for s in text.split(",") if s.strip()))
+    unknown = [s for s in stages if s not in STAGES]
+    if unknown or not stages:
+        raise UsageError(f"unknown stage(s) {', '.join(unknown) or '(none)'}", hint=f"choose from {','.join(STAGES)}")
+    return stages
+
+
+def _fold_by_default(records: Sequence[TraceRecord], fmt_name: str, report_file: Path | None) -> bool:
+    """Fold library code in HTML (each fold opens there), and on a terminal when a jaxpr is longer than a
+    screenful; text piped or written to a file stays whole, as JAX prints it."""
+    if fmt_name == "html":
+        return True
+    if fmt_name != "text" or report_file is not None:
+        return False
+    from jitscope.report.writers.console import make_console
+
+    console = make_console()
+    return console.is_terminal and any(r.summary is not None and r.summary.n_eqns_total > console.height
+                                       for r in records)
+
+
+def failed_calls(records: Sequence[TraceRecord]) -> None:
+    """After the report is out: one error line on stderr (exit 1) if the user's code failed in any call.
+
+    The explained failure stays in the report on stdout; scripts and CI logs that only keep
+    stderr still see what went wrong.
+    """
+    failed = [(r, r.diagnostic) for r in records if r.diagnostic is not None]
+    if not failed:
+        return
+    (first, diag), names = failed[0], [f"{r.target.rsplit(':', 1)[-1]}({r.call})" for r, _ in failed]
+    if len(failed) == 1:
+        message = f"{first.target}({first.call}) failed while tracing: {diag.message}"
+    else:
+        shown = ", ".join(names[:3]) + (", ..." if len(names) > 3 else "")
+        message = f"{len(failed)} of {len(records)} calls failed while tracing ({shown}); the first: {diag.message}"
+    raise TraceError(message, hint="explained in the report on stdout")
+
+
+def _freeze_imports() -> None:
+    """Import jax, then hide everything imported so far from the garbage collector.
+
+    jax's import leaves about a million long-lived objects; every full collection that
+    tracing triggers would rescan them all, and interpreter shutdown would too. Freezing
+    them makes ``jitscope trace`` about 0.2-0.3 s faster (see benchmarks/trace_overhead.py).
+    This is process policy, so it lives in the command, not in the tracing library; bench
+    does not do it, because there the collections are part of a real first call.
+    """
+    import gc
+
+    import jax  # noqa: F401 - imported here so its objects are frozen with the rest
+
+    gc.freeze()

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from jitscope.report.views.document import Document
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from jitscope.report.views.document import Document
 
 
 def render_document(document: Document, fmt: str) -> str:

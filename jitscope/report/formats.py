@@ -11,10 +11,13 @@ What ``--out FILE`` without ``--format`` means, on every command:
   error naming the formats it does write;
 - any other suffix, or none: ``trace`` writes its stage folder there, ``run`` writes JSON (what
   ``--out`` always wrote), ``bench``, ``lint`` and ``profile`` stop with an error asking for a suffix or
-  ``--format`` (``resolve_format`` in ``cli/options.py``).
+  ``--format`` (``resolve_format`` below).
 """
 
 from __future__ import annotations
+
+from enum import Enum
+from pathlib import Path
 
 #: Formats every report command writes; lint adds sarif and github.
 REPORT_FORMATS: tuple[str, ...] = ("text", "json", "markdown", "html")
@@ -47,3 +50,25 @@ def format_of_suffix(path: str, supported: tuple[str, ...] = REPORT_FORMATS) -> 
                          hint=f"its formats are {', '.join(supported)}: name the file {suffixes_of(supported)}, "
                          "or pass --format")
     return fmt
+
+
+def resolve_format(fmt: Enum | str | None, out: Path | None, choices: tuple[str, ...] = REPORT_FORMATS) -> str:
+    """The format asked for: ``--format``, else the ``--out`` file's suffix, else text on stdout.
+
+    An ``--out`` whose suffix names no format the command writes is an error."""
+    if fmt is not None:
+        return fmt.value if isinstance(fmt, Enum) else fmt
+    if out is None:
+        return "text"
+    named = format_of_suffix(str(out), choices)
+    if named is None:
+        from jitscope.errors import UsageError
+
+        raise UsageError(f"cannot tell the format from the suffix of --out {out}",
+                         hint=f"name it {suffixes_of(choices)}, or pass --format {'|'.join(choices)}")
+    return named
+
+
+def is_report_file(out: Path | None) -> bool:
+    """True when ``--out`` names a report file (a format's suffix) rather than a folder."""
+    return out is not None and out.suffix.lower() in SUFFIX_FORMATS
