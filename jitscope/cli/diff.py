@@ -26,6 +26,8 @@ from jitscope.report.formats import resolve_format
 from jitscope.report.writers.destination import write_result
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable
+
     from jitscope.comparison.sides import Side
     from jitscope.comparison.sources import SourceTree
     from jitscope.model.diff import BenchComparison, DiffReport
@@ -65,6 +67,9 @@ def diff(
         "--bench-rounds", min=2, help="Rounds of A B for --bench.")] = 3,
     bench_budget: Annotated[float, typer.Option(
         "--bench-budget", help="Seconds of timed calls per side per round, for --bench.")] = 0.3,
+    memory: Annotated[bool, typer.Option(
+        "--memory", help="Also compare memory at the peak by line: jitscope memory of each side (one more compile "
+        "each, with XLA's dump); the peak figure and --fail-on 'peak>+5%' then read the exact peak.")] = False,
 ) -> None:
     """Compare two versions of a jitted function: lines of your code whose equations changed, primitive
     counts, optimised-HLO instructions and collectives added or removed, FLOPs, bytes, memory and compile
@@ -80,7 +85,7 @@ def diff(
         check_seconds("--bench-budget", bench_budget)
     flags = _trace_flags(shapes, static, arg, x64, devices, mesh, from_capture, compile_number)
     timing = (bench_rounds, bench_budget) if bench else None
-    record, sides = compare(targets, base, base_env, flags, timing)
+    record, sides = compare(targets, base, base_env, flags, timing, memory)
     if rules:
         import dataclasses
 
@@ -116,7 +121,8 @@ def _trace_flags(shapes: list[str] | None, static: list[str] | None, arg: list[s
 
 
 def compare(targets: list[str], base: str | None, base_env: str | None, flags: list[str],
-            timing: tuple[int, float] | None = None) -> tuple[DiffReport, tuple[TraceReport, TraceReport]]:
+            timing: tuple[int, float] | None = None,
+            memory: bool = False) -> tuple[DiffReport, tuple[TraceReport, TraceReport]]:
     """Trace both sides (each in a process of its own) and compare them."""
     from jitscope.comparison.sides import Side, side_in_tree, worktree
 
@@ -130,38 +136,44 @@ def compare(targets: list[str], base: str | None, base_env: str | None, flags: l
             raise UsageError("--base compares one TARGET with itself at REV: give one target, or drop --base")
         return _run(Side(f"old ({targets[0]})", targets[0], cwd, python, cwd),
                     Side(f"new ({targets[1]})", targets[1], cwd, sys.executable, cwd), targets[0], targets[1], flags,
-                    timing)
+                    timing, memory)
     if base is None:
         if base_env is None:
             raise UsageError("jitscope diff needs something to compare TARGET with",
                              hint="give OLD_TARGET NEW_TARGET, or TARGET --base REV, or TARGET --base-env PYTHON")
         return _run(Side(f"old ({base_env})", targets[0], cwd, python, cwd),
                     Side("new (this environment)", targets[0], cwd, sys.executable, cwd), base_env,
-                    "this environment", flags, timing)
+                    "this environment", flags, timing, memory)
     with worktree(base, cwd) as (tree, top, commit):
         target, where = side_in_tree(targets[0], cwd, top, tree)
         label = base if commit.startswith(base) else f"{base} ({commit[:9]})"
         env = f" under {base_env}" if base_env else ""
         return _run(Side(f"base {label}{env}", target, where, python, tree),
                     Side("working tree", targets[0], cwd, sys.executable, top), label + env, "working tree", flags,
-                    timing)
+                    timing, memory)
 
 
 def _run(old: Side, new: Side, old_label: str, new_label: str, flags: list[str],
-         timing: tuple[int, float] | None = None) -> tuple[DiffReport, tuple[TraceReport, TraceReport]]:
+         timing: tuple[int, float] | None = None,
+         memory: bool = False) -> tuple[DiffReport, tuple[TraceReport, TraceReport]]:
     """Old side, then new side (one at a time, so neither compile competes with the other), then the diff.
-    The old side's sources are read while its files exist (a worktree goes away after)."""
+    The old side's sources are read while its files exist (a worktree goes away after). ``memory``: each
+    side's ``jitscope memory`` too (``comparison/memory.py``)."""
     from jitscope.comparison.compare import diff_reports
+    from jitscope.comparison.memory import measure, memory_files
     from jitscope.comparison.sides import trace_side
     from jitscope.report.writers.console import make_console
 
     console = make_console(stderr=True)
-    with console.status(f"tracing {old.label}"):
-        old_report = trace_side(old, flags)
-        old_sources = _sources(old_report, old.root)
-    with console.status(f"tracing {new.label}"):
-        new_report = trace_side(new, flags)
-        new_sources = _sources(new_report, new.root)
+    reports = []
+    for side in (old, new):
+        with console.status(f"tracing {side.label}") as status:
+            report = trace_side(side, flags)
+            if memory:
+                status.update(f"memory of {side.label}")
+            held = measure(side, flags) if memory else None
+            reports.append((report, held, _sources(report, side.root, memory_files(held) if held else ())))
+    (old_report, old_memory, old_sources), (new_report, new_memory, new_sources) = reports
     benches: tuple[BenchComparison, ...] = ()
     if timing is not None:
         from jitscope.comparison.timing import bench_sides
@@ -171,7 +183,8 @@ def _run(old: Side, new: Side, old_label: str, new_label: str, flags: list[str],
             benches = bench_sides(old, new, [f for f in flags if f != "--no-effects"], rounds=rounds, budget=budget,
                                   progress=status.update)
     record = diff_reports(old_report, new_report, old_label=old_label, new_label=new_label,
-                          old_sources=old_sources, new_sources=new_sources, benches=benches)
+                          old_sources=old_sources, new_sources=new_sources, benches=benches,
+                          memories=(old_memory, new_memory) if old_memory is not None and new_memory is not None else None)
     return record, (old_report, new_report)
 
 
@@ -196,10 +209,10 @@ def _exit_status(record: DiffReport) -> None:
         raise typer.Exit(1)
 
 
-def _sources(report: TraceReport, root: Path | None) -> SourceTree:
+def _sources(report: TraceReport, root: Path | None, extra: Iterable[str] = ()) -> SourceTree:
     from jitscope.comparison.sources import read_sources
 
-    return read_sources(report, str(root) if root is not None else "")
+    return read_sources(report, str(root) if root is not None else "", extra)
 
 
 def register(app: typer.Typer) -> None:
