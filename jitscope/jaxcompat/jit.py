@@ -102,6 +102,13 @@ class FilteredJit:
     become the jitted function's arguments and the rest rides along as one static argument. It
     returns the list of the output's array leaves, then the argument leaves the function replaced in
     place (nnx.jit's state updates): what a trace shows and a timing blocks on.
+
+    The array leaves are passed in the user's own argument structure (every other leaf replaced by
+    None, which JAX reads as an empty subtree) under the user's parameter names, so JAX names them
+    as it names a plain jit's arguments (``model.blocks[0].attention.query.kernel.value``,
+    ``optimizer.opt_state[0].mu...``) in the jaxpr, the HLO and every report built on them, instead
+    of ``dynamic[15]``. Where the function has no signature to borrow, or the structure cannot be
+    rebuilt around None, the leaves go in flat.
     """
 
     def __init__(self, fn: Callable[..., Any]) -> None:
@@ -110,15 +117,23 @@ class FilteredJit:
         self.fn = fn
         self.__wrapped__ = fn
 
-        def flat(static: Any, *dynamic: Any) -> Any:
-            return self._flat(static, *dynamic)
+        def named(_jitscope_static: Any, *args: Any, **kwargs: Any) -> Any:
+            return self._flat(_jitscope_static, jax.tree_util.tree_leaves((args, kwargs)))
+
+        def flat(_jitscope_static: Any, *dynamic: Any) -> Any:
+            return self._flat(_jitscope_static, dynamic)
 
         # named after the user's function: XLA's module is jit_<name>, as the user's own jit names it
-        flat.__name__ = str(getattr(fn, "__name__", None) or type(fn).__name__)
-        flat.__qualname__ = str(getattr(fn, "__qualname__", None) or flat.__name__)
+        for wrapper in (named, flat):
+            wrapper.__name__ = str(getattr(fn, "__name__", None) or type(fn).__name__)
+            wrapper.__qualname__ = str(getattr(fn, "__qualname__", None) or wrapper.__name__)
+        self._signature = _borrowed_signature(fn)
+        if self._signature is not None:
+            named.__signature__ = self._signature  # type: ignore[attr-defined]
         self._jit = jax.jit(flat, static_argnums=(0,))
+        self._jit_named = jax.jit(named, static_argnums=(0,)) if self._signature is not None else None
 
-    def _flat(self, static: Any, *dynamic: Any) -> Any:
+    def _flat(self, static: Any, dynamic: Any) -> Any:
         import jax
 
         treedef, leaves = static
@@ -138,29 +153,73 @@ class FilteredJit:
         return outs + [new for old, new in zip(given, after, strict=True)
                        if new is not old and _is_array(new) and id(new) not in returned]
 
-    def _split(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, list[Any]]:
+    def _bound(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, Any, tuple[Any, ...], dict[str, Any]]:
+        """(the static part, the jitted function to call, its dynamic args and kwargs)."""
         import jax
 
         leaves, treedef = jax.tree_util.tree_flatten((args, kwargs))
-        arrays = [leaf for leaf in leaves if _is_array(leaf)]
-        static = tuple(None if _is_array(leaf) else _Same(leaf) for leaf in leaves)
-        return (treedef, static), arrays
+        keep = [_is_array(leaf) for leaf in leaves]
+        static = (treedef, tuple(None if k else _Same(leaf) for leaf, k in zip(leaves, keep, strict=True)))
+        arrays = [leaf for leaf, k in zip(leaves, keep, strict=True) if k]
+        if self._jit_named is not None:
+            named = _rebuilt_around_none(treedef, leaves, keep, arrays, self._signature)
+            if named is not None:
+                return static, self._jit_named, named[0], named[1]
+        return static, self._jit, tuple(arrays), {}
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        static, arrays = self._split(args, kwargs)
-        return self._jit(static, *arrays)
+        static, jitted, dyn_args, dyn_kwargs = self._bound(args, kwargs)
+        return jitted(static, *dyn_args, **dyn_kwargs)
 
     def trace(self, *args: Any, **kwargs: Any) -> Any:
-        static, arrays = self._split(args, kwargs)
-        return self._jit.trace(static, *arrays)
+        static, jitted, dyn_args, dyn_kwargs = self._bound(args, kwargs)
+        return jitted.trace(static, *dyn_args, **dyn_kwargs)
 
     def lower(self, *args: Any, **kwargs: Any) -> Any:
-        static, arrays = self._split(args, kwargs)
-        return self._jit.lower(static, *arrays)
+        static, jitted, dyn_args, dyn_kwargs = self._bound(args, kwargs)
+        return jitted.lower(static, *dyn_args, **dyn_kwargs)
 
     def _cache_size(self) -> int:
-        size = getattr(self._jit, "_cache_size", None)
-        return int(size()) if callable(size) else 0
+        total = 0
+        for jitted in (self._jit, self._jit_named):
+            size = getattr(jitted, "_cache_size", None)
+            total += int(size()) if callable(size) else 0
+        return total
+
+
+def _rebuilt_around_none(treedef: Any, leaves: list[Any], keep: list[bool], arrays: list[Any],
+                         signature: Any) -> tuple[tuple[Any, ...], dict[str, Any]] | None:
+    """The user's (args, kwargs) with every non-array leaf None, if the structure takes it and still
+    flattens to exactly ``arrays``; None otherwise (the caller passes the leaves flat)."""
+    import jax
+
+    try:
+        args, kwargs = jax.tree_util.tree_unflatten(treedef, [x if k else None for x, k in zip(leaves, keep, strict=True)])
+        again = jax.tree_util.tree_leaves((args, kwargs))
+        if len(again) != len(arrays) or any(x is not y for x, y in zip(again, arrays, strict=True)):
+            return None
+        signature.bind(None, *args, **kwargs)
+    except Exception:  # noqa: BLE001 - any pytree's unflatten may refuse None: the flat form always works
+        return None
+    return tuple(args), dict(kwargs)
+
+
+def _borrowed_signature(fn: Callable[..., Any]) -> Any:
+    """``(_jitscope_static, <the user's parameters>)``, or None where ``fn`` shows no usable signature."""
+    import inspect
+
+    try:
+        signature = inspect.signature(fn)
+    except (TypeError, ValueError):
+        return None
+    params = list(signature.parameters.values())
+    if any(p.name == "_jitscope_static" for p in params):
+        return None
+    first = inspect.Parameter("_jitscope_static", inspect.Parameter.POSITIONAL_ONLY)
+    try:
+        return inspect.Signature([first, *params])
+    except ValueError:  # e.g. defaults before non-defaults cannot follow ours
+        return None
 
 
 def _is_array(value: Any) -> bool:

@@ -238,10 +238,10 @@ def parse_instruction(line: str, shapes: dict[str, Shape] | None = None) -> Inst
     for _, value in _CALLS.findall(attrs):
         calls.extend(name.strip().lstrip("%") for name in value.strip("{}").split(",") if name.strip())
     op_name, frame_id, source = _metadata(attrs)
-    if shapes is None:
-        shape = parse_shape(shape_text)
-    elif (shape := shapes.get(shape_text)) is None:
-        shape = shapes[shape_text] = parse_shape(shape_text)
+    cached = shapes.get(shape_text) if shapes is not None else None
+    shape = cached if cached is not None else parse_shape(shape_text)
+    if shapes is not None and cached is None:
+        shapes[shape_text] = shape
     return Instruction(match.group(2), opcode, shape, operands, tuple(calls), attrs, op_name,
                        frame_id, source, bool(match.group(1)))
 
