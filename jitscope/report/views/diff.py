@@ -162,7 +162,7 @@ def memory_section(memory: MemoryComparison, limit: int | None) -> Section:
                    *((Column("saved for backward"),) if residuals else ()), Column("made by"))
         blocks.append(Table(columns, tuple(rows)))
     blocks += [Note(n, "info") for n in memory.notes]
-    note = f"{plural(memory.same, 'line')} hold the same bytes at the peak" if memory.lines else (
+    note = (f"{plural(memory.same, 'other line')} unchanged" if memory.same else "") if memory.lines else (
         f"no line's bytes at the peak changed ({plural(memory.same, 'line')} compared)")
     return Section("memory at the peak, by line (--memory)", tuple(blocks), note=note)
 
