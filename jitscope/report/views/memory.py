@@ -5,7 +5,16 @@ backward pass, donation candidates.
 
 from __future__ import annotations
 
-from jitscope.model.memory import ARGUMENT, BufferRecord, LineMemory, MemoryReport, MemoryRow
+import re
+
+from jitscope.model.memory import (
+    ARGUMENT,
+    BufferRecord,
+    DonationCandidate,
+    LineMemory,
+    MemoryReport,
+    MemoryRow,
+)
 from jitscope.report.views.document import (
     Block,
     CodeListing,
@@ -18,7 +27,7 @@ from jitscope.report.views.document import (
     pieces,
 )
 from jitscope.report.views.profile import heat_listing, short_location
-from jitscope.units import NA, fmt_bytes, fmt_fraction
+from jitscope.units import NA, fmt_bytes, fmt_count, fmt_fraction
 
 #: Rows of the top-lines table; buffers listed in text (JSON, Markdown and HTML list every one).
 TOP_LINES = 10
@@ -130,12 +139,35 @@ def _change(new: int, old: int) -> str:
     return f"{new - old:+,} B ({(new - old) / old:+.0%})" if old else NA
 
 
+#: Up to this many candidates are listed one by one; more (a model's parameters) are grouped by argument.
+DONATIONS_LISTED = 8
+
+
+def _donation_rows(donations: tuple[DonationCandidate, ...]) -> tuple[tuple[str, ...], ...]:
+    if len(donations) <= DONATIONS_LISTED:
+        return tuple((f"{d.argument} (#{d.parameter})", d.shape, d.output, fmt_bytes(d.bytes)) for d in donations)
+    groups: dict[str, list[DonationCandidate]] = {}
+    for d in donations:
+        groups.setdefault(re.split(r"[.\[]", d.argument, maxsplit=1)[0] or d.argument, []).append(d)
+    rows = []
+    for name, members in groups.items():
+        if len(members) == 1:
+            d = members[0]
+            rows.append((f"{d.argument} (#{d.parameter})", d.shape, d.output, fmt_bytes(d.bytes)))
+            continue
+        first, last = members[0].parameter, members[-1].parameter
+        numbers = f"#{first}-#{last}" if last - first + 1 == len(members) else f"{len(members)} parameters"
+        rows.append((f"{name} ({numbers})", f"{fmt_count(len(members))} arrays", f"{fmt_count(len(members))} outputs",
+                     fmt_bytes(sum(d.bytes for d in members))))
+    rows.append(("total", f"{fmt_count(len(donations))} arrays", "", fmt_bytes(sum(d.bytes for d in donations))))
+    return tuple(rows)
+
+
 def donations_section(row: MemoryRow) -> Section | None:
     if not row.donations:
         return None
     table = Table((Column("argument"), Column("shape"), Column("matches"), Column("would save", "right")),
-                  tuple((f"{d.argument} (#{d.parameter})", d.shape, d.output, fmt_bytes(d.bytes))
-                        for d in row.donations))
+                  _donation_rows(row.donations))
     note = Note("jax.jit(..., donate_argnums=...) lets XLA write an output into the argument's buffer; the caller "
                 "must not use the argument after the call", "muted", wrap=True)
     return Section("arguments that could be donated", (table, note), id="memory-donation")
