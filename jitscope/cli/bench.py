@@ -60,7 +60,8 @@ def bench(
     save: Annotated[Path | None, typer.Option(help="Also write the JSON report to this file.")] = None,
     compare: Annotated[Path | None, typer.Option(help="A saved report (--save) to compare with.")] = None,
     fail_if_slower: Annotated[str | None, typer.Option(
-        help="With --compare: exit 1 if a cached-call median or compile time is this much slower, e.g. 10%.",
+        help="With --compare: exit 1 if a cached-call median or compile time is this much slower, or the "
+             "device memory XLA says the program needs this much larger, e.g. 10%.",
         show_default=False)] = None,
     x64: X64Opt = False,
     devices: DevicesOpt = None,

@@ -15,6 +15,8 @@ BENCH_KIND = "jitscope.bench"
 #: ``environment.x64`` a bool (both were strings); new ``failures``, ``cached.steady_state``,
 #: ``eager.steady_state`` and ``settings.max_warmup``. 1.0 documents still load as baselines.
 BENCH_SCHEMA_VERSION = "1.1"
+#: The comparison metric of the device memory a program needs (bytes; the others are seconds).
+MEMORY_METRIC = "device memory"
 #: What the environment dict holds: versions, backend and device kind are strings, the rest are not.
 Environment = dict[str, str | int | bool]
 

@@ -1,8 +1,12 @@
-"""``--compare BASELINE.json --fail-if-slower 10%``: regressions of cached-call median or compile time.
+"""``--compare BASELINE.json --fail-if-slower 10%``: regressions of cached-call median, compile time
+or the device memory the program needs.
 
 Rows are matched by target and call. A metric regresses when the current value exceeds
 the baseline by more than the threshold; it improves when it is below by more than the
 threshold. Rows only in one report are listed as ``new`` or ``missing`` and never fail.
+The memory metric is XLA's own account of the compiled program (arguments + outputs +
+temporaries - donated, from ``compiled.memory_analysis()``): no run is needed and it does
+not vary between runs, so a growth beyond the threshold is the program's, not noise.
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ from jitscope.errors import UsageError
 from jitscope.model.bench import (
     BENCH_KIND,
     BENCH_SCHEMA_VERSION,
+    MEMORY_METRIC,
     BenchReport,
     BenchRow,
     ComparisonEntry,
@@ -24,10 +29,17 @@ from jitscope.model.bench import (
 )
 from jitscope.model.common import from_jsonable
 
+
+def _needed_bytes(row: BenchRow) -> float | None:
+    peak = row.memory.peak_bytes if row.memory is not None else None
+    return float(peak) if peak is not None else None
+
+
 #: metric name -> how to read it from a row
 METRICS: dict[str, Callable[[BenchRow], float | None]] = {
     "cached median": lambda row: row.cached.blocked.median,
     "compile": lambda row: row.cold.median.compile,
+    MEMORY_METRIC: _needed_bytes,
 }
 #: Environment keys that make timings incomparable when they differ.
 _ENV_KEYS = ("backend", "device_kind", "device_count", "jax", "jaxlib")
@@ -102,6 +114,8 @@ def compare(current: BenchReport, baseline: BenchReport, *, threshold: float, ba
         base = old.get(row.key)
         for metric, read in METRICS.items():
             value = read(row)
+            if metric == MEMORY_METRIC and value is None and (base is None or read(base) is None):
+                continue  # not measured on either side (an older report, a failed analysis)
             if base is None:
                 entries.append(ComparisonEntry(row.key, metric, None, value, None, "new"))
                 continue

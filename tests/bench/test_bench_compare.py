@@ -102,3 +102,25 @@ def test_schema_1_0_baseline_loads_with_typed_environment(tmp_path, make_row, ma
 def test_environment_types_in_json(make_row, make_report):
     env = json.loads(dumps(make_report(make_row())))["environment"]
     assert env["device_count"] == 1 and env["x64"] is False
+
+
+def test_device_memory_is_gated_with_the_times(make_row, make_report):
+    """XLA's account of the memory a program needs (args + outputs + temporaries - donated) is a
+    metric of the gate: the program that grew its temporaries regresses, an older report without
+    the analysis is not compared."""
+    import dataclasses
+
+    from jitscope.model.bench import MEMORY_METRIC
+    from jitscope.model.trace import MemoryRecord
+
+    def with_memory(row, temp):
+        return dataclasses.replace(row, memory=MemoryRecord(argument_bytes=1000, output_bytes=500, alias_bytes=500,
+                                                            temp_bytes=temp))
+
+    baseline = make_report(with_memory(make_row(call="f32[8]"), 1000), make_row(call="f32[16]"))
+    current = make_report(with_memory(make_row(call="f32[8]"), 1500), make_row(call="f32[16]"))
+    result = compare(current, baseline, threshold=0.10)
+    memory = [e for e in result.entries if e.metric == MEMORY_METRIC]
+    assert [(e.key, e.baseline, e.current, e.status) for e in memory] == [("m.py:f(f32[8])", 2000.0, 2500.0,
+                                                                           "regression")]
+    assert result.regressions == 1

@@ -57,7 +57,7 @@ def test_comparison_section(make_row, make_report):
     current = make_report(make_row(median=2e-5))
     comp = compare(current, make_report(make_row(median=1e-5)), threshold=0.1, baseline_name="base.json")
     out = text_of(render_bench(dataclasses.replace(current, comparison=comp)))
-    assert "compared with base.json  regression: more than 10% slower ─" in out
+    assert "compared with base.json  regression: more than 10% slower, or more memory ─" in out
     line = next(line for line in out.splitlines() if "cached median" in line)
     assert "+100.0%" in line and line.rstrip().endswith("regression")
     assert "1 regression(s)" in out

@@ -11,7 +11,14 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from jitscope.model.bench import BenchFailure, BenchReport, BenchRow, ComparisonRecord, ScalingRecord
+from jitscope.model.bench import (
+    MEMORY_METRIC,
+    BenchFailure,
+    BenchReport,
+    BenchRow,
+    ComparisonRecord,
+    ScalingRecord,
+)
 from jitscope.report.views.document import (
     Block,
     Cell,
@@ -215,7 +222,9 @@ def scaling_section(records: Sequence[ScalingRecord]) -> Section:
 def comparison_section(comparison: ComparisonRecord) -> Section:
     styles = {"regression": "jitscope.bad", "improvement": "jitscope.good", "new": "jitscope.muted",
               "missing": "jitscope.muted"}
-    rows = tuple((e.key, e.metric, fmt_duration(e.baseline), fmt_duration(e.current), fmt_change(e.change),
+    value = {MEMORY_METRIC: lambda v: fmt_bytes(v) if v is not None else NA}
+    rows = tuple((e.key, e.metric, value.get(e.metric, fmt_duration)(e.baseline),
+                  value.get(e.metric, fmt_duration)(e.current), fmt_change(e.change),
                   pieces(e.status, styles.get(e.status, ""))) for e in comparison.entries)
     table = Table((Column("call"), Column("metric"), Column("baseline", "right"), Column("now", "right"),
                    Column("change", "right"), Column("")), rows)
@@ -223,7 +232,7 @@ def comparison_section(comparison: ComparisonRecord) -> Section:
     blocks.append(Note(f"{comparison.regressions} regression(s)", "error") if comparison.regressions
                   else Note("no regressions", "good"))
     return Section(f"compared with {comparison.baseline or 'baseline'}", tuple(blocks),
-                   f"regression: more than {comparison.threshold:.0%} slower", id="comparison")
+                   f"regression: more than {comparison.threshold:.0%} slower, or more memory", id="comparison")
 
 
 def environment_paragraph(report: BenchReport) -> Paragraph:
