@@ -31,10 +31,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from jitscope.errors import ConfigError
-from jitscope.model.lint import SEVERITIES, Severity
+
+if TYPE_CHECKING:  # SEVERITIES is imported where fail-on is checked: jitscope trace reads this file too
+    from jitscope.model.lint import Severity
 
 PYPROJECT = "pyproject.toml"
 #: How messages name the lint table (errors are escaped before rich sees them, so the brackets stay).
@@ -171,6 +173,8 @@ def parse_lint_config(table: Mapping[str, Any], where: str = PYPROJECT) -> LintC
             (pattern, _str_list({"codes": codes}, "codes", where, f"per-file-ignores '{pattern}'"))
         )
     fail_on = normalized.get("fail-on", "warning")
+    from jitscope.model.lint import SEVERITIES
+
     if fail_on not in SEVERITIES:
         raise ConfigError(f"{where}: {LINT_TABLE} 'fail-on' must be one of {', '.join(SEVERITIES)}, not {fail_on!r}")
     _check_codes(where, select or (), ignore, *(codes for _, codes in per_file))

@@ -13,9 +13,10 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from jitscope.model.common import Location
-from jitscope.profiling.attribute import FunctionSpan, fed_reduce_stack, listed_line, parts
+from jitscope.profiling.attribute import FunctionSpan, listed_line
 from jitscope.profiling.callsites import Chain
 from jitscope.profiling.hlo import HloModule, Instruction
+from jitscope.profiling.hlo_work import fed_reduce_stack, parts
 
 #: Instructions whose value is another's (followed to it for a stack).
 _FORWARDING = frozenset({"get-tuple-element", "bitcast", "copy", "copy-start", "copy-done", "tuple", "opt-barrier",

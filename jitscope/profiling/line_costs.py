@@ -18,8 +18,8 @@ from collections.abc import Callable, Iterator
 
 from jitscope.model.common import Location
 from jitscope.model.jaxpr import JaxprRecord, distinct_eqns
-from jitscope.profiling.attribute import fed_reduce_stack, parts
 from jitscope.profiling.hlo import HloModule, Instruction, instruction_bytes, parse_module
+from jitscope.profiling.hlo_work import fed_reduce_stack, parts
 from jitscope.tracing.lines import LineKey, line_key
 
 #: Control flow whose called computations run as instructions of their own.

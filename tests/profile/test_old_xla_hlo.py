@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from jitscope.profiling.attribute import fed_reduce_stack
 from jitscope.profiling.hlo import parse_module
+from jitscope.profiling.hlo_work import fed_reduce_stack
 
 # As XLA's CPU compiler of JAX 0.5.3 leaves ``jnp.mean`` twice: the tree-reduction rewrite's reduce-window
 # has no metadata; the parallel task assigner moved one into a computation run by a call, and the second

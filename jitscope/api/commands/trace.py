@@ -87,13 +87,14 @@ def trace_command(flags: TargetFlags, *, stages: str, fmt: Enum | None, out: Pat
     from jitscope.report.writers.console import make_console
     from jitscope.report.writers.destination import write_result
     from jitscope.report.writers.progress import progress_bar
-    from jitscope.report.writers.stage_files import check_stage_folder, write_outputs
 
     report_file = out if is_report_file(out) else None
-    if out is not None and report_file is None:
+    stage_folder = out if out is not None and report_file is None else None
+    if stage_folder is not None:
         from jitscope.outputs import output_path
+        from jitscope.report.writers.stage_files import check_stage_folder
 
-        check_stage_folder(output_path(out))  # before anything runs: jitscope replaces that folder whole
+        check_stage_folder(output_path(stage_folder))  # before anything runs: jitscope replaces that folder whole
     fmt_name = resolve_format(fmt, report_file)
     wanted = parse_stages(stages)
     _freeze_imports()
@@ -102,8 +103,10 @@ def trace_command(flags: TargetFlags, *, stages: str, fmt: Enum | None, out: Pat
             user_output_to_stderr(fmt_name != "text"), user_code_scope():  # stdout: the document only
         report, profilers = run_trace(flags.load(abstract=True), flags.shapes, flags.static, flags.arg, wanted,
                                       effects, profile or bool(profile_html), progress)
-    if out is not None and report_file is None:
-        write_outputs(report, out, locations=locations, depth=depth, fold=bool(fold))
+    if stage_folder is not None:
+        from jitscope.report.writers.stage_files import write_outputs
+
+        write_outputs(report, stage_folder, locations=locations, depth=depth, fold=bool(fold))
     fold = fold if fold is not None else _fold_by_default(report.traces, fmt_name, report_file)
     write_result(TraceResult(report, stages=wanted, locations=locations, depth=depth, fold=fold), fmt_name, report_file)
     if profilers:

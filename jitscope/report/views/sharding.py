@@ -8,11 +8,14 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-from jitscope.model.profile import OpRecord
 from jitscope.model.sharding import TRAFFIC_FORMULAS, Collective, LeafSharding, ShardingRecord
 from jitscope.report.views.document import Block, Column, KeyValues, Note, Paragraph, Section, Table, pieces
 from jitscope.units import fmt_bytes, fmt_duration, fmt_share, plural
+
+if TYPE_CHECKING:
+    from jitscope.model.profile import OpRecord  # profile's ops; imported for the annotation only
 
 
 def _shape(dtype: str, shape: tuple[int, ...]) -> str:

@@ -33,7 +33,6 @@ from jitscope.report.views.document import (
 )
 from jitscope.report.views.ir import render_ir
 from jitscope.report.views.lines import StyledLines
-from jitscope.report.writers.ascii_chart import LogLogChart
 from jitscope.report.writers.console import plain_console
 from jitscope.report.writers.listings import listing_lines, timeline_table
 
@@ -186,6 +185,8 @@ def render_block(block: Block) -> RenderableType:
         return Group(*_spaced([render_block(b) for b in block.blocks]))
     if isinstance(block, Chart):
         if block.kind == "loglog":
+            from jitscope.report.writers.ascii_chart import LogLogChart  # only bench's scaling charts
+
             return LogLogChart(block)
         return render_block(timeline_table(block)) if block.kind == "timeline" else Group()
     if isinstance(block, Fit):
