@@ -90,3 +90,17 @@ def test_lint_throughput_runs_without_flake8(tmp_path: Path) -> None:
     assert "jitscope / bare parse  = ratio median " in result.stdout
     assert "jitscope / flake8" not in result.stdout
     assert "# load avg" in result.stdout and "# python" in result.stdout
+
+
+def test_memory_vs_device_reports_the_peak_and_says_when_the_device_has_none() -> None:
+    """On CPU (no memory_stats): each workload's reported peak, and that the device figure is missing."""
+    import jax
+
+    if jax.devices()[0].memory_stats():
+        pytest.skip("this device reports memory statistics: the comparison itself runs")
+    result = subprocess.run([sys.executable, str(BENCHMARKS / "memory_vs_device.py")], cwd=ROOT, capture_output=True,
+                            text=True, timeout=300, check=False)
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert [line.split()[0] for line in lines] == ["memory_peak.train_step", "rnn_step"]
+    assert all(" MiB   device: memory_stats() is not available on cpu" in line for line in lines), lines
