@@ -18,7 +18,7 @@ from jitscope.jaxcompat import xla_dump
 from jitscope.jaxcompat.jit import JitOptions, make_jit
 from jitscope.load.abstract import to_abstract, warn_if_x64_disabled
 from jitscope.load.specs import ArgSet
-from jitscope.load.target import TargetHandle
+from jitscope.load.target import TargetHandle, jit_options_for
 from jitscope.model.bench import BenchFailure
 from jitscope.model.common import Location
 from jitscope.model.memory import MemoryReport, MemoryRow, MemorySettings, RematTrial
@@ -98,7 +98,7 @@ def memory_row(target: TargetHandle, argset: ArgSet, options: MemoryOptions) -> 
     from jitscope.profiling.runner import function_span
     from jitscope.userframes import is_user_file
 
-    jit_options = target.options.with_static_names(argset.static_names)
+    jit_options, _ = jit_options_for(target, argset)
     compiled, texts = compile_for_memory(target.fn, jit_options, argset, target.name)
     start = time.perf_counter()
     span = function_span(target.fn)

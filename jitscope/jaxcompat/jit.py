@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from jitscope.jaxcompat.features import jit_cache_size, jit_function, jit_info
 from jitscope.jaxcompat.sharding import declared_shardings
@@ -26,6 +26,9 @@ class JitOptions:
     #: Every leaf that is not an array is static (equinox's filter_jit rule): for a library's own jit
     #: wrapper called with objects jax.jit cannot take (an equinox module holding its activation).
     filter_static: bool = False
+    #: Also return the argument leaves the function replaced in place (see :func:`returning_updates`):
+    #: for a library's jit wrapper (flax's ``nnx.jit``) whose updates live in its argument objects.
+    return_updates: bool = False
 
     def with_static_names(self, names: tuple[str, ...]) -> JitOptions:
         merged = tuple(dict.fromkeys(self.static_argnames + names))
@@ -62,7 +65,9 @@ def make_jit(fn: Callable[..., Any], options: JitOptions) -> Any:
 
     fn = exits_as_errors(fn)  # sys.exit in the user's function: a failure of the call, not of jitscope
     if options.filter_static:
-        return FilteredJit(fn)
+        return FilteredJit(fn)  # returns the updates itself
+    if options.return_updates:
+        fn = returning_updates(fn)
 
     shardings = {name: value for name, value in (("in_shardings", options.in_shardings),
                                                   ("out_shardings", options.out_shardings)) if value is not None}
@@ -73,6 +78,32 @@ def make_jit(fn: Callable[..., Any], options: JitOptions) -> Any:
         donate_argnums=options.donate_argnums or None,
         **shardings,
     )
+
+
+def returning_updates(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """``fn`` returning ``(out, [replaced leaves])`` when it replaced argument leaves in place.
+
+    flax's ``nnx.jit`` writes the new state (parameters, optimizer moments) into the argument
+    objects instead of returning it; returned here, the compiled program keeps computing it, as
+    nnx's own program does, rather than XLA dropping the backward pass and the update as dead code
+    (a timing or a memory peak would then be the forward pass's alone). A function that replaced
+    nothing returns what it returns.
+    """
+    import functools
+
+    @functools.wraps(fn)
+    def with_updates(*args: Any, **kwargs: Any) -> Any:
+        import jax
+
+        before, structure = jax.tree_util.tree_flatten((args, kwargs))
+        out = fn(*args, **kwargs)
+        after, structure_after = jax.tree_util.tree_flatten((args, kwargs))
+        if cast(Any, structure_after) != structure:
+            return out
+        updated = [new for old, new in zip(before, after, strict=True) if new is not old]
+        return (out, updated) if updated else out
+
+    return with_updates
 
 
 def cache_size(jitted: Any) -> int | None:

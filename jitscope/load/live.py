@@ -28,7 +28,7 @@ from typing import Any
 from jitscope.jaxcompat.jit import JitOptions, unwrap_jit
 from jitscope.jaxcompat.values import detached
 from jitscope.load.specs import ArgSet
-from jitscope.load.target import TargetHandle, parameter_names
+from jitscope.load.target import TargetHandle, is_plain_function, parameter_names
 
 
 def live_target(
@@ -74,20 +74,6 @@ def live_target(
     argset = ArgSet(tuple(args), dict(kwargs), static, label=label)
     return TargetHandle(text=text, name=text, attr_path=attr_path, fn=inner, original=fn, options=options,
                         module=module if module is not None else module_of(inner), how=how, examples=(argset,))
-
-
-def is_plain_function(fn: Any) -> bool:
-    """A function or bound method, not a library's jit wrapper: an object (flax >= 0.11 ``nnx.jit``,
-    equinox ``filter_jit``) or a wrapper function defined in a library around the user's (older
-    flax's ``nnx.jit``: a ``functools.wraps`` function whose code is flax's)."""
-    if not (inspect.isfunction(fn) or inspect.ismethod(fn) or inspect.isbuiltin(fn)):
-        return False
-    if getattr(fn, "__wrapped__", None) is None:
-        return True
-    from jitscope.userframes import default_is_user_file
-
-    code = getattr(getattr(fn, "__func__", fn), "__code__", None)
-    return code is None or default_is_user_file(code.co_filename)
 
 
 def _all_arrays(tree: Any) -> bool:

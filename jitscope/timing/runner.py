@@ -20,7 +20,7 @@ from typing import Any
 from jitscope.errors import UserCodeError
 from jitscope.jaxcompat.caches import PersistentCacheState, persistent_cache
 from jitscope.load.specs import ArgSet
-from jitscope.load.target import TargetHandle
+from jitscope.load.target import TargetHandle, jit_options_for
 from jitscope.model.bench import (
     BenchFailure,
     BenchReport,
@@ -216,7 +216,7 @@ def prepare_call(target: TargetHandle, argset: ArgSet, seed: int) -> PreparedCal
                    what=f"{target.name}({argset.describe()})")
     notes = tuple(w for w in [warn_if_x64_disabled(argset)] if w)
     args, kwargs = inp.make_inputs(argset, seed)
-    target = dataclasses.replace(target, options=target.options.with_static_names(argset.static_names))
+    target = dataclasses.replace(target, options=jit_options_for(target, argset)[0])
     return PreparedCall(target, args, kwargs, _donated(target, args, kwargs), notes)
 
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from jitscope.load.objects import is_array, leaf_bytes, leaf_size
-from jitscope.load.specs import LABEL_LIMIT, ArgSet, ArraySpec, format_value
+from jitscope.load.objects import leaf_bytes, leaf_size
+from jitscope.load.specs import LABEL_LIMIT, ArgSet, format_value
 from jitscope.model.trace import ArgumentSummary
 
 
@@ -41,13 +41,3 @@ def summarize_arguments(names: list[str], args: tuple[Any, ...], kwargs: dict[st
     return tuple(out)
 
 
-def holds_unjittable(argset: ArgSet) -> bool:
-    """True when an argument holds a leaf ``jax.jit`` cannot take: a function or another object that is
-    neither an array nor a Python scalar (an equinox module's activation, a flax module's methods)."""
-    import jax
-
-    leaves = jax.tree_util.tree_leaves((argset.args, argset.kwargs))
-    return any(not is_array(leaf) and (callable(leaf) or not isinstance(leaf, _JITTABLE)) for leaf in leaves)
-
-
-_JITTABLE = (ArraySpec, str, bytes, int, float, complex, bool, type(None))

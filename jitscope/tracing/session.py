@@ -23,12 +23,10 @@ from typing import Any, cast
 
 from jitscope.jaxcompat.jit import make_jit
 from jitscope.load.abstract import to_abstract, warn_if_x64_disabled
-from jitscope.load.live import is_plain_function
 from jitscope.load.specs import ArgSet
-from jitscope.load.target import TargetHandle
+from jitscope.load.target import TargetHandle, is_plain_function, jit_options_for
 from jitscope.model.jaxpr import summarize
 from jitscope.model.trace import ArgumentSummary, SeenArg, TraceRecord
-from jitscope.tracing.arguments import holds_unjittable
 from jitscope.tracing.diagnose import diagnose, settings_in_call
 from jitscope.tracing.origins import const_origins
 from jitscope.tracing.project import Project, project_of
@@ -146,17 +144,12 @@ def trace_target(
     want_jaxpr: bool = True,
 ) -> TraceHandle:
     """Trace ``target`` with abstract ``argset``; never raises for failures in user code."""
-    options = target.options.with_static_names(argset.static_names)
-    how = target.how
-    if not (options.from_user_jit or options.filter_static or is_plain_function(target.original)) \
-            and holds_unjittable(argset):
-        # A library's own jit wrapper (equinox.filter_jit) called with objects jax.jit cannot take:
-        # trace it the way that wrapper does, every leaf that is not an array static.
-        options = dataclasses.replace(options, filter_static=True)
-        how += "; non-array leaves static, as its wrapper (equinox.filter_jit) makes them"
+    options, changed = jit_options_for(target, argset)
+    how = target.how + (f"; {changed}" if changed else "")
     library_jit = not (options.from_user_jit or is_plain_function(target.original))
     observer = _Observer(_param_names(target.fn, len(argset.args)), argset, return_updates=library_jit)
-    jitted = make_jit(observer.wrap(target.fn), options)
+    # the observer returns the updates itself (and counts them for the report)
+    jitted = make_jit(observer.wrap(target.fn), dataclasses.replace(options, return_updates=False))
     args, kwargs = to_abstract(argset)
     notes = [w for w in [warn_if_x64_disabled(argset)] if w]
     printed = _Printed()
