@@ -43,8 +43,12 @@ def test_the_peak_is_accounted_for_and_the_lines_are_the_users(measured: tuple[s
     assert sum(line.bytes for line in row.lines) == peak.on_lines
     assert peak.arguments > 0 and row.lines
     model_file = str(MODELS / TARGETS[name][0].split(":")[0])
-    top = max((line for line in row.lines if line.in_function), key=lambda line: line.bytes)
-    assert top.location.file == model_file, top
+    assert any(line.location.file == model_file for line in row.lines), row.lines
+    # Where XLA keeps whole Python stacks (JAX >= 0.5), library code is listed at the user's line that
+    # called it; JAX 0.4.x keeps one frame per instruction, so a library's own line may head the list.
+    ours = [line for line in row.lines if line.in_function]
+    if ours:
+        assert max(ours, key=lambda line: line.bytes).location.file == model_file
 
 
 @pytest.mark.models
