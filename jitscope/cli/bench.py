@@ -71,6 +71,11 @@ def bench(
     keep_running: ContinueOpt = False,
     from_capture: FromCaptureOpt = None,
     compile_number: CompileOpt = 1,
+    processes: Annotated[int | None, typer.Option(
+        "--processes", help="Bench in N local CPU processes joined by jax.distributed (gloo collectives), on a mesh "
+        "spanning all their devices (--devices/--mesh: the whole mesh's), each timing the same calls in lockstep; "
+        "shows each process's figures side by side, the skew and the straggler. --save FILE.json writes one report "
+        "per process (FILE.p0.json ...) for jitscope merge.", show_default=False)] = None,
 ) -> None:
     """Time TARGET's cold first call (trace, lower, compile, first run) and its cached calls."""
     from jitscope.api.commands.bench import bench_command
@@ -89,6 +94,16 @@ def bench(
                            persistent_cache=persistent_cache, max_warmup=max_warmup)
     flags = TargetFlags(targets, shapes, static, arg, x64, devices, mesh, from_run, call, keep_running, from_capture,
                         compile_number)
+    if processes is not None:
+        from jitscope.api.commands.bench import bench_processes_command
+
+        if compare is not None:
+            raise UsageError("--processes cannot be combined with --compare yet",
+                             hint="compare one process's report: jitscope bench ... --compare FILE.p0.json")
+        code = bench_processes_command(flags, options, processes, fmt_name, out, save=save)
+        if code:
+            raise typer.Exit(code)
+        return
     code = bench_command(flags, options, fmt_name, out, save=save, compare=compare, fail_if_slower=fail_if_slower,
                          profile_html=profile_html)
     if code:

@@ -72,3 +72,33 @@ def local_device_names() -> tuple[str, ...]:
         return tuple(f"{d.platform}:{d.id}" for d in jax.local_devices())
     except Exception:  # noqa: BLE001
         return ()
+
+
+def cpu_collectives_missing() -> str | None:
+    """Why this JAX cannot run collectives across CPU processes (no gloo), or None when it can."""
+    import jax
+
+    if "jax_cpu_collectives_implementation" not in getattr(jax.config, "values", {}):
+        return f"JAX {jax.__version__} has no jax_cpu_collectives_implementation (gloo): no collectives across " \
+               "CPU processes"
+    return None
+
+
+def initialize(coordinator: str, count: int, index: int) -> None:
+    """Join ``count`` local CPU processes through ``jax.distributed`` (gloo collectives), as process ``index``.
+
+    Called before anything starts a backend: the device count per process is still open.
+    """
+    import jax
+
+    if cpu_collectives_missing() is None:
+        jax.config.update("jax_cpu_collectives_implementation", "gloo")
+    jax.distributed.initialize(coordinator_address=coordinator, num_processes=count, process_id=index)
+
+
+def local_share(n: int) -> int:
+    """Of ``n`` devices across the processes of an initialised ``jax.distributed`` program, how many this one
+    brings (``n`` itself for a single process); read before a backend starts."""
+    state = _global_state()
+    count = getattr(state, "num_processes", None) if getattr(state, "client", None) is not None else None
+    return -(-n // count) if isinstance(count, int) and count > 1 else n

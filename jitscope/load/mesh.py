@@ -82,8 +82,11 @@ def setup_devices(n: int) -> list[Any]:
 
     if n < 1:
         raise UsageError(f"--devices must be at least 1, got {n}")
-    if not jc.backends_initialized():
-        jc.request_cpu_devices(min(n, MAX_VIRTUAL_DEVICES))  # on a GPU/TPU the real devices count, not these
+    if not jc.backends_initialized():  # on a GPU/TPU the real devices count, not these
+        from jitscope.jaxcompat.distributed import local_share
+
+        # n is the devices of the whole mesh; in a jax.distributed program each process brings its share
+        jc.request_cpu_devices(min(local_share(n), MAX_VIRTUAL_DEVICES))
     available = jc.devices()
     if len(available) >= n:
         return available[:n]

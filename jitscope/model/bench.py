@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from jitscope.model.common import OMITTED_WHEN_DEFAULT
+from jitscope.model.run import ProcessInfo
 from jitscope.model.trace import CostRecord, MemoryRecord
 
 BENCH_KIND = "jitscope.bench"
@@ -231,6 +233,8 @@ class BenchSettings:
     clock_resolution: float
     harness_overhead: float | None  # per call: the timed loop around a call that returns a ready array
     max_warmup: float | None = None  # seconds of warm-up allowed while waiting for a steady state
+    #: ``bench --processes``: every process timed exactly this many rounds of one call (``BenchOptions``).
+    lockstep_rounds: int | None = field(default=None, metadata=OMITTED_WHEN_DEFAULT)
 
 
 @dataclass(frozen=True, slots=True)
@@ -246,3 +250,5 @@ class BenchReport:
     failures: tuple[BenchFailure, ...] = ()  # calls that raised; they have no row
     schema_version: str = BENCH_SCHEMA_VERSION
     kind: str = BENCH_KIND
+    #: Which process of a multi-process program (``bench --processes``) measured this; left out for one process.
+    process: ProcessInfo | None = field(default=None, metadata=OMITTED_WHEN_DEFAULT)

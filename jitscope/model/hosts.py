@@ -169,3 +169,71 @@ class MergeReport:
     notes: tuple[str, ...] = ()
     kind: str = "jitscope.merge"
     schema_version: str = MERGE_SCHEMA_VERSION
+
+
+#: Kind of the merged document of ``bench --processes`` / ``jitscope merge bench.p*.json``.
+BENCH_MERGE_KIND = "jitscope.merge.bench"
+
+
+@dataclass(frozen=True, slots=True)
+class BenchProcess:
+    """One process of a multi-process bench: where it ran, and the report it wrote."""
+
+    index: int
+    host: str
+    local_devices: tuple[str, ...]
+    file: str
+
+
+@dataclass(frozen=True, slots=True)
+class BenchFigures:
+    """One call's figures on one process."""
+
+    process: int
+    cached_median_s: float  # blocked cached calls
+    cached_q1_s: float
+    cached_q3_s: float
+    rounds: int
+    cold_s: float  # the first call, whole (median of --cold-runs)
+    compile_s: float | None  # its XLA compile (None where JAX emitted no event)
+    #: This process's compile times across --cold-runs, slowest / fastest (None with one cold run).
+    compile_spread: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class BenchSkew:
+    """One figure across processes: slowest / fastest, who, and whether that is beyond the processes' own
+    spread (for cached calls: the widest q3/q1 of any process's rounds; for compiles: of its cold runs)."""
+
+    ratio: float
+    fastest: int
+    slowest: int
+    spread: float | None  # None: unknown (one cold run per process)
+    flagged: bool
+
+
+@dataclass(frozen=True, slots=True)
+class MergedBenchCall:
+    """One benchmarked call, its figures on every process side by side."""
+
+    target: str
+    call: str
+    label: str
+    figures: tuple[BenchFigures, ...]
+    cached: BenchSkew | None
+    compile: BenchSkew | None
+    failed_on: tuple[int, ...] = ()  # processes where the call raised (no figures there)
+
+
+@dataclass(frozen=True, slots=True)
+class BenchMergeReport:
+    """Every process's bench report of one ``bench --processes`` run, merged."""
+
+    process_count: int
+    processes: tuple[BenchProcess, ...]
+    calls: tuple[MergedBenchCall, ...]
+    findings: tuple[Finding, ...]
+    rounds: int | None  # the lockstep rounds every process timed
+    notes: tuple[str, ...] = ()
+    kind: str = BENCH_MERGE_KIND
+    schema_version: str = MERGE_SCHEMA_VERSION

@@ -69,6 +69,10 @@ class BenchOptions:
     persistent_cache: str | None = None  # None: respect JAX's config; "off"; or a directory
     max_warmup: float | None = None  # warm-up cap while waiting for a steady state; None: default_max_warmup
     clock: Clock = perf_clock
+    #: Processes of one jax.distributed program (``bench --processes``) must make the same calls, or one waits
+    #: in a collective for good: each times exactly this many rounds of one call (after 6 warm-up calls), no
+    #: clock deciding how many. None: rounds, loops and warm-up adapt to the budget.
+    lockstep_rounds: int | None = None
 
 
 @dataclass
@@ -95,6 +99,9 @@ class _Context:
     def measure(self, time_round: RoundTimer, max_loops: int = MAX_LOOPS) -> Measured:
         """Warm up, calibrate and time ``time_round`` with this run's budget, minimum rounds and clock."""
         opts = self.options
+        if opts.lockstep_rounds is not None:  # fixed counts: zero budget and warm-up cap stop at their minimums
+            return measure(time_round, budget=0.0, min_rounds=opts.lockstep_rounds, resolution=self.resolution,
+                           clock=opts.clock, loops=1, max_warmup=0.0)
         return measure(time_round, budget=opts.budget, min_rounds=opts.min_rounds, resolution=self.resolution,
                        clock=opts.clock, max_loops=max_loops, max_warmup=self.max_warmup)
 
@@ -159,14 +166,17 @@ def _cached(target: TargetHandle, argset: ArgSet, cold: ColdOutcome, args: tuple
             if opts.dispatch:
                 ctx.step(0.7, f"{target.name}: dispatch-only calls")
                 unblocked = dispatch_round(cold.jitted, args, kwargs, block, clock)
-                samples, spent = run_rounds(unblocked, measured.stats.loops, budget=opts.budget * DISPATCH_SHARE,
-                                            min_rounds=opts.min_rounds, clock=clock)
+                lockstep = opts.lockstep_rounds
+                samples, spent = run_rounds(unblocked, measured.stats.loops,
+                                            budget=0.0 if lockstep else opts.budget * DISPATCH_SHARE,
+                                            min_rounds=lockstep or opts.min_rounds, clock=clock)
                 dispatch = summarize(samples, measured.stats.loops, total_seconds=spent)
     except Exception as exc:  # noqa: BLE001 - the user's compiled function failed when run again
         raise user_code_failed(target.name, argset.describe(), exc, target.options, "on a cached call",
                                fn=target.fn, argset=argset) from None
     stats = measured.stats
-    notes += [n for n in [steady_note("cached calls", measured.steady)] if n]
+    if opts.lockstep_rounds is None:  # in lockstep the warm-up is a fixed 6 calls, not a wait for a steady state
+        notes += [n for n in [steady_note("cached calls", measured.steady)] if n]
     if stats.unreliable:
         notes.append(f"cached-call times are unreliable: the slowest round took {stats.max / stats.min:.1f}x "
                      "the fastest (max >= 4 x min); close other programs or raise --budget"
@@ -412,6 +422,7 @@ def bench_calls(calls: Sequence[tuple[TargetHandle, ArgSet]], options: BenchOpti
         cold_process=options.cold_process, eager=options.eager, seed=options.seed,
         persistent_cache=cache.label, persistent_cache_source=cache.source, clock=clock_name(options.clock),
         clock_resolution=resolution, harness_overhead=overhead, max_warmup=max_warmup,
+        lockstep_rounds=options.lockstep_rounds,
     )
     report = BenchReport(rows=tuple(rows), settings=settings, environment=environment(),
                          scaling=scaling_records(rows), failures=tuple(failures))

@@ -78,6 +78,7 @@ def bench_command(flags: TargetFlags, options: BenchOptions, fmt_name: str, out:
     from jitscope.api.targets import enable_x64_if
     from jitscope.errors import EXIT_FINDINGS
     from jitscope.faults import user_code_scope
+    from jitscope.hosts.launch import process_place
     from jitscope.report.writers.call_trees import show_profiles
     from jitscope.report.writers.console import make_console
     from jitscope.report.writers.destination import write_result
@@ -86,11 +87,20 @@ def bench_command(flags: TargetFlags, options: BenchOptions, fmt_name: str, out:
     enable_x64_if(flags.x64)
     stderr = make_console(stderr=True)
     machine_readable = fmt_name != "text"
+    place = process_place()  # one of the processes bench --processes launched: join them first
+    if place is not None:
+        from jitscope.hosts.launch import join_processes
+
+        options = join_processes(place, options)
     with progress_bar(stderr, "jitscope bench") as progress, user_output_to_stderr(machine_readable), \
             user_code_scope():
         result, failed = run_bench(flags.load(), flags.shapes, flags.static, flags.arg, options=options, save=save,
                                    compare=compare, fail_if_slower=fail_if_slower, progress=progress,
                                    devices=flags.devices, mesh=flags.mesh)
+    if place is not None:
+        from jitscope.hosts.launch import this_process
+
+        result.report = dataclasses.replace(result.report, process=this_process(place))
     console = make_console()
     write_result(BenchAPIResult(result.report), fmt_name, out)
     if result.profilers:
@@ -105,6 +115,97 @@ def bench_command(flags: TargetFlags, options: BenchOptions, fmt_name: str, out:
     if result.report.failures:
         report_failures(result.report, stderr)
     return EXIT_FINDINGS if failed or result.report.failures else 0
+
+
+def bench_processes_command(flags: TargetFlags, options: BenchOptions, count: int, fmt_name: str,
+                            out: Path | None, *, save: Path | None) -> int:
+    """``jitscope bench TARGET --processes N``: N local CPU processes joined by ``jax.distributed``, each benching
+    the calls on the mesh spanning all their devices, in lockstep; their figures merged (``hosts/``). ``save``:
+    each process's report as ``FILE.pI.json`` (what ``jitscope merge`` reads); ``out``: the merged report."""
+    from jitscope.errors import EXIT_FINDINGS
+    from jitscope.hosts.bench import merge_bench, per_process_path
+    from jitscope.hosts.launch import launch
+    from jitscope.outputs import scratch_folder, write_atomic
+    from jitscope.report.writers.console import make_console
+
+    argv = bench_argv(flags, options, count)
+    stderr = make_console(stderr=True)
+    stderr.print(f"jitscope bench: {count} local CPU processes joined by jax.distributed ...", highlight=False)
+    with scratch_folder("jitscope-bench-") as folder:
+        launched = launch(argv, count, folder, timeout=LAUNCH_TIMEOUT_S)
+        loaded = []
+        for item in launched:
+            report = load_report(item.report)
+            path = item.report
+            if save is not None:
+                path = per_process_path(save, item.index)
+                write_atomic(path, item.report.read_text())
+            loaded.append((str(path), report))
+    merged = merge_bench(loaded)
+    write_merged(merged, fmt_name, out)
+    failures = sum(len(report.failures) for _, report in loaded)
+    if failures:
+        for where, report in loaded:
+            if report.failures:
+                stderr.print(f"in {where}:", highlight=False)
+                report_failures(report, stderr)
+                break  # every process ran the same calls: the first one's errors say it
+    return EXIT_FINDINGS if failures else 0
+
+
+def bench_argv(flags: TargetFlags, options: BenchOptions, count: int) -> list[str]:
+    """The command line each launched process runs (``--format``/``--out`` are the launcher's): the same calls on
+    the devices of the whole mesh, which the processes share evenly."""
+    from jitscope.errors import UsageError
+    from jitscope.hosts.launch import check_processes
+    from jitscope.load.mesh import parse_mesh
+
+    refused = [(flags.from_run, "--from-run"), (flags.from_capture is not None, "--from"),
+               (options.cold_process, "--cold-process"), (options.eager, "--eager"), (options.profile, "--profile")]
+    for given, name in refused:
+        if given:
+            raise UsageError(f"--processes cannot be combined with {name}",
+                             hint="each process must make exactly the same calls; time that in one process")
+    total = check_processes(count, flags.devices, parse_mesh(flags.mesh).size if flags.mesh else None)
+    argv = ["bench", *flags.targets, "--devices", str(total)]
+    for name, values in (("--shapes", flags.shapes), ("--static", flags.static), ("--arg", flags.arg)):
+        for value in values or ():
+            argv += [name, value]
+    if flags.mesh:
+        argv += ["--mesh", flags.mesh]
+    if flags.x64:
+        argv.append("--x64")
+    argv += ["--min-rounds", str(options.min_rounds), "--cold-runs", str(options.cold_runs), "--seed",
+             str(options.seed), "--dispatch" if options.dispatch else "--no-dispatch"]
+    if options.persistent_cache is not None:
+        argv += ["--persistent-cache", options.persistent_cache]
+    return argv
+
+
+#: Seconds a bench --processes run may take before its processes are stopped.
+LAUNCH_TIMEOUT_S = 900.0
+
+
+def write_merged(merged: Any, fmt_name: str, out: Path | None) -> None:
+    from jitscope.report.writers.destination import write_report
+
+    if fmt_name == "json":
+        from jitscope.report.writers.json import dumps
+
+        write_report(dumps(merged), out)
+        return
+    from jitscope.report.views.merge_bench import merge_bench_document
+
+    document = merge_bench_document(merged)
+    if fmt_name == "text" and out is None:
+        from jitscope.report.writers.console import make_console
+        from jitscope.report.writers.terminal import render_rich
+
+        make_console().print(render_rich(document))
+    else:
+        from jitscope.report.writers import render_document
+
+        write_report(render_document(document, fmt_name), out)
 
 
 def run_bench(
