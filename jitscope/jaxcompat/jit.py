@@ -80,8 +80,9 @@ def make_jit(fn: Callable[..., Any], options: JitOptions) -> Any:
     )
 
 
-def returning_updates(fn: Callable[..., Any]) -> Callable[..., Any]:
-    """``fn`` returning ``(out, [replaced leaves])`` when it replaced argument leaves in place.
+def returning_updates(fn: Callable[..., Any], counted: Callable[[int], None] | None = None) -> Callable[..., Any]:
+    """``fn`` returning ``(out, [replaced leaves])`` when it replaced argument leaves in place
+    (``counted`` is told how many, at each trace).
 
     flax's ``nnx.jit`` writes the new state (parameters, optimizer moments) into the argument
     objects instead of returning it; returned here, the compiled program keeps computing it, as
@@ -101,6 +102,8 @@ def returning_updates(fn: Callable[..., Any]) -> Callable[..., Any]:
         if cast(Any, structure_after) != structure:
             return out
         updated = [new for old, new in zip(before, after, strict=True) if new is not old]
+        if counted is not None:
+            counted(len(updated))
         return (out, updated) if updated else out
 
     return with_updates

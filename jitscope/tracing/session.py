@@ -19,9 +19,9 @@ import time
 import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any, cast
+from typing import Any
 
-from jitscope.jaxcompat.jit import make_jit
+from jitscope.jaxcompat.jit import make_jit, returning_updates
 from jitscope.load.abstract import to_abstract, warn_if_x64_disabled
 from jitscope.load.specs import ArgSet
 from jitscope.load.target import TargetHandle, is_plain_function, jit_options_for
@@ -73,23 +73,14 @@ class _Observer:
                     self.arguments = summarize_arguments(self.names, args, kwargs, self.argset)
                 except Exception as exc:  # noqa: BLE001 - describing must never break the user's trace
                     self.problems.append(f"could not describe arguments: {exc}")
-            if not self.return_updates:
-                return fn(*args, **kwargs)
-            # nnx.jit writes the new state (parameters, optimizer moments) into the argument objects
-            # instead of returning it: returned here, the compiled program keeps computing it, as
-            # nnx's own program does, rather than XLA dropping the update as dead code.
-            before, structure = jax.tree_util.tree_flatten((args, kwargs))
-            out = fn(*args, **kwargs)
-            after, structure_after = jax.tree_util.tree_flatten((args, kwargs))
-            if cast(Any, structure_after) != structure:
-                return out
-            updated = [new for old, new in zip(before, after, strict=True) if new is not old]
-            self.updated = len(updated)
-            return (out, updated) if updated else out
+            return call(*args, **kwargs)
 
-        import jax
-
+        # nnx.jit writes the new state into the argument objects: returned too (and counted)
+        call = returning_updates(fn, self._count_updates) if self.return_updates else fn
         return observed
+
+    def _count_updates(self, n: int) -> None:
+        self.updated = n
 
 
 def _param_names(fn: Any, n_args: int) -> list[str]:

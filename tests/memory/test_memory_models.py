@@ -13,15 +13,8 @@ import pytest
 
 from jitscope.model.common import from_jsonable
 from jitscope.model.memory import MemoryReport
-from tests.conftest import ROOT, run_cli
-
-MODELS = ROOT / "tests" / "targets" / "models"
-TARGETS = {
-    "nnx_gpt": ("nnx_gpt.py:train_step", ("flax", "optax")),
-    "linen_cnn": ("linen_cnn.py:train_step", ("flax", "optax")),
-    "eqx_mlp": ("eqx_mlp.py:train_step", ("equinox", "optax")),
-    "haiku_mlp": ("haiku_mlp.py:update", ("haiku", "optax")),
-}
+from tests.conftest import run_cli
+from tests.trace.test_models import MODELS, TARGETS
 
 
 @pytest.fixture(scope="module", params=sorted(TARGETS))
