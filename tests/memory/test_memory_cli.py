@@ -82,12 +82,8 @@ def test_python_api(tmp_path):
     import jax.numpy as jnp
 
     from jitscope.api.commands.memory import MemoryResult, memory
+    from tests.memory import targets  # by its package: a bare `import targets` can find tests/targets/
 
-    sys.path.insert(0, str(HERE))
-    try:
-        import targets  # type: ignore[import-not-found]
-    finally:
-        sys.path.remove(str(HERE))
     result = memory(targets.big_intermediate, jnp.ones(2048), fail_over="1MiB")
     assert isinstance(result, MemoryResult) and result.over
     assert result.lines[0].location.line == 9 and result.buffers[0].shape == "f32[2048,2048]"
