@@ -9,7 +9,7 @@ side in the same run, measures
 
 Each is run ``--repeat`` times, interleaved (so all three see the same background load);
 the medians are reported, and the ratios as the median, min and max of the per-round ratios.
-Targets: jitscope <= 0.25 x flake8's wall time, and within 2 x the bare-parse floor.
+Targets: jitscope <= 0.15 x flake8's wall time, and within 2 x the bare-parse floor.
 flake8 is optional: without it (or with ``--no-flake8``) jitscope is compared with the floor only.
 
     python benchmarks/lint_throughput.py [--path DIR] [--repeat 3] [--jobs N] [--no-flake8]
@@ -174,7 +174,7 @@ def measure(args: argparse.Namespace, machine: LoadWatch) -> None:
     # Per-round ratios: both sides of one round saw the same load, so their spread shows the noise.
     if flake8 is not None:
         per_round = [a / b for a, b in zip(times["jitscope"], times["flake8"], strict=True)]
-        print(f"jitscope / flake8      = ratio {spread(per_round, 'rounds')}   (target <= 0.25)")
+        print(f"jitscope / flake8      = ratio {spread(per_round, 'rounds')}   (target <= 0.15)")
     per_round = [a / b for a, b in zip(times["jitscope"], times["parse"], strict=True)]
     print(f"jitscope / bare parse  = ratio {spread(per_round, 'rounds')}   (target <= 2)")
     if internal:
