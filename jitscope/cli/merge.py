@@ -15,7 +15,7 @@ from jitscope.report.writers.destination import write_report
 def merge(
     reports: Annotated[list[str], typer.Argument(
         help="The per-process reports (run.p0.json run.p1.json ...) that jitscope run --out run.json wrote in each "
-        "process, or those of jitscope bench --processes N --save bench.json, or the folder holding them.", show_default=False, metavar="FILES...|DIR")],
+        "process, or those of jitscope bench/profile --processes N --save FILE.json, or the folder holding them.", show_default=False, metavar="FILES...|DIR")],
     fmt: Annotated[ReportFormat | None, format_option(what=" (json: every compile of every process lined up)")] = None,
     out: Annotated[Path | None, typer.Option(help="Write the report to this file (the suffix picks the format).",
                                              show_default=False)] = None,
@@ -31,13 +31,22 @@ def merge(
     the same program (with the first difference: the likely cause of a hang), compile-time and arrival skew with the
     stragglers named, trace-time side effects that differ."""
     fmt_name = resolve_format(fmt, out)
-    from jitscope.hosts.bench import is_bench
+    from jitscope.hosts.reports import report_kind
+    from jitscope.model.bench import BENCH_KIND
+    from jitscope.model.profile import PROFILE_KIND
 
-    if is_bench(reports):  # the per-process reports of bench --processes --save
+    kind = report_kind(reports)
+    if kind == BENCH_KIND:  # the per-process reports of bench --processes --save
         from jitscope.api.commands.bench import write_merged
         from jitscope.hosts.bench import load_bench_reports, merge_bench
 
         write_merged(merge_bench(load_bench_reports(reports)), fmt_name, out)
+        return
+    if kind == PROFILE_KIND:  # those of profile --processes --save
+        from jitscope.api.commands.bench import write_merged
+        from jitscope.hosts.profile import load_profile_reports, merge_profile
+
+        write_merged(merge_profile(load_profile_reports(reports)), fmt_name, out)
         return
     from jitscope.hosts.load import load_reports
     from jitscope.hosts.merge import merge as merge_reports

@@ -25,7 +25,7 @@ from jitscope.cli.options import (
     check_seconds,
     format_option,
 )
-from jitscope.errors import EXIT_FINDINGS
+from jitscope.errors import EXIT_FINDINGS, UsageError
 from jitscope.report.formats import resolve_format
 
 
@@ -53,6 +53,14 @@ def profile(
     keep_running: ContinueOpt = False,
     from_capture: FromCaptureOpt = None,
     compile_number: CompileOpt = 1,
+    processes: Annotated[int | None, typer.Option(
+        "--processes", help="Profile in N local CPU processes joined by jax.distributed (gloo collectives), on a "
+        "mesh spanning all their devices (--devices/--mesh: the whole mesh's), each making the same calls in "
+        "lockstep; shows each process's device time (compute and collectives) and its top lines side by side, "
+        "the skew and the straggler.", show_default=False)] = None,
+    save: Annotated[Path | None, typer.Option(
+        help="With --processes: write each process's JSON report, FILE.p0.json, FILE.p1.json ... (what jitscope "
+        "merge reads).", show_default=False)] = None,
 ) -> None:
     """Profile TARGET's cached calls and attribute the device time to its source lines."""
     from jitscope.api.commands.profile import profile_command
@@ -63,6 +71,15 @@ def profile(
     check_seconds("--budget", budget)
     flags = TargetFlags(targets, shapes, static, arg, x64, devices, mesh, from_run, call, keep_running, from_capture,
                         compile_number)
+    if processes is not None:
+        from jitscope.api.commands.profile import profile_processes_command
+
+        if profile_processes_command(flags, processes, fmt_name, out, calls=calls, seed=seed, trace_out=trace_out,
+                                     save=save):
+            raise typer.Exit(EXIT_FINDINGS)
+        return
+    if save is not None:
+        raise UsageError("--save goes with --processes", hint="one process's report: --format json --out FILE.json")
     if profile_command(flags, fmt_name, out, calls=calls, budget=budget, seed=seed, trace_out=trace_out):
         raise typer.Exit(EXIT_FINDINGS)
 

@@ -8,21 +8,18 @@ overlap are not called different); for compiles, wider than any process's own sp
 ``--cold-runs``, or, with one cold run each (no spread known), at least ``STRAGGLER_RATIO`` and
 ``STRAGGLER_MIN_S`` longer, as ``jitscope merge`` judges the compiles of ``jitscope run``.
 
-Bad input is one line naming the file (exit 2): not a bench report, a single-process one, reports
-of different runs (process count, coordinator), two claiming one process, a process missing.
+Bad input is one line naming the file (exit 2; ``hosts/reports.py``): not a bench report, a
+single-process one, reports of different runs (process count, coordinator), two claiming one
+process, a process missing.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
-from pathlib import Path
 
-from jitscope.errors import UsageError
-from jitscope.hosts.load import MAX_REPORT_BYTES, expand
 from jitscope.hosts.merge import STRAGGLER_MIN_S, STRAGGLER_RATIO
+from jitscope.hosts.reports import load_process_reports, per_process_path
 from jitscope.model.bench import BENCH_KIND, BenchReport, BenchRow
-from jitscope.model.common import from_jsonable
 from jitscope.model.hosts import (
     SLOW,
     BenchFigures,
@@ -35,68 +32,9 @@ from jitscope.model.hosts import (
 from jitscope.units import fmt_duration
 
 
-def _read_json(path: str) -> object:
-    try:
-        with open(path, "rb") as handle:
-            raw = handle.read(MAX_REPORT_BYTES + 1)
-        return json.loads(raw)
-    except OSError as exc:
-        raise UsageError(f"{path}: cannot read it ({exc.strerror})") from None
-    except (ValueError, UnicodeDecodeError):
-        return None
-
-
-def is_bench(paths: Sequence[str]) -> bool:
-    """Whether the reports to merge are bench reports (the first JSON document that names a kind says)."""
-    for path, _ in expand(paths):
-        data = _read_json(path)
-        if isinstance(data, dict) and "kind" in data:
-            return data.get("kind") == BENCH_KIND
-    return False
-
-
 def load_bench_reports(paths: Sequence[str]) -> list[tuple[str, BenchReport]]:
     """Every process's bench report, by process index, checked to be one run's."""
-    loaded: list[tuple[str, BenchReport]] = []
-    for path, named in expand(paths):
-        data = _read_json(path)
-        if not isinstance(data, dict) or data.get("kind") != BENCH_KIND:
-            if not named:
-                continue
-            kind = data.get("kind") if isinstance(data, dict) else None
-            raise UsageError(f"{path}: not a jitscope bench report (kind {kind!r}), and the others are",
-                             hint="merge the reports of one command: bench --processes N --save FILE.json wrote them")
-        if not isinstance(data.get("process"), dict):
-            raise UsageError(f"{path}: a single-process bench report (no process index)",
-                             hint="jitscope bench TARGET --processes N --save FILE.json writes one per process")
-        try:
-            report = from_jsonable(BenchReport, data)
-        except (TypeError, ValueError, KeyError) as exc:
-            raise UsageError(f"{path}: a damaged bench report ({exc})") from None
-        loaded.append((path, report))
-    return _one_run(loaded)
-
-
-def _one_run(loaded: list[tuple[str, BenchReport]]) -> list[tuple[str, BenchReport]]:
-    first_path, first = loaded[0]
-    assert first.process is not None
-    by_index: dict[int, str] = {}
-    for path, report in loaded:
-        process = report.process
-        assert process is not None
-        if (process.count, process.coordinator) != (first.process.count, first.process.coordinator):
-            raise UsageError(f"{path} is from another run (process {process.index} of {process.count} with "
-                             f"coordinator {process.coordinator or '?'}, {first_path}: {first.process.count} "
-                             f"with {first.process.coordinator or '?'})", hint="merge the reports of one run")
-        if process.index in by_index:
-            raise UsageError(f"{path} and {by_index[process.index]} both claim process {process.index}",
-                             hint="they come from different runs, or one was copied: keep one")
-        by_index[process.index] = path
-    missing = [i for i in range(first.process.count) if i not in by_index]
-    if missing:
-        expected = first_path.replace(f".p{first.process.index}.", f".p{missing[0]}.")
-        raise UsageError(f"no report for process {missing[0]} of {first.process.count} (expected {expected})")
-    return sorted(loaded, key=lambda item: item[1].process.index if item[1].process else 0)
+    return load_process_reports(paths, BenchReport, BENCH_KIND, "bench")
 
 
 def merge_bench(loaded: Sequence[tuple[str, BenchReport]]) -> BenchMergeReport:
@@ -193,8 +131,4 @@ def _findings(calls: Sequence[MergedBenchCall], count: int) -> list[Finding]:
     return out
 
 
-def per_process_path(save: Path, index: int) -> Path:
-    """``bench.json`` -> ``bench.p1.json``: where ``--save`` puts process ``index``'s report."""
-    suffix = save.suffix
-    stem = save.name[: -len(suffix)] if suffix else save.name
-    return save.with_name(f"{stem}.p{index}{suffix}")
+__all__ = ["cached_skew", "compile_skew", "load_bench_reports", "merge_bench", "per_process_path"]

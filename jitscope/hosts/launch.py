@@ -20,13 +20,16 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
 from jitscope.errors import JitscopeError, UsageError, UserCodeError
 from jitscope.model.run import ProcessInfo
 from jitscope.timing.runner import BenchOptions
+
+R = TypeVar("R")
 
 #: The environment variable a launched process reads its place from: "host:port,index,count".
 PROCESS_ENV = "JITSCOPE_PROCESS"
@@ -94,6 +97,25 @@ def launch(command: Sequence[str], count: int, folder: Path, *, timeout: float, 
     return out
 
 
+def launch_reports(command: Sequence[str], count: int, *, name: str, read: Callable[[Path], R], save: Path | None,
+                   timeout: float) -> list[tuple[str, R]]:
+    """``launch`` in a scratch folder, each process's report read with ``read``, by index, with the file it is
+    kept in: ``save`` -> ``FILE.pI.json`` (what ``jitscope merge`` reads), else the scratch file's name."""
+    from jitscope.hosts.reports import per_process_path
+    from jitscope.outputs import scratch_folder, write_atomic
+
+    loaded = []
+    with scratch_folder(f"jitscope-{name}-") as folder:
+        for item in launch(command, count, folder, timeout=timeout, name=name):
+            report = read(item.report)
+            path = item.report
+            if save is not None:
+                path = per_process_path(save, item.index)
+                write_atomic(path, item.report.read_text())
+            loaded.append((str(path), report))
+    return loaded
+
+
 def _wait(procs: list[subprocess.Popen[str]], reports: list[Path], timeout: float) -> None:
     """Until every process has ended. Processes in lockstep finish together: once one has written its report
     or ended, the others get as long again as it took (GRACE_S once one ended badly), then they are killed:
@@ -153,11 +175,12 @@ def _last_line(log: str) -> str:
     return line.removeprefix("error:").strip()
 
 
-def check_processes(count: int, devices: int | None, mesh_size: int | None) -> int:
+def check_processes(count: int, devices: int | None, mesh_size: int | None, command: str = "bench") -> int:
     """The devices of the whole mesh for ``--processes count``: ``--devices``, else the mesh's size, else one per
     process; each process must bring the same number."""
     if count < 2:
-        raise UsageError(f"--processes {count}: at least 2", hint="without --processes, bench runs in one process")
+        raise UsageError(f"--processes {count}: at least 2", hint=f"without --processes, {command} runs in one "
+                         "process")
     total = devices if devices is not None else mesh_size if mesh_size is not None else count
     if total % count:
         raise UsageError(f"--processes {count} cannot share {total} devices evenly",
@@ -170,12 +193,17 @@ def check_processes(count: int, devices: int | None, mesh_size: int | None) -> i
 LOCKSTEP_ROUNDS = 20
 
 
-def join_processes(place: tuple[str, int, int], options: BenchOptions) -> BenchOptions:
-    """Join the other processes (``jax.distributed``, before any backend starts) and time in lockstep."""
+def join(place: tuple[str, int, int]) -> None:
+    """Join the other processes through ``jax.distributed``, before any backend starts."""
     from jitscope.jaxcompat.distributed import initialize
 
     coordinator, index, count = place
     initialize(coordinator, count, index)
+
+
+def join_processes(place: tuple[str, int, int], options: BenchOptions) -> BenchOptions:
+    """Join the other processes (``jax.distributed``, before any backend starts) and time in lockstep."""
+    join(place)
     return dataclasses.replace(options, lockstep_rounds=max(options.min_rounds, LOCKSTEP_ROUNDS))
 
 

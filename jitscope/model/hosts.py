@@ -237,3 +237,76 @@ class BenchMergeReport:
     notes: tuple[str, ...] = ()
     kind: str = BENCH_MERGE_KIND
     schema_version: str = MERGE_SCHEMA_VERSION
+
+
+#: Kind of the merged document of ``profile --processes`` / ``jitscope merge profile.p*.json``.
+PROFILE_MERGE_KIND = "jitscope.merge.profile"
+
+
+@dataclass(frozen=True, slots=True)
+class ProfileTotals:
+    """One call's device time on one process, per call, and how it splits (``OpRecord.category``)."""
+
+    process: int
+    device_s: float  # every op of the program
+    compute_s: float
+    collective_s: float  # communication: all-reduce, all-gather ... (waiting for the other processes included)
+    other_s: float  # copies and control flow
+    measured_s: float  # the cached calls' median without the profiler (lockstep rounds)
+    measured_q1_s: float
+    measured_q3_s: float
+    reconciles: bool  # the parts add up to ``measured_s`` within profile's tolerance
+
+
+@dataclass(frozen=True, slots=True)
+class LineFigures:
+    """One source line's device time on one process, per call."""
+
+    process: int
+    seconds: float
+    share: float  # of that process's device time
+
+
+@dataclass(frozen=True, slots=True)
+class MergedLine:
+    """One source line, its time on every process side by side (0 where a process spent none there)."""
+
+    location: Location
+    figures: tuple[LineFigures, ...]
+    skew: BenchSkew | None  # slowest / fastest; flagged as for ``ProfileMergeReport`` below
+    in_function: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class MergedProfileCall:
+    """One profiled call: each process's totals and its top source lines side by side."""
+
+    target: str
+    call: str
+    label: str
+    totals: tuple[ProfileTotals, ...]
+    device: BenchSkew | None  # of device_s
+    compute: BenchSkew | None  # of compute_s: the slowest is the one the others wait for in collectives
+    lines: tuple[MergedLine, ...]
+    failed_on: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class ProfileMergeReport:
+    """Every process's profile report of one ``profile --processes`` run, merged.
+
+    A skew is flagged when it is beyond the processes' own spread (the widest q3/q1 of any process's
+    cached rounds) and, for a line or the compute time, when the difference is at least
+    ``min_share`` of the slowest process's device time (so microsecond lines do not count).
+    """
+
+    process_count: int
+    processes: tuple[BenchProcess, ...]
+    calls: tuple[MergedProfileCall, ...]
+    findings: tuple[Finding, ...]
+    rounds: int | None  # the lockstep rounds every process timed without the profiler
+    captured: int  # calls each process ran under the profiler
+    min_share: float
+    notes: tuple[str, ...] = ()
+    kind: str = PROFILE_MERGE_KIND
+    schema_version: str = MERGE_SCHEMA_VERSION

@@ -11,7 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from jitscope.model.bench import BenchFailure, Environment, TimingStats
-from jitscope.model.common import Location
+from jitscope.model.common import OMITTED_WHEN_DEFAULT, Location
+from jitscope.model.run import ProcessInfo
 
 PROFILE_KIND = "jitscope.profile"
 #: 1.1 added the device's published peaks (``ProfileRow.device_kind``, ``ProfileRow.peak``) and each line's
@@ -142,6 +143,8 @@ class ProfileSettings:
     budget: float
     seed: int
     trace_out: str | None = None
+    #: ``profile --processes``: every process timed exactly this many rounds of one call (``ProfileOptions``).
+    lockstep_rounds: int | None = field(default=None, metadata=OMITTED_WHEN_DEFAULT)
 
 
 @dataclass(frozen=True, slots=True)
@@ -155,3 +158,5 @@ class ProfileReport:
     warnings: tuple[str, ...] = ()
     schema_version: str = PROFILE_SCHEMA_VERSION
     kind: str = PROFILE_KIND
+    #: Which process of a multi-process program (``profile --processes``) profiled this; left out for one process.
+    process: ProcessInfo | None = field(default=None, metadata=OMITTED_WHEN_DEFAULT)

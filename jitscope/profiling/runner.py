@@ -48,6 +48,10 @@ class ProfileOptions:
     seed: int = 0
     trace_out: str | None = None  # keep the raw capture here
     clock: Clock = perf_clock
+    #: ``profile --processes``: the processes of one jax.distributed program must make the same calls, or one
+    #: waits in a collective for good; each times exactly this many rounds of one call (after the warm-up
+    #: calls), no clock deciding how many (as ``BenchOptions.lockstep_rounds``). None: as the budget allows.
+    lockstep_rounds: int | None = None
 
 
 def function_span(fn: Any) -> FunctionSpan:
@@ -143,9 +147,13 @@ def profile_row(target: TargetHandle, argset: ArgSet, options: ProfileOptions,
     try:
         say(step + 0.2, total, f"{name}: cached calls (no profiler)")
         rounds, max_loops = cached_round(jitted, args, kwargs, donated, block, clock)
-        measured = measure(rounds, budget=options.budget, min_rounds=5, resolution=clock_resolution(clock),
-                           clock=clock, max_loops=max_loops,
-                           max_warmup=default_max_warmup(options.budget, backend == "cpu"))
+        if options.lockstep_rounds is not None:  # fixed counts: zero budget and warm-up cap stop at their minimums
+            measured = measure(rounds, budget=0.0, min_rounds=options.lockstep_rounds,
+                               resolution=clock_resolution(clock), clock=clock, loops=1, max_warmup=0.0)
+        else:
+            measured = measure(rounds, budget=options.budget, min_rounds=5, resolution=clock_resolution(clock),
+                               clock=clock, max_loops=max_loops,
+                               max_warmup=default_max_warmup(options.budget, backend == "cpu"))
         say(step + 0.6, total, f"{name}: {calls} calls under the profiler")
         fresh = [donated.fresh(args, kwargs) for _ in range(calls)]
         with _capture_dir(options.trace_out) as directory:
@@ -197,5 +205,5 @@ def profile_calls(calls: Sequence[tuple[TargetHandle, ArgSet]], options: Profile
             failures.append(BenchFailure(target=target.name, call=argset.describe(), label=argset.label,
                                          error=err.message, hint=err.hint, detail=err.detail))
     settings = ProfileSettings(calls=options.calls, budget=options.budget, seed=options.seed,
-                               trace_out=options.trace_out)
+                               trace_out=options.trace_out, lockstep_rounds=options.lockstep_rounds)
     return ProfileReport(rows=tuple(rows), settings=settings, environment=environment(), failures=tuple(failures))

@@ -123,24 +123,14 @@ def bench_processes_command(flags: TargetFlags, options: BenchOptions, count: in
     the calls on the mesh spanning all their devices, in lockstep; their figures merged (``hosts/``). ``save``:
     each process's report as ``FILE.pI.json`` (what ``jitscope merge`` reads); ``out``: the merged report."""
     from jitscope.errors import EXIT_FINDINGS
-    from jitscope.hosts.bench import merge_bench, per_process_path
-    from jitscope.hosts.launch import launch
-    from jitscope.outputs import scratch_folder, write_atomic
+    from jitscope.hosts.bench import merge_bench
+    from jitscope.hosts.launch import launch_reports
     from jitscope.report.writers.console import make_console
 
     argv = bench_argv(flags, options, count)
     stderr = make_console(stderr=True)
     stderr.print(f"jitscope bench: {count} local CPU processes joined by jax.distributed ...", highlight=False)
-    with scratch_folder("jitscope-bench-") as folder:
-        launched = launch(argv, count, folder, timeout=LAUNCH_TIMEOUT_S)
-        loaded = []
-        for item in launched:
-            report = load_report(item.report)
-            path = item.report
-            if save is not None:
-                path = per_process_path(save, item.index)
-                write_atomic(path, item.report.read_text())
-            loaded.append((str(path), report))
+    loaded = launch_reports(argv, count, name="bench", read=load_report, save=save, timeout=LAUNCH_TIMEOUT_S)
     merged = merge_bench(loaded)
     write_merged(merged, fmt_name, out)
     failures = sum(len(report.failures) for _, report in loaded)
@@ -187,6 +177,7 @@ LAUNCH_TIMEOUT_S = 900.0
 
 
 def write_merged(merged: Any, fmt_name: str, out: Path | None) -> None:
+    """A merged report of ``--processes`` (bench's or profile's, by its kind) on stdout or in ``out``."""
     from jitscope.report.writers.destination import write_report
 
     if fmt_name == "json":
@@ -194,9 +185,16 @@ def write_merged(merged: Any, fmt_name: str, out: Path | None) -> None:
 
         write_report(dumps(merged), out)
         return
-    from jitscope.report.views.merge_bench import merge_bench_document
+    from jitscope.model.hosts import PROFILE_MERGE_KIND
 
-    document = merge_bench_document(merged)
+    if merged.kind == PROFILE_MERGE_KIND:
+        from jitscope.report.views.merge_profile import merge_profile_document
+
+        document = merge_profile_document(merged)
+    else:
+        from jitscope.report.views.merge_bench import merge_bench_document
+
+        document = merge_bench_document(merged)
     if fmt_name == "text" and out is None:
         from jitscope.report.writers.console import make_console
         from jitscope.report.writers.terminal import render_rich

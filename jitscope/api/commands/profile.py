@@ -6,6 +6,7 @@ the options).
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -57,6 +58,7 @@ def profile_command(flags: TargetFlags, fmt_name: str, out: Path | None, *, call
     from jitscope.api.commands.bench import report_failures
     from jitscope.api.results import ProfileResult
     from jitscope.errors import UsageError
+    from jitscope.hosts.launch import process_place
     from jitscope.profiling.runner import ProfileOptions, profile_calls
     from jitscope.report.writers.console import make_console
     from jitscope.report.writers.destination import write_result
@@ -67,8 +69,18 @@ def profile_command(flags: TargetFlags, fmt_name: str, out: Path | None, *, call
         trace_out.mkdir(parents=True, exist_ok=True)
     options = ProfileOptions(calls=calls, budget=budget, seed=seed,
                              trace_out=str(trace_out) if trace_out is not None else None)
+    place = process_place()  # one of the processes profile --processes launched: join them first
+    if place is not None:
+        from jitscope.hosts.launch import LOCKSTEP_ROUNDS, join
+
+        join(place)
+        options = dataclasses.replace(options, lockstep_rounds=LOCKSTEP_ROUNDS)
     report = run_planned(flags, "jitscope profile", fmt_name,
                          lambda planned, progress: profile_calls(planned, options, progress))
+    if place is not None:
+        from jitscope.hosts.launch import this_process
+
+        report = dataclasses.replace(report, process=this_process(place))
     stderr = make_console(stderr=True)
     terminal = fmt_name == "text" and out is None
     if report.rows or not terminal:  # on a terminal with no rows, the errors on stderr are the whole story
@@ -79,3 +91,67 @@ def profile_command(flags: TargetFlags, fmt_name: str, out: Path | None, *, call
     if report.failures:
         report_failures(report, stderr)  # type: ignore[arg-type]  # the same failure records as bench's
     return bool(report.failures)
+
+
+def profile_processes_command(flags: TargetFlags, count: int, fmt_name: str, out: Path | None, *, calls: int,
+                              seed: int, trace_out: Path | None, save: Path | None) -> bool:
+    """``jitscope profile TARGET --processes N``: N local CPU processes joined by ``jax.distributed``, each
+    profiling the calls on the mesh spanning all their devices, timed in lockstep (``bench --processes``'s
+    launcher); their device time by source line merged (``hosts/profile.py``). ``save``: each process's report as
+    ``FILE.pI.json`` (what ``jitscope merge`` reads); ``out``: the merged report. True when a call failed."""
+    from jitscope.api.commands.bench import LAUNCH_TIMEOUT_S, report_failures, write_merged
+    from jitscope.hosts.launch import launch_reports
+    from jitscope.hosts.profile import merge_profile
+    from jitscope.report.writers.console import make_console
+
+    argv = profile_argv(flags, count, calls=calls, seed=seed, trace_out=trace_out)
+    stderr = make_console(stderr=True)
+    stderr.print(f"jitscope profile: {count} local CPU processes joined by jax.distributed ...", highlight=False)
+    loaded = launch_reports(argv, count, name="profile", read=_read_profile, save=save, timeout=LAUNCH_TIMEOUT_S)
+    write_merged(merge_profile(loaded), fmt_name, out)
+    for where, report in loaded:
+        if report.failures:
+            stderr.print(f"in {where}:", highlight=False)
+            report_failures(report, stderr)
+            return True  # every process ran the same calls: the first one's errors say it
+    return False
+
+
+def profile_argv(flags: TargetFlags, count: int, *, calls: int, seed: int, trace_out: Path | None) -> list[str]:
+    """The command line each launched process runs (``--format``/``--out`` are the launcher's)."""
+    from jitscope.errors import UsageError
+    from jitscope.hosts.launch import check_processes
+    from jitscope.load.mesh import parse_mesh
+
+    same = "each process must make exactly the same calls; profile them in one process"
+    raw = "the raw captures are per process: profile one process with --trace-out"
+    refused = [(flags.from_run, "--from-run", same), (flags.from_capture is not None, "--from", same),
+               (trace_out is not None, "--trace-out", raw)]
+    for given, name, hint in refused:
+        if given:
+            raise UsageError(f"--processes cannot be combined with {name}", hint=hint)
+    total = check_processes(count, flags.devices, parse_mesh(flags.mesh).size if flags.mesh else None,
+                            command="profile")
+    argv = ["profile", *flags.targets, "--devices", str(total)]
+    for name, values in (("--shapes", flags.shapes), ("--static", flags.static), ("--arg", flags.arg)):
+        for value in values or ():
+            argv += [name, value]
+    if flags.mesh:
+        argv += ["--mesh", flags.mesh]
+    if flags.x64:
+        argv.append("--x64")
+    return [*argv, "--calls", str(calls), "--seed", str(seed)]
+
+
+def _read_profile(path: Path) -> Any:
+    """A launched process's profile report."""
+    import json
+
+    from jitscope.errors import JitscopeError
+    from jitscope.model.common import from_jsonable
+    from jitscope.model.profile import ProfileReport
+
+    try:
+        return from_jsonable(ProfileReport, json.loads(path.read_text()))
+    except (OSError, ValueError, TypeError, KeyError) as exc:
+        raise JitscopeError(f"{path}: a process left an unreadable profile report ({exc})") from None

@@ -3,7 +3,7 @@ call's figures on every process, one row per process, and the skew across them."
 
 from __future__ import annotations
 
-from jitscope.model.hosts import BenchMergeReport, BenchSkew, MergedBenchCall
+from jitscope.model.hosts import BenchMergeReport, BenchSkew, MergedBenchCall, ProfileMergeReport
 from jitscope.report.views.document import Cell, Column, Document, Note, Section, Table, pieces
 from jitscope.units import fmt_duration, plural
 
@@ -24,7 +24,7 @@ def findings_section(report: BenchMergeReport) -> Section:
                    id="findings")
 
 
-def processes_section(report: BenchMergeReport) -> Section:
+def processes_section(report: BenchMergeReport | ProfileMergeReport) -> Section:
     columns = (Column("process"), Column("host"), Column("devices"), Column("report"))
     rows = tuple((f"p{p.index}", p.host, _devices(p.local_devices), p.file.replace("\\", "/").rsplit("/", 1)[-1])
                  for p in report.processes)

@@ -1,0 +1,91 @@
+"""The per-process reports of one ``--processes`` run (``bench``, ``profile``), read and checked to be one run's.
+
+Bad input is one line naming the file (exit 2): not a report of that command, a single-process one,
+reports of different runs (process count, coordinator), two claiming one process, a process missing.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, TypeVar
+
+from jitscope.errors import UsageError
+from jitscope.hosts.load import MAX_REPORT_BYTES, expand
+from jitscope.model.common import from_jsonable
+
+R = TypeVar("R", bound=Any)
+
+
+def _read_json(path: str) -> object:
+    try:
+        with open(path, "rb") as handle:
+            raw = handle.read(MAX_REPORT_BYTES + 1)
+        return json.loads(raw)
+    except OSError as exc:
+        raise UsageError(f"{path}: cannot read it ({exc.strerror})") from None
+    except (ValueError, UnicodeDecodeError):
+        return None
+
+
+def report_kind(paths: Sequence[str]) -> str | None:
+    """The kind of the reports to merge (the first JSON document that names one says), None when none does."""
+    for path, _ in expand(paths):
+        data = _read_json(path)
+        if isinstance(data, dict) and isinstance(data.get("kind"), str):
+            return str(data["kind"])
+    return None
+
+
+def load_process_reports(paths: Sequence[str], cls: type[R], kind: str, command: str) -> list[tuple[str, R]]:
+    """Every process's report of kind ``kind`` (read as ``cls``, which has a ``process``), by process index,
+    checked to be one run's; ``command`` names what wrote them (``bench``, ``profile``)."""
+    loaded: list[tuple[str, R]] = []
+    for path, named in expand(paths):
+        data = _read_json(path)
+        if not isinstance(data, dict) or data.get("kind") != kind:
+            if not named:
+                continue
+            found = data.get("kind") if isinstance(data, dict) else None
+            raise UsageError(f"{path}: not a jitscope {command} report (kind {found!r}), and the others are",
+                             hint=f"merge the reports of one command: {command} --processes N --save FILE.json "
+                             "wrote them")
+        if not isinstance(data.get("process"), dict):
+            raise UsageError(f"{path}: a single-process {command} report (no process index)",
+                             hint=f"jitscope {command} TARGET --processes N --save FILE.json writes one per process")
+        try:
+            report = from_jsonable(cls, data)
+        except (TypeError, ValueError, KeyError) as exc:
+            raise UsageError(f"{path}: a damaged {command} report ({exc})") from None
+        loaded.append((path, report))
+    return _one_run(loaded)
+
+
+def _one_run(loaded: list[tuple[str, R]]) -> list[tuple[str, R]]:
+    first_path, first = loaded[0]
+    assert first.process is not None
+    by_index: dict[int, str] = {}
+    for path, report in loaded:
+        process = report.process
+        assert process is not None
+        if (process.count, process.coordinator) != (first.process.count, first.process.coordinator):
+            raise UsageError(f"{path} is from another run (process {process.index} of {process.count} with "
+                             f"coordinator {process.coordinator or '?'}, {first_path}: {first.process.count} "
+                             f"with {first.process.coordinator or '?'})", hint="merge the reports of one run")
+        if process.index in by_index:
+            raise UsageError(f"{path} and {by_index[process.index]} both claim process {process.index}",
+                             hint="they come from different runs, or one was copied: keep one")
+        by_index[process.index] = path
+    missing = [i for i in range(first.process.count) if i not in by_index]
+    if missing:
+        expected = first_path.replace(f".p{first.process.index}.", f".p{missing[0]}.")
+        raise UsageError(f"no report for process {missing[0]} of {first.process.count} (expected {expected})")
+    return sorted(loaded, key=lambda item: item[1].process.index if item[1].process else 0)
+
+
+def per_process_path(save: Path, index: int) -> Path:
+    """``bench.json`` -> ``bench.p1.json``: where ``--save`` puts process ``index``'s report."""
+    suffix = save.suffix
+    stem = save.name[: -len(suffix)] if suffix else save.name
+    return save.with_name(f"{stem}.p{index}{suffix}")
