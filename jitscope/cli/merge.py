@@ -15,7 +15,7 @@ from jitscope.report.writers.destination import write_report
 def merge(
     reports: Annotated[list[str], typer.Argument(
         help="The per-process reports (run.p0.json run.p1.json ...) that jitscope run --out run.json wrote in each "
-        "process, or those of jitscope bench/profile --processes N --save FILE.json, or the folder holding them.", show_default=False, metavar="FILES...|DIR")],
+        "process, or those of jitscope bench/profile/trace --processes N --save FILE.json, or the folder holding them.", show_default=False, metavar="FILES...|DIR")],
     fmt: Annotated[ReportFormat | None, format_option(what=" (json: every compile of every process lined up)")] = None,
     out: Annotated[Path | None, typer.Option(help="Write the report to this file (the suffix picks the format).",
                                              show_default=False)] = None,
@@ -41,6 +41,12 @@ def merge(
         from jitscope.hosts.bench import load_bench_reports, merge_bench
 
         write_merged(merge_bench(load_bench_reports(reports)), fmt_name, out)
+        return
+    if kind == "jitscope.trace":  # those of trace --processes --save
+        from jitscope.api.commands.bench import write_merged
+        from jitscope.hosts.trace import load_trace_reports, merge_trace
+
+        write_merged(merge_trace(load_trace_reports(reports)), fmt_name, out)
         return
     if kind == PROFILE_KIND:  # those of profile --processes --save
         from jitscope.api.commands.bench import write_merged

@@ -74,6 +74,14 @@ def trace(
     keep_running: ContinueOpt = False,
     from_capture: FromCaptureOpt = None,
     compile_number: CompileOpt = 1,
+    processes: Annotated[int | None, typer.Option(
+        "--processes", help="Trace and compile in N local CPU processes joined by jax.distributed, on a mesh "
+        "spanning all their devices (--devices/--mesh: the whole mesh's); shows whether every process compiled the "
+        "same program (the fingerprint jitscope run records; the first difference where not: the likely cause of "
+        "a hang) and each one's compile time.", show_default=False)] = None,
+    save: Annotated[Path | None, typer.Option(
+        help="With --processes: write each process's JSON report, FILE.p0.json, FILE.p1.json ... (what jitscope "
+        "merge reads).", show_default=False)] = None,
 ) -> None:
     """Trace TARGET with abstract inputs and show its jaxpr, StableHLO, HLO, cost and memory."""
     from jitscope.api.commands.trace import trace_command
@@ -81,6 +89,23 @@ def trace(
 
     flags = TargetFlags(targets, shapes, static, arg, x64, devices, mesh, from_run, call, keep_running, from_capture,
                         compile_number)
+    if processes is not None:
+        from jitscope.api.commands.trace import trace_processes_command
+        from jitscope.errors import UsageError
+        from jitscope.report.formats import is_report_file, resolve_format
+
+        if profile or profile_html is not None:
+            raise UsageError("--processes cannot be combined with --profile",
+                             hint="profile the Python side of tracing in one process")
+        if out is not None and not is_report_file(out):
+            raise UsageError(f"--out {out}: with --processes, a report file (.json, .txt, .md, .html)",
+                             hint="the per-process reports: --save FILE.json")
+        trace_processes_command(flags, processes, resolve_format(fmt, out), out, save=save)
+        return
+    if save is not None:
+        from jitscope.errors import UsageError
+
+        raise UsageError("--save goes with --processes", hint="one process's report: --format json --out FILE.json")
     trace_command(flags, stages=stages, fmt=fmt, out=out, effects=effects, profile=profile, profile_html=profile_html,
                   locations="none" if no_locations else locations.value, depth=depth, fold=fold_libraries)
 

@@ -34,6 +34,7 @@ from jitscope.model.hosts import (
     MergeReport,
     ProcessCompile,
     ProcessRow,
+    ProgramDifference,
     Skew,
 )
 from jitscope.model.run import JAX_INTERNAL, CompiledProgram, CompileEvent
@@ -174,34 +175,7 @@ def _findings(reports: Sequence[ProcessReport], processes: tuple[ProcessRow, ...
                                f"written while it ran ({fmt_duration(row.wall_s)} in), so it hung or was killed; "
                                f"{where}{tail}", (row.index,)))
     for merged in compiles:
-        for diff in merged.differences:
-            procs = _names(diff.processes)
-            ref = _names(diff.reference)
-            if diff.unavailable:
-                detail = f" ({diff.unavailable})"
-            else:
-                near = " (nearby)" if diff.source_nearby else ""
-                src = f" from {diff.source}{near}" if diff.source is not None else ""
-                ref_src = f" from {diff.reference_source}{near}" if diff.reference_source is not None else ""
-                detail = (f"; first difference, line {diff.line}"
-                          f"{' in ' + diff.computation if diff.computation else ''}: {procs}: "
-                          f"{diff.text or '(program ends)'}{src}; {ref}: {diff.reference_text or '(program ends)'}"
-                          f"{ref_src}")
-            if diff.unavailable:
-                coll = ": the likely cause of a hang"
-            elif diff.collectives != diff.reference_collectives:
-                coll = (f": the likely cause of a hang, their collectives differ ({procs}: "
-                        f"{', '.join(diff.collectives) or 'none'}; {ref}: {', '.join(diff.reference_collectives) or 'none'})"
-                        ", so they wait in ones that never match")
-            elif diff.collectives:
-                coll = (f" with the same collectives ({', '.join(diff.collectives)}): the likely cause of a hang where "
-                        "the difference changes what they exchange, else of processes silently computing different "
-                        "things")
-            else:
-                coll = " (no collectives in it: the processes compute different things)"
-            out.append(Finding(HANG, "program-mismatch",
-                               f"{_title(merged)}: {procs} compiled a different program from {ref}{coll}{detail}",
-                               diff.processes, merged.function))
+        out.extend(mismatch_finding(_title(merged), merged.function, diff) for diff in merged.differences)
     for merged in compiles:
         if not merged.missing or all(_stopped_before(m, processes, merged) for m in merged.missing):
             continue
@@ -286,6 +260,36 @@ def _compiled_after(index: int, compiles: tuple[MergedCompile, ...]) -> str:
 def _stopped_before(index: int, processes: tuple[ProcessRow, ...], merged: MergedCompile) -> bool:
     """A partial process's missing compile is reported with it (it never got there), not as one-sided."""
     return any(p.index == index and p.partial for p in processes)
+
+
+def mismatch_finding(title: str, function: str, diff: ProgramDifference) -> Finding:
+    """"p1 compiled a different program from p0", with the first difference and what the collectives say."""
+    procs = _names(diff.processes)
+    ref = _names(diff.reference)
+    if diff.unavailable:
+        detail = f" ({diff.unavailable})"
+    else:
+        near = " (nearby)" if diff.source_nearby else ""
+        src = f" from {diff.source}{near}" if diff.source is not None else ""
+        ref_src = f" from {diff.reference_source}{near}" if diff.reference_source is not None else ""
+        detail = (f"; first difference, line {diff.line}"
+                  f"{' in ' + diff.computation if diff.computation else ''}: {procs}: "
+                  f"{diff.text or '(program ends)'}{src}; {ref}: {diff.reference_text or '(program ends)'}"
+                  f"{ref_src}")
+    if diff.unavailable:
+        coll = ": the likely cause of a hang"
+    elif diff.collectives != diff.reference_collectives:
+        coll = (f": the likely cause of a hang, their collectives differ ({procs}: "
+                f"{', '.join(diff.collectives) or 'none'}; {ref}: {', '.join(diff.reference_collectives) or 'none'})"
+                ", so they wait in ones that never match")
+    elif diff.collectives:
+        coll = (f" with the same collectives ({', '.join(diff.collectives)}): the likely cause of a hang where "
+                "the difference changes what they exchange, else of processes silently computing different "
+                "things")
+    else:
+        coll = " (no collectives in it: the processes compute different things)"
+    return Finding(HANG, "program-mismatch", f"{title}: {procs} compiled a different program from {ref}{coll}{detail}",
+                   diff.processes, function)
 
 
 def _title(merged: MergedCompile) -> str:

@@ -310,3 +310,51 @@ class ProfileMergeReport:
     notes: tuple[str, ...] = ()
     kind: str = PROFILE_MERGE_KIND
     schema_version: str = MERGE_SCHEMA_VERSION
+
+
+#: Kind of the merged document of ``trace --processes`` / ``jitscope merge trace.p*.json``.
+TRACE_MERGE_KIND = "jitscope.merge.trace"
+
+
+@dataclass(frozen=True, slots=True)
+class TraceFigures:
+    """One call's trace and compile on one process, and the program it built."""
+
+    process: int
+    trace_s: float
+    lower_s: float | None
+    compile_s: float | None
+    fingerprint: str  # "" when it did not compile (a trace error, --stages without hlo)
+    failed: str = ""  # the trace error's message, when tracing failed there
+
+
+@dataclass(frozen=True, slots=True)
+class MergedTraceCall:
+    """One traced call, lined up across processes: same program or not, compile time side by side."""
+
+    target: str
+    call: str
+    figures: tuple[TraceFigures, ...]
+    #: Each program built, by fingerprint, with the processes that built it (most processes first).
+    programs: tuple[tuple[str, tuple[int, ...]], ...]
+    differences: tuple[ProgramDifference, ...]
+    collectives: tuple[str, ...]  # in the most common program
+    compile: BenchSkew | None  # of compile_s: bench's compile rule (one compile each: >= 1.5x and 0.25 s)
+
+    @property
+    def same_program(self) -> bool | None:
+        known = sum(len(p) for _, p in self.programs)
+        return None if known < 2 else len(self.programs) == 1
+
+
+@dataclass(frozen=True, slots=True)
+class TraceMergeReport:
+    """Every process's trace report of one ``trace --processes`` run, merged."""
+
+    process_count: int
+    processes: tuple[BenchProcess, ...]
+    calls: tuple[MergedTraceCall, ...]
+    findings: tuple[Finding, ...]
+    notes: tuple[str, ...] = ()
+    kind: str = TRACE_MERGE_KIND
+    schema_version: str = MERGE_SCHEMA_VERSION

@@ -5,9 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
-from jitscope.model.common import Location
+from jitscope.model.common import OMITTED_WHEN_DEFAULT, Location
 from jitscope.model.effects import EffectsRecord
 from jitscope.model.jaxpr import JaxprRecord, JaxprSummary
+from jitscope.model.run import CompiledProgram, ProcessInfo
 from jitscope.model.sharding import ShardingRecord
 
 STAGES: tuple[str, ...] = ("jaxpr", "stablehlo", "hlo", "cost", "memory")
@@ -17,7 +18,9 @@ STAGES: tuple[str, ...] = ("jaxpr", "stablehlo", "hlo", "cost", "memory")
 #: ``environment.x64`` a bool (both were strings). 1.3: ``sharding`` (``model/sharding.py``) on traces of
 #: sharded programs; older documents load with none. 1.4: each equation's ``library`` and ``library_call``
 #: frames beside its user ``location``, and each trace's ``source_roots``, ``arguments`` and ``source_lines``
-#: (all default when absent). The lint document keeps SCHEMA_VERSION; bench has its own.
+#: (all default when absent). ``process`` and each trace's ``program`` (``trace --processes`` only) are left
+#: out while default, so a single-process document is unchanged. The lint document keeps SCHEMA_VERSION; bench
+#: has its own.
 TRACE_SCHEMA_VERSION = "1.4"
 
 
@@ -165,6 +168,9 @@ class TraceRecord:
     arguments: tuple[ArgumentSummary, ...] = ()
     #: The jaxpr by line of the user's code, most FLOPs first (equations first when not compiled; schema 1.4).
     source_lines: tuple[SourceLineRecord, ...] = ()
+    #: ``trace --processes``: the program this process compiled (its fingerprint, as ``jitscope run`` records it,
+    #: and its HLO for the first difference); left out otherwise.
+    program: CompiledProgram | None = field(default=None, metadata=OMITTED_WHEN_DEFAULT)
 
 
 @dataclass(frozen=True, slots=True)
@@ -175,3 +181,5 @@ class TraceReport:
     environment: dict[str, str | int | bool] = field(default_factory=dict)  # jaxcompat.stages.environment()
     schema_version: str = TRACE_SCHEMA_VERSION
     kind: str = "jitscope.trace"
+    #: Which process of a multi-process program (``trace --processes``) traced this; left out for one process.
+    process: ProcessInfo | None = field(default=None, metadata=OMITTED_WHEN_DEFAULT)

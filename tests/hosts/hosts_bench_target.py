@@ -31,3 +31,9 @@ def fails_on_p1(x):
     if jax.process_index() == 1:
         raise ValueError("bad batch on process 1")
     return x.sum()
+
+
+def branch_on_p1(x):
+    """Process 1 takes another Python branch under jit: a different program with the same all-reduce."""
+    scale = 0.5 if jax.process_index() == 1 else 2.0
+    return (x * scale).sum()

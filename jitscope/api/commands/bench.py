@@ -177,7 +177,7 @@ LAUNCH_TIMEOUT_S = 900.0
 
 
 def write_merged(merged: Any, fmt_name: str, out: Path | None) -> None:
-    """A merged report of ``--processes`` (bench's or profile's, by its kind) on stdout or in ``out``."""
+    """A merged report of ``--processes`` (bench's, profile's or trace's, by its kind) on stdout or in ``out``."""
     from jitscope.report.writers.destination import write_report
 
     if fmt_name == "json":
@@ -185,12 +185,16 @@ def write_merged(merged: Any, fmt_name: str, out: Path | None) -> None:
 
         write_report(dumps(merged), out)
         return
-    from jitscope.model.hosts import PROFILE_MERGE_KIND
+    from jitscope.model.hosts import PROFILE_MERGE_KIND, TRACE_MERGE_KIND
 
     if merged.kind == PROFILE_MERGE_KIND:
         from jitscope.report.views.merge_profile import merge_profile_document
 
         document = merge_profile_document(merged)
+    elif merged.kind == TRACE_MERGE_KIND:
+        from jitscope.report.views.merge_trace import merge_trace_document
+
+        document = merge_trace_document(merged)
     else:
         from jitscope.report.views.merge_bench import merge_bench_document
 

@@ -99,10 +99,21 @@ def trace_command(flags: TargetFlags, *, stages: str, fmt: Enum | None, out: Pat
     wanted = parse_stages(stages)
     _freeze_imports()
     enable_x64_if(flags.x64)
+    from jitscope.hosts.launch import process_place
+
+    place = process_place()  # one of the processes trace --processes launched: join them first
+    if place is not None:
+        from jitscope.hosts.launch import join
+
+        join(place)
     with mesh_scope(flags.devices, flags.mesh), progress_bar(make_console(stderr=True), "jitscope trace") as progress, \
             user_output_to_stderr(fmt_name != "text"), user_code_scope():  # stdout: the document only
         report, profilers = run_trace(flags.load(abstract=True), flags.shapes, flags.static, flags.arg, wanted,
-                                      effects, profile or bool(profile_html), progress)
+                                      effects, profile or bool(profile_html), progress, programs=place is not None)
+    if place is not None:
+        from jitscope.hosts.launch import this_process
+
+        report = dataclasses.replace(report, process=this_process(place))
     if stage_folder is not None:
         from jitscope.report.writers.stage_files import write_outputs
 
@@ -125,11 +136,13 @@ def run_trace(
     watch_effects: bool = True,
     profile: bool = False,
     progress: Callable[[float, int, str], None] | None = None,
+    *, programs: bool = False,
 ) -> tuple[TraceReport, list[tuple[str, Any]]]:
     """Trace (and lower/compile as ``stages`` need) every call of every target.
 
     ``shapes`` holds one spec per call (a call sequence); ``progress(done, total, text)`` is
-    told before each call, so a CLI can show a bar.
+    told before each call, so a CLI can show a bar. ``programs``: record each compiled program
+    (``TraceRecord.program``: its fingerprint and HLO, for ``trace --processes``).
     """
     from jitscope.jaxcompat import features
     from jitscope.jaxcompat.stages import environment
@@ -172,6 +185,11 @@ def run_trace(
                                                  warnings=(*record.warnings, skipped.reason))
                 record = dataclasses.replace(record, sharding=probe.record,
                                              source_lines=_source_lines(handle, record, compiled))
+                text = _module_text(compiled[0]) if programs and compiled else None
+                if text:
+                    from jitscope.run.programs import compiled_program
+
+                    record = dataclasses.replace(record, program=compiled_program(text))
             records.append(record)
             if handle.profiler is not None:
                 profilers.append((f"{record.target}({record.call})", handle.profiler))
@@ -268,3 +286,51 @@ def _freeze_imports() -> None:
     import jax  # noqa: F401 - imported here so its objects are frozen with the rest
 
     gc.freeze()
+
+
+def trace_processes_command(flags: TargetFlags, count: int, fmt_name: str, out: Path | None, *,
+                            save: Path | None) -> None:
+    """``jitscope trace TARGET --processes N``: N local CPU processes joined by ``jax.distributed`` (``bench
+    --processes``'s launcher), each tracing and compiling the calls on the mesh spanning all their devices;
+    whether they all compiled the same program, and their compile times, merged (``hosts/trace.py``).
+    ``save``: each process's report as ``FILE.pI.json``; ``out``: the merged report."""
+    from jitscope.api.commands.bench import LAUNCH_TIMEOUT_S, write_merged
+    from jitscope.errors import UsageError
+    from jitscope.hosts.launch import check_processes, launch_reports
+    from jitscope.hosts.trace import merge_trace
+    from jitscope.load.mesh import parse_mesh
+    from jitscope.report.writers.console import make_console
+
+    for given, name in ((flags.from_run, "--from-run"), (flags.from_capture is not None, "--from")):
+        if given:
+            raise UsageError(f"--processes cannot be combined with {name}",
+                             hint="each process must trace exactly the same calls; replay them in one process")
+    total = check_processes(count, flags.devices, parse_mesh(flags.mesh).size if flags.mesh else None,
+                            command="trace")
+    argv = ["trace", *flags.targets, "--devices", str(total), "--stages", "jaxpr,hlo", "--no-effects"]
+    for name, values in (("--shapes", flags.shapes), ("--static", flags.static), ("--arg", flags.arg)):
+        for value in values or ():
+            argv += [name, value]
+    if flags.mesh:
+        argv += ["--mesh", flags.mesh]
+    if flags.x64:
+        argv.append("--x64")
+    make_console(stderr=True).print(f"jitscope trace: {count} local CPU processes joined by jax.distributed ...",
+                                    highlight=False)
+    loaded = launch_reports(argv, count, name="trace", read=_read_trace, save=save, timeout=LAUNCH_TIMEOUT_S)
+    write_merged(merge_trace(loaded), fmt_name, out)
+    for _, report in loaded:
+        failed_calls(report.traces)  # the user's code failed while tracing on some process: one line, exit 1
+
+
+def _read_trace(path: Path) -> Any:
+    """A launched process's trace report."""
+    import json
+
+    from jitscope.errors import JitscopeError
+    from jitscope.model.common import from_jsonable
+
+    try:
+        return from_jsonable(TraceReport, json.loads(path.read_text()))
+    except (OSError, ValueError, TypeError, KeyError) as exc:
+        raise JitscopeError(f"{path}: a process left an unreadable trace report ({exc})") from None

@@ -3,7 +3,13 @@ call's figures on every process, one row per process, and the skew across them."
 
 from __future__ import annotations
 
-from jitscope.model.hosts import BenchMergeReport, BenchSkew, MergedBenchCall, ProfileMergeReport
+from jitscope.model.hosts import (
+    BenchMergeReport,
+    BenchSkew,
+    MergedBenchCall,
+    ProfileMergeReport,
+    TraceMergeReport,
+)
 from jitscope.report.views.document import Cell, Column, Document, Note, Section, Table, pieces
 from jitscope.units import fmt_duration, plural
 
@@ -24,7 +30,7 @@ def findings_section(report: BenchMergeReport) -> Section:
                    id="findings")
 
 
-def processes_section(report: BenchMergeReport | ProfileMergeReport) -> Section:
+def processes_section(report: BenchMergeReport | ProfileMergeReport | TraceMergeReport) -> Section:
     columns = (Column("process"), Column("host"), Column("devices"), Column("report"))
     rows = tuple((f"p{p.index}", p.host, _devices(p.local_devices), p.file.replace("\\", "/").rsplit("/", 1)[-1])
                  for p in report.processes)
