@@ -40,6 +40,7 @@ from jitscope.model.hosts import (
 from jitscope.model.run import JAX_INTERNAL, CompiledProgram, CompileEvent
 from jitscope.run.causes import describe_causes
 from jitscope.units import fmt_duration
+from jitscope.userframes import display_path
 
 #: A compile is a straggler's when it took this many times the median and at least STRAGGLER_MIN_S longer.
 STRAGGLER_RATIO = 1.5
@@ -270,8 +271,9 @@ def mismatch_finding(title: str, function: str, diff: ProgramDifference) -> Find
         detail = f" ({diff.unavailable})"
     else:
         near = " (nearby)" if diff.source_nearby else ""
-        src = f" from {diff.source}{near}" if diff.source is not None else ""
-        ref_src = f" from {diff.reference_source}{near}" if diff.reference_source is not None else ""
+        src = f" from {display_path(str(diff.source))}{near}" if diff.source is not None else ""
+        ref_src = (f" from {display_path(str(diff.reference_source))}{near}"
+                   if diff.reference_source is not None else "")
         detail = (f"; first difference, line {diff.line}"
                   f"{' in ' + diff.computation if diff.computation else ''}: {procs}: "
                   f"{diff.text or '(program ends)'}{src}; {ref}: {diff.reference_text or '(program ends)'}"
