@@ -69,6 +69,19 @@ class TargetFlags:
     from_capture: Path | None = None
     compile_number: int = 1
 
+    def argv(self, command: str, devices: int) -> list[str]:
+        """``COMMAND TARGETS --devices N`` and the argument options, as a child ``jitscope`` process takes them
+        (``--processes``: each process is such a child)."""
+        out = [command, *self.targets, "--devices", str(devices)]
+        for name, values in (("--shapes", self.shapes), ("--static", self.static), ("--arg", self.arg)):
+            for value in values or ():
+                out += [name, value]
+        if self.mesh:
+            out += ["--mesh", self.mesh]
+        if self.x64:
+            out.append("--x64")
+        return out
+
     def load(self, *, abstract: bool = False) -> list[Any]:
         """The targets to call: as named, or taken from a program (``--from-run``) or a capture (``--from``)."""
         return resolve_from_run(self.targets, self.from_run, self.call, self.keep_running,

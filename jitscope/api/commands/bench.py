@@ -157,14 +157,7 @@ def bench_argv(flags: TargetFlags, options: BenchOptions, count: int) -> list[st
             raise UsageError(f"--processes cannot be combined with {name}",
                              hint="each process must make exactly the same calls; time that in one process")
     total = check_processes(count, flags.devices, parse_mesh(flags.mesh).size if flags.mesh else None)
-    argv = ["bench", *flags.targets, "--devices", str(total)]
-    for name, values in (("--shapes", flags.shapes), ("--static", flags.static), ("--arg", flags.arg)):
-        for value in values or ():
-            argv += [name, value]
-    if flags.mesh:
-        argv += ["--mesh", flags.mesh]
-    if flags.x64:
-        argv.append("--x64")
+    argv = flags.argv("bench", total)
     argv += ["--min-rounds", str(options.min_rounds), "--cold-runs", str(options.cold_runs), "--seed",
              str(options.seed), "--dispatch" if options.dispatch else "--no-dispatch"]
     if options.persistent_cache is not None:

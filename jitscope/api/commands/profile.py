@@ -132,14 +132,7 @@ def profile_argv(flags: TargetFlags, count: int, *, calls: int, seed: int, trace
             raise UsageError(f"--processes cannot be combined with {name}", hint=hint)
     total = check_processes(count, flags.devices, parse_mesh(flags.mesh).size if flags.mesh else None,
                             command="profile")
-    argv = ["profile", *flags.targets, "--devices", str(total)]
-    for name, values in (("--shapes", flags.shapes), ("--static", flags.static), ("--arg", flags.arg)):
-        for value in values or ():
-            argv += [name, value]
-    if flags.mesh:
-        argv += ["--mesh", flags.mesh]
-    if flags.x64:
-        argv.append("--x64")
+    argv = flags.argv("profile", total)
     return [*argv, "--calls", str(calls), "--seed", str(seed)]
 
 

@@ -307,14 +307,7 @@ def trace_processes_command(flags: TargetFlags, count: int, fmt_name: str, out: 
                              hint="each process must trace exactly the same calls; replay them in one process")
     total = check_processes(count, flags.devices, parse_mesh(flags.mesh).size if flags.mesh else None,
                             command="trace")
-    argv = ["trace", *flags.targets, "--devices", str(total), "--stages", "jaxpr,hlo", "--no-effects"]
-    for name, values in (("--shapes", flags.shapes), ("--static", flags.static), ("--arg", flags.arg)):
-        for value in values or ():
-            argv += [name, value]
-    if flags.mesh:
-        argv += ["--mesh", flags.mesh]
-    if flags.x64:
-        argv.append("--x64")
+    argv = [*flags.argv("trace", total), "--stages", "jaxpr,hlo", "--no-effects"]
     make_console(stderr=True).print(f"jitscope trace: {count} local CPU processes joined by jax.distributed ...",
                                     highlight=False)
     loaded = launch_reports(argv, count, name="trace", read=_read_trace, save=save, timeout=LAUNCH_TIMEOUT_S)
