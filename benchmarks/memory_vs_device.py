@@ -75,7 +75,7 @@ print(json.dumps(out))
 
 def measure(path: str, name: str, shapes: tuple[tuple[int, ...], ...]) -> dict:
     proc = subprocess.run([sys.executable, "-c", _CHILD, str(ROOT), str(ROOT / path), name, json.dumps(shapes)],
-                          capture_output=True, text=True, cwd=ROOT)
+                          capture_output=True, text=True, cwd=ROOT, check=False)
     if proc.returncode != 0:
         return {"error": (proc.stderr.strip().splitlines() or ["failed"])[-1]}
     return json.loads(proc.stdout.strip().splitlines()[-1])
