@@ -100,7 +100,8 @@ def launch(command: Sequence[str], count: int, folder: Path, *, timeout: float, 
 def launch_reports(command: Sequence[str], count: int, *, name: str, read: Callable[[Path], R], save: Path | None,
                    timeout: float) -> list[tuple[str, R]]:
     """``launch`` in a scratch folder, each process's report read with ``read``, by index, with the file it is
-    kept in: ``save`` -> ``FILE.pI.json`` (what ``jitscope merge`` reads), else the scratch file's name."""
+    kept in: ``save`` -> ``FILE.pI.json`` (what ``jitscope merge`` reads), else ``(not saved)`` (the scratch
+    file is removed)."""
     from jitscope.hosts.reports import per_process_path
     from jitscope.outputs import scratch_folder, write_atomic
 
@@ -108,11 +109,12 @@ def launch_reports(command: Sequence[str], count: int, *, name: str, read: Calla
     with scratch_folder(f"jitscope-{name}-") as folder:
         for item in launch(command, count, folder, timeout=timeout, name=name):
             report = read(item.report)
-            path = item.report
+            kept = "(not saved)"
             if save is not None:
                 path = per_process_path(save, item.index)
                 write_atomic(path, item.report.read_text())
-            loaded.append((str(path), report))
+                kept = str(path)
+            loaded.append((kept, report))
     return loaded
 
 
