@@ -18,13 +18,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from jitscope.hosts.merge import STRAGGLER_MIN_S, STRAGGLER_RATIO
-from jitscope.hosts.reports import load_process_reports, per_process_path
+from jitscope.hosts.reports import group_calls, load_process_reports, per_process_path
 from jitscope.model.bench import BENCH_KIND, BenchReport, BenchRow
 from jitscope.model.hosts import (
     SLOW,
     BenchFigures,
     BenchMergeReport,
-    BenchProcess,
     BenchSkew,
     Finding,
     MergedBenchCall,
@@ -39,18 +38,7 @@ def load_bench_reports(paths: Sequence[str]) -> list[tuple[str, BenchReport]]:
 
 def merge_bench(loaded: Sequence[tuple[str, BenchReport]]) -> BenchMergeReport:
     """The merged report (``loaded`` sorted by process index, from ``load_bench_reports`` or a launch)."""
-    processes = []
-    rows: dict[tuple[str, str, str], dict[int, BenchRow]] = {}
-    failed: dict[tuple[str, str, str], list[int]] = {}
-    for path, report in loaded:
-        process = report.process
-        assert process is not None
-        processes.append(BenchProcess(process.index, process.host, process.local_devices, path))
-        for row in report.rows:
-            rows.setdefault((row.target, row.call, row.label), {})[process.index] = row
-        for failure in report.failures:
-            failed.setdefault((failure.target, failure.call, failure.label), []).append(process.index)
-    keys = [*rows, *(key for key in failed if key not in rows)]
+    processes, rows, failed, keys = group_calls(loaded)
     unique = [_merged_call(key, rows.get(key, {}), tuple(failed.get(key, ()))) for key in keys]
     count = loaded[0][1].process.count if loaded[0][1].process else len(loaded)
     return BenchMergeReport(process_count=count, processes=tuple(processes), calls=tuple(unique),

@@ -16,11 +16,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from jitscope.hosts.reports import load_process_reports
-from jitscope.model.bench import BenchFailure
+from jitscope.hosts.reports import group_calls, load_process_reports
 from jitscope.model.hosts import (
     SLOW,
-    BenchProcess,
     BenchSkew,
     Finding,
     LineFigures,
@@ -45,28 +43,13 @@ def load_profile_reports(paths: Sequence[str]) -> list[tuple[str, ProfileReport]
 
 def merge_profile(loaded: Sequence[tuple[str, ProfileReport]]) -> ProfileMergeReport:
     """The merged report (``loaded`` sorted by process index, from ``load_profile_reports`` or a launch)."""
-    processes = []
-    rows: dict[tuple[str, str, str], dict[int, ProfileRow]] = {}
-    failed: dict[tuple[str, str, str], list[int]] = {}
-    for path, report in loaded:
-        process = report.process
-        assert process is not None
-        processes.append(BenchProcess(process.index, process.host, process.local_devices, path))
-        for row in report.rows:
-            rows.setdefault((row.target, row.call, row.label), {})[process.index] = row
-        for failure in report.failures:
-            failed.setdefault(_key(failure), []).append(process.index)
-    keys = [*rows, *(key for key in failed if key not in rows)]
+    processes, rows, failed, keys = group_calls(loaded)
     calls = [_merged_call(key, rows.get(key, {}), tuple(failed.get(key, ()))) for key in keys]
     first = loaded[0][1]
     count = first.process.count if first.process else len(loaded)
     return ProfileMergeReport(process_count=count, processes=tuple(processes), calls=tuple(calls),
                               findings=tuple(_findings(calls, count)), rounds=first.settings.lockstep_rounds,
                               captured=first.settings.calls, min_share=MIN_SHARE)
-
-
-def _key(failure: BenchFailure) -> tuple[str, str, str]:
-    return failure.target, failure.call, failure.label
 
 
 def totals(index: int, row: ProfileRow) -> ProfileTotals:

@@ -89,3 +89,26 @@ def per_process_path(save: Path, index: int) -> Path:
     suffix = save.suffix
     stem = save.name[: -len(suffix)] if suffix else save.name
     return save.with_name(f"{stem}.p{index}{suffix}")
+
+
+def group_calls(loaded: Sequence[tuple[str, Any]]) -> tuple[list[Any], dict[tuple[str, str, str], dict[int, Any]],
+                                                            dict[tuple[str, str, str], list[int]],
+                                                            list[tuple[str, str, str]]]:
+    """Per-process bench or profile reports lined up by call: (each process as a ``BenchProcess``, rows by
+    (target, call, label) then process index, the processes each call failed on, every call in order of
+    first appearance, failed-only calls last)."""
+    from jitscope.model.hosts import BenchProcess
+
+    processes = []
+    rows: dict[tuple[str, str, str], dict[int, Any]] = {}
+    failed: dict[tuple[str, str, str], list[int]] = {}
+    for path, report in loaded:
+        process = report.process
+        assert process is not None
+        processes.append(BenchProcess(process.index, process.host, process.local_devices, path))
+        for row in report.rows:
+            rows.setdefault((row.target, row.call, row.label), {})[process.index] = row
+        for failure in report.failures:
+            failed.setdefault((failure.target, failure.call, failure.label), []).append(process.index)
+    keys = [*rows, *(key for key in failed if key not in rows)]
+    return processes, rows, failed, keys
