@@ -206,6 +206,32 @@ def _importing(frame: Any) -> bool:
     return False
 
 
+def _redeliver_lost_interrupt(previous: Any) -> Any:
+    """An unraisable hook: a KeyboardInterrupt lost in a callback is not printed but raised again.
+
+    Python cannot propagate an exception out of a garbage-collection callback (JAX's
+    ``_xla_gc_callback``), a ``__del__`` or a weakref callback: it prints 'Exception ignored in ...'
+    with a traceback and goes on. Ctrl-C lost there is delivered again to the main thread a moment
+    later, from another thread (a signal sent at once would run the handler inside this hook, where
+    it is lost again; a real signal, unlike ``_thread.interrupt_main``, also ends a blocking sleep or
+    wait), so the command unwinds as usual; anything else goes to the previous hook.
+    """
+    import signal
+
+    main = threading.main_thread().ident
+    assert main is not None
+
+    def hook(unraisable: Any) -> None:
+        if isinstance(unraisable.exc_value, KeyboardInterrupt) and INTERRUPTED.is_set():
+            timer = threading.Timer(0.01, signal.pthread_kill, (main, signal.SIGINT))
+            timer.daemon = True
+            timer.start()
+            return
+        previous(unraisable)
+
+    return hook
+
+
 def exit_soon_after_interrupt(grace: float = INTERRUPT_GRACE_S) -> None:
     """Make Ctrl-C end the process within about ``grace`` seconds, exit 130, whatever the main thread does.
 
@@ -229,6 +255,7 @@ def exit_soon_after_interrupt(grace: float = INTERRUPT_GRACE_S) -> None:
         raise KeyboardInterrupt
 
     signal.signal(signal.SIGINT, on_interrupt)
+    sys.unraisablehook = _redeliver_lost_interrupt(sys.unraisablehook)
     read_fd, write_fd = os.pipe()
     os.set_blocking(write_fd, False)
     try:

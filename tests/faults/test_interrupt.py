@@ -71,3 +71,31 @@ def test_scratch_folders_are_removed_however_the_process_ends() -> None:
     with scratch_folder("jitscope-test-") as done:
         pass
     assert not done.exists()
+
+
+LANDS_IN_A_GC_CALLBACK = """
+import gc, os, signal, sys, time
+from jitscope import faults
+
+faults.exit_soon_after_interrupt(grace=30.0)  # the watchdog must not be what ends it
+def callback(phase, info):
+    if phase == "start" and not faults.INTERRUPTED.is_set():
+        os.kill(os.getpid(), signal.SIGINT)
+        for _ in range(10_000):  # the handler runs here, inside the callback, like JAX's _xla_gc_callback
+            pass
+gc.callbacks.append(callback)
+try:
+    gc.collect()
+    time.sleep(20)
+    print("the interrupt was lost", file=sys.stderr)
+except KeyboardInterrupt:
+    faults.end_interrupted()
+"""
+
+
+def test_ctrl_c_inside_a_gc_callback_is_raised_again_not_printed() -> None:
+    """Once seen in CI: Ctrl-C landed in JAX's GC callback, Python printed 'Exception ignored' and a traceback."""
+    proc = subprocess.run([sys.executable, "-c", LANDS_IN_A_GC_CALLBACK], capture_output=True, text=True,
+                          timeout=25, check=False)
+    assert proc.returncode == 130, proc.stderr
+    assert proc.stderr == "interrupted\n"
