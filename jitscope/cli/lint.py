@@ -1,22 +1,16 @@
-"""``jitscope lint``: find side effects and recompilation hazards in traced code."""
+"""``jitscope lint``: find side effects and recompilation hazards in traced code (options here; the command is
+``api/commands/lint.py``)."""
 
 from __future__ import annotations
 
 from enum import Enum
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 import typer
 
-from jitscope.api.checks import split_codes
 from jitscope.cli.options import ArgOpt, DevicesOpt, MeshOpt, StaticOpt, format_option
-from jitscope.errors import EXIT_FINDINGS, UsageError
 from jitscope.report.formats import resolve_format
-from jitscope.report.writers.destination import write_report, write_result
-
-if TYPE_CHECKING:
-    from jitscope.config import LintConfig
-    from jitscope.model.lint import Finding, LintReport
 
 
 class LintFormat(str, Enum):
@@ -136,98 +130,14 @@ def lint(
     ] = False,
 ) -> None:
     """Lint Python files for JAX hazards (static analysis: never imports or runs your code)."""
-    from jitscope.api.stdout import user_output_to_stderr
-    from jitscope.config import load_config
-    from jitscope.linter.engine import lint_paths
+    from jitscope.api.commands.lint import LINT_FORMATS, lint_command
 
-    fmt_name = resolve_format(fmt, out, tuple(f.value for f in LintFormat))
-    targets = paths or [Path(".")]
-    cfg = load_config(targets[0], config)
-    lint_config = cfg.lint.with_overrides(
-        select=split_codes(select),
-        ignore=split_codes(ignore),
-        exclude=tuple(exclude or ()),
-        fail_on=fail_on.value if fail_on else None,
-    )
-    if static_only and trace:
-        raise UsageError("--static-only and --trace contradict each other: drop one")
-    trace_targets = [] if static_only else list(trace or lint_config.trace)
-    if diff and (out is not None or fmt_name != "text"):
-        raise UsageError("--diff prints a diff: drop --format/--out")
-    if fix or diff:
-        fixed = _fix(targets, lint_config, cfg.root, jobs, write=not diff)
-        if diff:
-            raise typer.Exit(EXIT_FINDINGS if fixed else 0)
-    extra: list[Finding] = []
-    if trace_targets:  # runs the user's code: its prints go to stderr (stdout is the report's); its exits
-        from jitscope.faults import user_code_scope  # fail the trace, its tampering is put back and reported
-
-        with user_output_to_stderr(fmt_name != "text"), user_code_scope():
-            extra = _dynamic_findings(trace_targets, shapes, static, arg, devices, mesh)
-    report = lint_paths(targets, lint_config, root=cfg.root, jobs=jobs, extra_findings=extra)
-    _note_skipped(report)
-    from jitscope.api.results import LintResult
-
-    result = LintResult(report, show_source=show_source, statistics=statistics)
-    if fmt_name in ("text", "markdown", "html"):
-        write_result(result, fmt_name, out)
-    else:
-        text = result.render(fmt_name)
-        if text or out is not None:
-            write_report(text, out)
-    if fix:
-        _note(f"fixed {fixed} finding{'s' * (fixed != 1)}, {len(report.findings)} remaining")
-    if report.failed:
-        raise typer.Exit(EXIT_FINDINGS)
-
-
-def _fix(targets: list[Path], lint_config: LintConfig, root: Path, jobs: int | None, *, write: bool) -> int:
-    """Apply (or, for --diff, print) the safe fixes; how many there were."""
-    import sys
-
-    from jitscope.linter.fixing import fix_paths
-
-    outcome = fix_paths(targets, lint_config, root=root, jobs=jobs, write=write)
-    if not write:
-        sys.stdout.write(outcome.diff())
-        files = len(outcome.files)
-        _note(f"would fix {outcome.fixed} finding{'s' * (outcome.fixed != 1)} in {files} file{'s' * (files != 1)}")
-    return outcome.fixed
-
-
-def _note(text: str) -> None:
-    from jitscope.report.writers.console import make_console
-
-    make_console(stderr=True).print(text, markup=False, highlight=False)
-
-
-def _note_skipped(report: LintReport) -> None:
-    """One ``note:`` line on stderr per path that was not linted (a FIFO, a device...): stdout is the report's."""
-    if not report.skipped:
-        return
-    from rich.markup import escape
-
-    from jitscope.report.writers.console import make_console
-
-    console = make_console(stderr=True)
-    for skipped in report.skipped:
-        console.print(f"[jitscope.muted]note:[/] skipped {escape(skipped.file)}: {escape(skipped.reason)}",
-                      markup=True, highlight=False)
-
-
-def _dynamic_findings(
-    targets: list[str], shapes: list[str] | None, static: list[str] | None, arg: list[str] | None,
-    devices: int | None = None, mesh: str | None = None,
-) -> list[Finding]:
-    """Trace the targets (abstract inputs, nothing allocated) and turn what happened into findings."""
-    from jitscope.api.commands.lint import lint_targets
-    from jitscope.load.calls import calls_from_flags, load_all
-    from jitscope.load.mesh import example_mesh_scope, mesh_scope
-
-    with mesh_scope(devices, mesh):  # set up before the targets load: JAX fixes the device count at start
-        plan = [(t, calls_from_flags(t, shapes, static, arg)) for t in load_all(targets)]
-        with example_mesh_scope(argset for _, calls in plan for argset in calls):
-            return lint_targets(plan)
+    code = lint_command(paths, fmt=resolve_format(fmt, out, LINT_FORMATS), out=out, select=select, ignore=ignore,
+                        fail_on=fail_on.value if fail_on else None, statistics=statistics, exclude=exclude,
+                        config=config, jobs=jobs, show_source=show_source, trace=trace, static_only=static_only,
+                        shapes=shapes, static=static, arg=arg, devices=devices, mesh=mesh, fix=fix, diff=diff)
+    if code:
+        raise typer.Exit(code)
 
 
 def register(app: typer.Typer) -> None:

@@ -1,6 +1,6 @@
 """What a rule's dynamic check sees: the observations of ``jitscope lint --trace`` for one target.
 
-The tracer (``jitscope.api.commands.lint``) runs a target through jitscope's tracer with a call
+The tracer (``jitscope.api.commands.lint_trace``) runs a target through jitscope's tracer with a call
 sequence and fills in a :class:`TraceContext`: the side effects the effect monitor saw, the
 explained trace failure, whether two identical traces gave different jaxprs, and the
 recompilations of the sequence. Every rule's ``check_trace(trace)`` turns the part it owns

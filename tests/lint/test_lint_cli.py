@@ -97,6 +97,8 @@ def test_static_lint_and_help_never_import_jax() -> None:
         "    except SystemExit:\n"
         "        pass\n"
         "assert 'jax' not in sys.modules, 'jax was imported'\n"
+        "tracer = [m for m in sys.modules if m.startswith(('jitscope.tracing', 'jitscope.load', 'jitscope.api.commands.lint_trace'))]\n"
+        "assert not tracer, f'static lint imported the tracer: {tracer}'\n"
         "assert not any(m.startswith('tests.targets') or m == 'pkg' for m in sys.modules)\n"
         "print('ok', file=sys.stderr)\n"
     )

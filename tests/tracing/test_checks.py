@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from jitscope.api.commands.lint import lint_targets as _lint_targets
+from jitscope.api.commands.lint_trace import lint_targets as _lint_targets
 from jitscope.load.calls import default_calls
 from jitscope.load.target import load_targets
 
@@ -127,7 +127,7 @@ def test_float64_then_float32_numpy_is_one_compile_without_x64(tmp_path):
 
 
 def test_a_predicted_recompile_the_body_did_not_run_for_is_not_reported(tmp_path, monkeypatch):
-    from jitscope.api.commands import lint as checks
+    from jitscope.api.commands import lint_trace as checks
 
     targets = _sequence_target(tmp_path, "['f32[2]', 'f16[2]']")
     assert [f.code for f in lint_targets(targets)] == ["JS306"]  # the body ran again: reported
@@ -136,7 +136,7 @@ def test_a_predicted_recompile_the_body_did_not_run_for_is_not_reported(tmp_path
 
 
 def test_a_recompile_with_an_identical_key_says_so(tmp_path, monkeypatch):
-    from jitscope.api.commands import lint as checks
+    from jitscope.api.commands import lint_trace as checks
 
     targets = _sequence_target(tmp_path, "['f32[2]', 'f32[2]']")
     assert lint_targets(targets) == []

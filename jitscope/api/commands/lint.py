@@ -1,43 +1,28 @@
-"""``jitscope lint`` and ``jitscope.lint``: static findings (``lint``), and dynamic ones (``lint --trace``).
+"""``jitscope lint`` and ``jitscope.lint``: static findings, and with ``--trace`` dynamic ones.
 
-Static lint reads the code and never runs it (``linter/``). Dynamic lint (``lint_targets``) finds
-what really happened while tracing.
-
-Static analysis cannot see into helpers in other modules, libraries, or values decided at
-run time. Here jitscope traces each target (abstract inputs: nothing is allocated) and
-records what it observed in a :class:`~jitscope.linter.trace_context.TraceContext`; every
-rule's ``check_trace`` (next to its static check, in ``jitscope/linter/rules/``) turns its
-part into the same ``Finding`` records the static linter produces, so suppression
-comments, select/ignore and every output format apply unchanged:
-
-- side effects the effect monitor saw (JS101-JS106), at the line that ran them;
-- trace failures explained by the tracer (JS201, JS202, JS203, JS107, JS301);
-- a jaxpr that differs between two traces with identical inputs: hidden dependence on
-  mutable global state or host randomness (JS105);
-- recompilations in the declared call sequence, with every differing cache-key component
-  against the nearest previous compile (JS306).
+Read top to bottom: ``lint(paths)`` is the Python entry (static only: your code is read, never
+run); ``lint_command`` is the command line's (``cli/lint.py`` parses the options and calls it):
+config, ``--fix``/``--diff``, the ``--trace`` targets, the report. Static lint reads the code
+(``linter/``); dynamic lint is ``lint_trace.py``, imported only when there are targets to trace, so
+static lint never imports the tracer or JAX (the pre-commit hook and the language server start fast).
 """
 
 from __future__ import annotations
 
-import inspect
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Literal, cast
 
 from jitscope.api.checks import split_codes
-from jitscope.linter.trace_context import Place, Recompilation, TraceContext
-from jitscope.load.specs import ArgSet
-from jitscope.load.target import TargetHandle, check_call
-from jitscope.model.lint import Finding
-from jitscope.model.trace import Diagnostic
-from jitscope.run.sequence import observe_sequence
-from jitscope.tracing.recompile import analyse_target
-from jitscope.tracing.session import trace_target
-from jitscope.userframes import display_path
+from jitscope.errors import EXIT_FINDINGS, UsageError
 
 if TYPE_CHECKING:
     from jitscope.api.results import LintResult
+    from jitscope.config import LintConfig
+    from jitscope.model.lint import Finding, LintReport
+
+#: Formats lint writes: the shared four, plus SARIF 2.1.0 and GitHub Actions annotations.
+LINT_FORMATS = ("text", "json", "markdown", "html", "sarif", "github")
 
 
 def lint(
@@ -58,117 +43,107 @@ def lint(
     >>> [f"{f.file}:{f.line} {f.code}" for f in result.findings]
     """
     from jitscope.api.results import LintResult
-    from jitscope.config import load_config
     from jitscope.linter.engine import lint_paths
 
     targets = [Path(paths)] if isinstance(paths, (str, Path)) else [Path(p) for p in paths]
-    cfg = load_config(targets[0] if targets else Path("."), Path(config) if config is not None else None)
+    lint_config, root = _config(targets, Path(config) if config is not None else None, select=select, ignore=ignore,
+                                exclude=exclude, fail_on=fail_on)
+    return LintResult(lint_paths(targets, lint_config, root=root, jobs=jobs))
+
+
+def _config(targets: list[Path], config: Path | None, *, select: Sequence[str] | None,
+            ignore: Sequence[str] | None, exclude: Sequence[str] | None, fail_on: str | None
+            ) -> tuple[LintConfig, Path]:
+    """The nearest pyproject.toml's ``[tool.jitscope.lint]`` (or ``config``'s) with the options on top."""
+    from jitscope.config import load_config
+
+    cfg = load_config(targets[0] if targets else Path("."), config)
     lint_config = cfg.lint.with_overrides(select=split_codes(list(select) if select is not None else None),
                                           ignore=split_codes(list(ignore) if ignore is not None else None),
-                                          exclude=tuple(exclude or ()), fail_on=fail_on)
-    return LintResult(lint_paths(targets, lint_config, root=cfg.root, jobs=jobs))
+                                          exclude=tuple(exclude or ()),
+                                          fail_on=cast("Literal['info', 'warning', 'error'] | None", fail_on))
+    return lint_config, cfg.root
 
 
-def _definition(target: TargetHandle) -> Place:
-    fn = getattr(target.fn, "__func__", target.fn)
-    code = getattr(fn, "__code__", None)
-    if code is None:
-        return Place(display_path(target.source_file or "?"), 1, target.attr_path)
-    line = code.co_firstlineno
-    try:  # point at the `def` line, not at a decorator above it
-        source, start = inspect.getsourcelines(fn)
-        line = start + next(
-            i for i, text in enumerate(source) if text.lstrip().startswith(("def ", "async def "))
-        )
-    except (OSError, TypeError, StopIteration):
-        pass
-    return Place(display_path(code.co_filename), line, getattr(fn, "__name__", target.attr_path))
+def lint_command(
+    paths: list[Path] | None, *, fmt: str, out: Path | None, select: list[str] | None, ignore: list[str] | None,
+    fail_on: str | None, statistics: bool, exclude: list[str] | None, config: Path | None, jobs: int | None,
+    show_source: bool, trace: list[str] | None, static_only: bool, shapes: list[str] | None,
+    static: list[str] | None, arg: list[str] | None, devices: int | None, mesh: str | None, fix: bool, diff: bool,
+) -> int:
+    """``jitscope lint``: the report written, and the exit code (1: findings at or above --fail-on)."""
+    from jitscope.linter.engine import lint_paths
+
+    targets = paths or [Path(".")]
+    lint_config, root = _config(targets, config, select=select, ignore=ignore, exclude=exclude, fail_on=fail_on)
+    if static_only and trace:
+        raise UsageError("--static-only and --trace contradict each other: drop one")
+    trace_targets = [] if static_only else list(trace or lint_config.trace)
+    if diff and (out is not None or fmt != "text"):
+        raise UsageError("--diff prints a diff: drop --format/--out")
+    fixed = 0
+    if fix or diff:
+        fixed = _fix(targets, lint_config, root, jobs, write=not diff)
+        if diff:
+            return EXIT_FINDINGS if fixed else 0
+    extra: list[Finding] = []
+    if trace_targets:  # runs the user's code: its prints go to stderr (stdout is the report's); its exits
+        from jitscope.api.commands.lint_trace import dynamic_findings  # fail the trace, its tampering is
+        from jitscope.api.stdout import user_output_to_stderr  # put back and reported
+        from jitscope.faults import user_code_scope
+
+        with user_output_to_stderr(fmt != "text"), user_code_scope():
+            extra = dynamic_findings(trace_targets, shapes, static, arg, devices, mesh)
+    report = lint_paths(targets, lint_config, root=root, jobs=jobs, extra_findings=extra)
+    _note_skipped(report)
+    _write(report, fmt, out, show_source=show_source, statistics=statistics)
+    if fix:
+        _note(f"fixed {fixed} finding{'s' * (fixed != 1)}, {len(report.findings)} remaining")
+    return EXIT_FINDINGS if report.failed else 0
 
 
-def _jaxpr_text(target: TargetHandle, argset: ArgSet) -> str | None:
-    from jitscope.report.views.jaxpr import render_jaxpr_text
+def _write(report: LintReport, fmt: str, out: Path | None, *, show_source: bool, statistics: bool) -> None:
+    from jitscope.api.results import LintResult
+    from jitscope.report.writers.destination import write_report, write_result
 
-    record = trace_target(target, argset, watch_effects=False).record
-    if record.jaxpr is None:
-        return None
-    return render_jaxpr_text(record.jaxpr, None, locations=False, header=False)
-
-
-def observe_target(target: TargetHandle, calls: tuple[ArgSet, ...]) -> TraceContext:
-    """Trace one target with ``calls`` (a call sequence) and record what the rules' dynamic checks read."""
-    for argset in calls:
-        check_call(target, argset)
-    first = trace_target(target, calls[0]).record
-    effects = first.effects.effects if first.effects else ()
-    observed = TraceContext(
-        target.attr_path, _definition(target), len(calls), tuple(effects), first.diagnostic
-    )
-    if first.diagnostic is not None:
-        return observed
-    changed = False
-    if first.jaxpr is not None:
-        from jitscope.report.views.jaxpr import render_jaxpr_text
-
-        again = _jaxpr_text(target, calls[0])
-        changed = again is not None and again != render_jaxpr_text(
-            first.jaxpr, None, locations=False, header=False
-        )
-    recompilations, failure, failed_call = _recompilations(target, calls) if len(calls) > 1 else ((), None, "")
-    return TraceContext(
-        observed.target, observed.definition, observed.calls, observed.effects, failure, changed, recompilations,
-        failed_call,
-    )
+    result = LintResult(report, show_source=show_source, statistics=statistics)
+    if fmt in ("text", "markdown", "html"):
+        write_result(result, fmt, out)
+        return
+    text = result.render(fmt)
+    if text or out is not None:
+        write_report(text, out)
 
 
-def _later_failure(target: TargetHandle, calls: tuple[ArgSet, ...], seen_runs: list[bool | None]
-                   ) -> tuple[Diagnostic | None, str]:
-    """The first later call of the sequence that fails to trace, explained, and which call it is.
+def _fix(targets: list[Path], lint_config: LintConfig, root: Path, jobs: int | None, *, write: bool) -> int:
+    """Apply (or, for --diff, print) the safe fixes; how many there were."""
+    import sys
 
-    Only the calls ``observe_sequence`` could not watch (None: it failed, or there was no hook) are
-    traced again, so a sequence that traces cleanly costs nothing more.
-    """
-    for index, (argset, seen) in enumerate(zip(calls, seen_runs, strict=True), 1):
-        if index == 1 or seen is not None:
-            continue
-        diagnostic = trace_target(target, argset, watch_effects=False, want_jaxpr=False).record.diagnostic
-        if diagnostic is not None:
-            return diagnostic, f"call {index} of {len(calls)} ({argset.describe()})"
-    return None, ""
+    from jitscope.linter.fixing import fix_paths
+
+    outcome = fix_paths(targets, lint_config, root=root, jobs=jobs, write=write)
+    if not write:
+        sys.stdout.write(outcome.diff())
+        files = len(outcome.files)
+        _note(f"would fix {outcome.fixed} finding{'s' * (outcome.fixed != 1)} in {files} file{'s' * (files != 1)}")
+    return outcome.fixed
 
 
-def _recompilations(target: TargetHandle, calls: tuple[ArgSet, ...]
-                    ) -> tuple[tuple[Recompilation, ...], Diagnostic | None, str]:
-    seq = analyse_target(target, calls)
-    seen_runs = observe_sequence(target, calls)
-    failure, failed_call = _later_failure(target, calls, seen_runs)
-    out: list[Recompilation] = []
-    for call, seen in zip(seq.calls, seen_runs, strict=True):
-        # What tracing saw wins over the prediction: a body that did not run again was a cache hit,
-        # whatever the keys say (a component jitscope models more strictly than JAX does).
-        if call.compiles and call.index > 1 and seen is not False:
-            causes = tuple(str(d) for d in call.diffs)
-            out.append(Recompilation(call.index, call.call, call.nearest, causes, seen))
-        elif seen and not call.compiles:
-            out.append(Recompilation(call.index, call.call, call.nearest, (), seen, unexplained=True))
-    return tuple(out), failure, failed_call
+def _note(text: str) -> None:
+    from jitscope.report.writers.console import make_console
+
+    make_console(stderr=True).print(text, markup=False, highlight=False)
 
 
-def lint_target(target: TargetHandle, calls: tuple[ArgSet, ...]) -> Iterator[Finding]:
-    """Trace one target with ``calls`` (a call sequence) and yield what every rule's dynamic check finds."""
-    from jitscope.linter.registry import RULES
+def _note_skipped(report: LintReport) -> None:
+    """One ``note:`` line on stderr per path that was not linted (a FIFO, a device...): stdout is the report's."""
+    if not report.skipped:
+        return
+    from rich.markup import escape
 
-    observed = observe_target(target, calls)
-    for rule in RULES:
-        yield from rule().check_trace(observed)
+    from jitscope.report.writers.console import make_console
 
-
-def lint_targets(plan: list[tuple[TargetHandle, tuple[ArgSet, ...]]]) -> list[Finding]:
-    """Dynamic findings for every (target, call sequence), deduplicated."""
-    out: dict[tuple[str, str, int, str], Finding] = {}
-    for target, calls in plan:
-        for finding in lint_target(target, calls):
-            # Several jitted wrappers of one function fail at the same line: report it once. Each
-            # recompiling call of a sequence is its own finding (they share the `def` line).
-            per_call = finding.message if finding.code == "JS306" else ""
-            out.setdefault((finding.code, finding.file, finding.line, per_call), finding)
-    return list(out.values())
+    console = make_console(stderr=True)
+    for skipped in report.skipped:
+        console.print(f"[jitscope.muted]note:[/] skipped {escape(skipped.file)}: {escape(skipped.reason)}",
+                      markup=True, highlight=False)
