@@ -365,10 +365,12 @@ class LintResult(Result["LintReport"]):
     command = "lint"
     formats = (*REPORT_FORMATS, "sarif", "github")
 
-    def __init__(self, record: LintReport, *, show_source: bool = True, statistics: bool = True) -> None:
+    def __init__(self, record: LintReport, *, show_source: bool = True, statistics: bool = True,
+                 fixed: int = 0) -> None:
         super().__init__(record)
         self.show_source = show_source  # a code frame under each finding (always in Markdown and HTML)
         self.statistics = statistics  # counts by rule (always in Markdown and HTML)
+        self.fixed = fixed  # findings fixed before linting (``jitscope.lint(..., fix=True)``)
 
     @property
     def findings(self) -> tuple[Finding, ...]:

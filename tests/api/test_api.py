@@ -215,6 +215,19 @@ def test_lint_matches_the_cli(tmp_path: Path):
     assert {f.code for f in only.findings} == {"JS101"}
 
 
+def test_lint_fix_applies_the_safe_fixes_and_reports_what_remains(tmp_path: Path):
+    source = ("import jax\nimport jax.numpy as jnp\n\n\n@jax.jit\ndef f(x):\n    buf = jnp.zeros(4)\n"
+              "    buf[1] = x[0]\n    print('x is', x)\n    return buf\n")
+    path = tmp_path / "step.py"
+    path.write_text(source)
+    before = jitscope.lint(path, select=["JS101", "JS204"])
+    assert sorted(f.code for f in before.findings) == ["JS101", "JS204"] and before.fixed == 0
+    after = jitscope.lint(path, select=["JS101", "JS204"], fix=True)
+    assert after.fixed == 2 and after.findings == ()
+    fixed = path.read_text()
+    assert "buf = buf.at[1].set(x[0])" in fixed and "jax.debug.print" in fixed
+
+
 def test_watch_counts_the_blocks_compiles_with_causes():
     @jax.jit
     def step(x):

@@ -34,10 +34,13 @@ def lint(
     fail_on: Literal["info", "warning", "error"] | None = None,
     config: str | Path | None = None,
     jobs: int | None = None,
+    fix: bool = False,
 ) -> LintResult:
     """Lint Python files for JAX hazards, as ``jitscope lint --static-only`` (your code is read, never run).
 
     The ``[tool.jitscope.lint]`` table of the nearest ``pyproject.toml`` applies, with these options on top.
+    ``fix=True`` first applies the safe fixes, as ``--fix`` (``result.fixed`` says how many); the
+    findings are what remains.
 
     >>> result = jitscope.lint("src/")
     >>> [f"{f.file}:{f.line} {f.code}" for f in result.findings]
@@ -48,7 +51,12 @@ def lint(
     targets = [Path(paths)] if isinstance(paths, (str, Path)) else [Path(p) for p in paths]
     lint_config, root = _config(targets, Path(config) if config is not None else None, select=select, ignore=ignore,
                                 exclude=exclude, fail_on=fail_on)
-    return LintResult(lint_paths(targets, lint_config, root=root, jobs=jobs))
+    fixed = 0
+    if fix:
+        from jitscope.linter.fixing import fix_paths
+
+        fixed = fix_paths(targets, lint_config, root=root, jobs=jobs, write=True).fixed
+    return LintResult(lint_paths(targets, lint_config, root=root, jobs=jobs), fixed=fixed)
 
 
 def _config(targets: list[Path], config: Path | None, *, select: Sequence[str] | None,
