@@ -44,8 +44,11 @@ from jitscope.model.lint import Finding
 
 #: Rounds of cross-module follow-up (a helper of a helper of ... in another module).
 _FOLLOW_ROUNDS = 4
-#: Below this many files the pool costs more than it saves.
+#: Below this many files the pool costs more than it saves...
 _POOL_MIN_FILES = 24
+#: ...unless they are this large together: the follow-up rounds re-lint a few big modules (jax's
+#: lax.py, lax_numpy.py: 1 MB in 4 files, 0.4 s of CPU), which one process would lint alone.
+_POOL_MIN_BYTES = 256_000
 _MARKERS = ("jax", "equinox", "flax")
 #: rules about traced values: re-checked when another module declares some fields static
 _VALUE_CODES = frozenset({"JS201", "JS202", "JS203", "JS204"})
@@ -258,8 +261,15 @@ def _worker_init() -> None:
     gc.disable()
 
 
+def _pooled(tasks: list[FileTask], jobs: int) -> bool:
+    """Whether ``tasks`` are worth starting ``jobs`` worker processes for."""
+    if jobs <= 1 or len(tasks) < 2:
+        return False
+    return len(tasks) >= _POOL_MIN_FILES or sum(t.ref.size for t in tasks) >= _POOL_MIN_BYTES
+
+
 def _run(tasks: list[FileTask], jobs: int) -> list[FileResult]:
-    if jobs <= 1 or len(tasks) < _POOL_MIN_FILES:
+    if not _pooled(tasks, jobs):
         enabled = gc.isenabled()
         gc.disable()
         try:
@@ -278,7 +288,8 @@ def _run(tasks: list[FileTask], jobs: int) -> list[FileResult]:
     method = ("forkserver" if "jax" in sys.modules else "fork") if sys.platform.startswith("linux") else None
     context = multiprocessing.get_context(method)
     try:
-        with ProcessPoolExecutor(max_workers=jobs, mp_context=context, initializer=_worker_init) as pool:
+        workers = min(jobs, len(tasks))
+        with ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=_worker_init) as pool:
             done = list(pool.map(_lint_chunk, [[tasks[i] for i in chunk] for chunk in chunks]))
     except (BrokenProcessPool, OSError):
         # A worker died (out of memory, killed) or processes cannot be created here: lint in-process.
