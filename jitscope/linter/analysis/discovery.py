@@ -11,6 +11,7 @@ for ``jit``/``pmap``, a :class:`JitSite` that the recompilation rules inspect.
 from __future__ import annotations
 
 import ast
+import functools
 import itertools
 import re
 
@@ -58,6 +59,14 @@ def word_regex(words: list[str]) -> re.Pattern[str]:
 
 
 _TRIGGER_RE = word_regex(_TRIGGER_WORDS)
+
+
+@functools.lru_cache(maxsize=256)
+def _trigger_regex(extra: frozenset[str]) -> re.Pattern[str]:
+    """The trigger words plus a module's own aliases of transforms. Cached: modules of one package
+    import the same names (``from jax._src.lax import lax``), and compiling the alternation of a
+    few hundred words costs more than the scan it serves."""
+    return word_regex([*_TRIGGER_WORDS, *extra])
 _RULE_METHODS = frozenset({"defjvp", "defvjp", "defjvps", "defjvp_all", "defvjp_all"})
 
 
@@ -80,7 +89,7 @@ class Discoverer(TransformApplication):
             a for a, q in self.index.names.aliases.items() if a not in _TRIGGER_WORDS and _interesting(q)
         ]
         if extra:
-            pattern = word_regex([*_TRIGGER_WORDS, *extra])
+            pattern = _trigger_regex(frozenset(extra))
         # Group the trigger lines by the innermost statement that contains them; each statement is
         # then examined once, looking only at the sub-expressions that span one of its trigger lines.
         statements: dict[int, tuple[list[ast.stmt], set[int]]] = {}

@@ -77,7 +77,14 @@ def _factory_keywords(index: ModuleIndex, func: DefNode, stmt: ast.stmt) -> dict
 
 def find_jit_factories(index: ModuleIndex) -> dict[str, dict[str, ast.expr]]:
     """Jit factories this module can call: its own module-level ones and the imported ones
-    (``index.imported_factories``): local name -> the static keywords of the jit they return."""
+    (``index.imported_factories``): local name -> the static keywords of the jit they return.
+    Computed once per module (kept on ``index``); callers must not change what it returns."""
+    if index.jit_factories is None:
+        index.jit_factories = _find_jit_factories(index)
+    return index.jit_factories
+
+
+def _find_jit_factories(index: ModuleIndex) -> dict[str, dict[str, ast.expr]]:
     out: dict[str, dict[str, ast.expr]] = {
         name: _literal_keywords(statics) for name, statics in index.imported_factories.items()
     }
@@ -123,13 +130,14 @@ def find_wrapped_sites(index: ModuleIndex, known: list[JitSite]) -> list[JitSite
     if "static_arg" not in text and "jit" not in text and not index.imported_factories:
         return []
     factories = find_jit_factories(index)
-    patterns = [_STATIC_RE.pattern]
+    # _STATIC_RE is slow (``.*`` on every assignment line): scan with it only where it can match
+    patterns = [_STATIC_RE.pattern] if "static_arg" in text else []
     if factories:
         patterns.append(r"\b(?:" + "|".join(map(re.escape, factories)) + r")\s*\(")
-    pattern = re.compile("|".join(patterns), re.MULTILINE)
     seen = {id(site.node) for site in known}
     out: list[JitSite] = []
-    for line, _ in match_lines(pattern, text):
+    lines = match_lines(re.compile("|".join(patterns), re.MULTILINE), text) if patterns else iter(())
+    for line, _ in lines:
         chain = index.statement_chain(line)
         stmt = chain[-1] if chain else None
         if not isinstance(stmt, ast.Assign) or len(stmt.targets) != 1 or not isinstance(stmt.value, ast.Call):

@@ -64,6 +64,15 @@ def block_statements(body: list[ast.stmt]) -> Iterator[ast.stmt]:
                 yield from block_statements(child)
 
 
+def all_statements(body: list[ast.stmt]) -> Iterator[ast.stmt]:
+    """Statements of ``body`` and of every nested block, functions and classes included: the
+    statements ``ast.walk`` would reach, without visiting a single expression."""
+    for stmt in body:
+        yield stmt
+        for child in child_bodies(stmt):
+            yield from all_statements(child)
+
+
 #: static_argnums / static_argnames of a jit factory, as literals
 FactoryStatics = tuple[tuple[int, ...] | None, tuple[str, ...] | None]
 
@@ -128,6 +137,10 @@ class ModuleIndex:
         #: module-level names bound to loggers
         self.loggers: set[str] = set()
         self._local_defs: dict[int, dict[str, FuncNode]] = {}
+        self._call_assignments: dict[int, list[tuple[ast.expr, ast.Call]]] = {}
+        #: jit factories callable here, name -> static keywords (``jit_factories.find_jit_factories``
+        #: fills it on first use: discovery and the runner's module facts both ask)
+        self.jit_factories: dict[str, dict[str, ast.expr]] | None = None
         self._starts: dict[int, list[int]] = {}
         self._build()
         #: static fields declared here (for other modules: see ``imported_static``)
@@ -246,6 +259,22 @@ class ModuleIndex:
                     self.owner.setdefault(id(node), func)
                     self.qualname.setdefault(id(node), f"{prefix}.{name}")
         self._local_defs[key] = found
+        return found
+
+    def call_assignments(self, func: FuncNode) -> list[tuple[ast.expr, ast.Call]]:
+        """(target, call) of the ``x = f(...)`` statements (one target) anywhere in ``func``, nested
+        functions and classes included. Cached: the taint pass asks on each of its passes over ``func``,
+        and a walk of the statements alone is a fraction of an ``ast.walk`` of every expression."""
+        key = id(func)
+        found = self._call_assignments.get(key)
+        if found is None:
+            body = func.body if isinstance(func.body, list) else []
+            found = [
+                (stmt.targets[0], stmt.value)
+                for stmt in all_statements(body)
+                if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.value, ast.Call)
+            ]
+            self._call_assignments[key] = found
         return found
 
     def name_of(self, func: FuncNode) -> str:

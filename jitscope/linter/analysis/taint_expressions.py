@@ -199,13 +199,8 @@ class ExpressionEvaluator(CallEvaluator):
     def _treedef_names(self) -> frozenset[str]:
         """Names this function binds to tree structures (assigned once, from a flatten or structure call)."""
         found: set[str] = set()
-        body = self.facts.func.body
-        for stmt in ast.walk(ast.Module(body=body if isinstance(body, list) else [], type_ignores=[])):
-            if not (
-                isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.value, ast.Call)
-            ):
-                continue
-            target, qualified = stmt.targets[0], self.qualify(stmt.value.func)
+        for target, call in self.index.call_assignments(self.facts.func):
+            qualified = self.qualify(call.func)
             if isinstance(target, ast.Name) and _structure_call(qualified):
                 found.add(target.id)
             elif (
