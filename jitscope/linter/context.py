@@ -27,7 +27,7 @@ from functools import cached_property
 from typing import Any
 
 from jitscope.linter.analysis import qualified_names as nm
-from jitscope.linter.analysis.ast_walk import child_nodes
+from jitscope.linter.analysis.ast_walk import child_nodes, descendants
 from jitscope.linter.analysis.discovered import JitSite
 from jitscope.linter.analysis.function_refs import header_roots, walk_with_parents
 from jitscope.linter.analysis.jit_calls import CallSite, argument_for, find_call_sites, static_params, uses
@@ -60,6 +60,7 @@ __all__ = [
     "TracedFunction",
     "argument_for",
     "block_statements",
+    "descendants",
     "header_roots",
     "is_static_result",
     "label",

@@ -8,6 +8,7 @@ singletons: one per name and per operator) and avoids the generator machinery of
 from __future__ import annotations
 
 import ast
+from collections.abc import Iterator
 
 _LEAVES = (ast.expr_context, ast.operator, ast.boolop, ast.cmpop, ast.unaryop)
 _AST = ast.AST
@@ -26,3 +27,13 @@ def child_nodes(node: ast.AST) -> list[ast.AST]:
                 if isinstance(item, _AST) and not isinstance(item, _LEAVES):
                     out.append(item)
     return out
+
+
+def descendants(root: ast.AST) -> Iterator[ast.AST]:
+    """``root`` and every node under it (depth first), without context/operator leaves: for the walks
+    that look for one kind of node (calls, names) anywhere, at about half the cost of ``ast.walk``."""
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        yield node
+        stack.extend(child_nodes(node))

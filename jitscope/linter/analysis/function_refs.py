@@ -9,6 +9,7 @@ one statement's expressions without descending into nested blocks.
 from __future__ import annotations
 
 import ast
+import bisect
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
@@ -160,18 +161,28 @@ def walk_with_parents(
     about the expressions on its trigger lines).
     """
     stack: list[tuple[ast.AST, ast.AST | None, bool]] = [(r, None, False) for r in reversed(roots)]
+    if lines is None:
+        while stack:
+            node, parent, in_comp = stack.pop()
+            yield node, parent, in_comp
+            inner = in_comp or isinstance(node, _COMPS)
+            stack.extend((child, node, inner) for child in reversed(child_nodes(node)))
+        return
+    ordered = sorted(lines)
     while stack:
         node, parent, in_comp = stack.pop()
         yield node, parent, in_comp
         inner = in_comp or isinstance(node, _COMPS)
         for child in reversed(child_nodes(node)):
-            if lines is not None:
-                first = getattr(child, "lineno", None)
-                if first is not None:
-                    last = getattr(child, "end_lineno", None) or first
-                    if not any(first <= line <= last for line in lines):
-                        continue
-            stack.append((child, node, inner))
+            first = getattr(child, "lineno", None)
+            if first is None or _spans_one(ordered, first, getattr(child, "end_lineno", None) or first):
+                stack.append((child, node, inner))
+
+
+def _spans_one(ordered: list[int], first: int, last: int) -> bool:
+    """Whether some line of the sorted ``ordered`` lies in ``first..last`` (a bisection, not a scan)."""
+    i = bisect.bisect_left(ordered, first)
+    return i < len(ordered) and ordered[i] <= last
 
 
 def innermost_function(chain: list[ast.stmt]) -> DefNode | None:

@@ -11,6 +11,7 @@ from jitscope.linter.context import (
     ModuleContext,
     TracedFunction,
     block_statements,
+    descendants,
     last_name,
     match_lines,
     traced_because,
@@ -34,7 +35,8 @@ def mutable_globals(ctx: ModuleContext) -> set[str]:
     text = ctx.text
     found: set[str] = set()
     import_time: set[str] | None = None
-    for pattern in (_GLOBAL_RE, _MUTATE_RE):
+    # no `global` statement without the word: skip that scan (a regex pass over the whole file)
+    for pattern in (_GLOBAL_RE, _MUTATE_RE) if "global" in text else (_MUTATE_RE,):
         for line, m in match_lines(pattern, text):
             chain = ctx.statements_around(line)
             functions = [s for s in chain if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))]
@@ -68,7 +70,7 @@ def _import_time_calls(ctx: ModuleContext) -> set[str]:
         else:
             roots = [stmt]
         for root in roots:
-            for node in ast.walk(root):
+            for node in descendants(root):
                 if isinstance(node, ast.Call):
                     names.add(last_name(node.func))
     return names
