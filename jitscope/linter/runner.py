@@ -278,10 +278,11 @@ def _run(tasks: list[FileTask], jobs: int) -> list[FileResult]:
             if enabled:
                 gc.enable()
     # Deal the files, largest first, round-robin into chunks of about equal size; idle workers
-    # then take the next chunk. Few chunks keep inter-process traffic low, equal chunks keep
-    # both cores busy to the end.
+    # then take the next chunk. Chunks keep inter-process traffic low, equal chunks keep all
+    # cores busy to the end; 16 per worker (6 before) leave a shorter tail when one worker
+    # finishes its last chunk before the other (jax's tree, 2 jobs: first round 1.69 -> 1.64 s wall).
     order = sorted(range(len(tasks)), key=lambda i: -tasks[i].ref.size)
-    n_chunks = min(len(tasks), jobs * 6)
+    n_chunks = min(len(tasks), jobs * 16)
     chunks = [order[k::n_chunks] for k in range(n_chunks)]
     # fork is cheapest, but forking a process that has imported JAX (multithreaded) can deadlock:
     # then (jitscope lint --trace, tests) start workers from a clean forkserver instead.
