@@ -145,6 +145,14 @@ class ModuleContext(ValueOrigins):
             self._bodies[key] = found
         return found
 
+    def body_nodes(
+        self, facts: TracedFunction, types: tuple[type[ast.AST], ...]
+    ) -> list[tuple[ast.AST, ast.AST | None]]:
+        """The pairs of :meth:`body` whose node is one of ``types``, in the same order. For a rule that
+        looks at a few kinds of node: one filtering pass instead of the rule's own tests on every node
+        (most of a body is names, constants and attributes)."""
+        return [pair for pair in self.body(facts) if isinstance(pair[0], types)]
+
     @cached_property
     def _bodies(self) -> dict[int, list[tuple[ast.AST, ast.AST | None]]]:
         return {}

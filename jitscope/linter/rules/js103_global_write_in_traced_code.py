@@ -14,6 +14,8 @@ from jitscope.linter.trace_context import TraceContext
 from jitscope.model.effects import EffectKind
 from jitscope.model.lint import Finding
 
+_ASSIGNMENTS = (ast.Assign, ast.AugAssign, ast.AnnAssign)
+
 
 class GlobalWriteInTracedCode(TracedCodeRule):
     """Write to a global, a nonlocal or a module attribute inside traced code.
@@ -74,7 +76,7 @@ class GlobalWriteInTracedCode(TracedCodeRule):
     def _check(self, ctx: ModuleContext) -> Iterator[Finding]:
         for facts in ctx.functions:
             declared = facts.globals_declared | facts.nonlocals_declared
-            for node, _ in ctx.body(facts):
+            for node, _ in ctx.body_nodes(facts, _ASSIGNMENTS):
                 targets: list[ast.expr] = []
                 value: ast.expr | None = None
                 if isinstance(node, ast.Assign):

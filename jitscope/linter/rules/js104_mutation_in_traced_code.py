@@ -16,6 +16,8 @@ from jitscope.linter.trace_context import TraceContext
 from jitscope.model.effects import EffectKind
 from jitscope.model.lint import Finding
 
+#: the nodes check looks at: calls (mutating methods, setattr/delattr) and assignments/deletions
+_MUTATING = (ast.Call, ast.Assign, ast.AugAssign, ast.Delete)
 _ORIGIN_TEXT = {
     "self": "an attribute of self",
     "param": "an argument",
@@ -139,7 +141,7 @@ class MutationInTracedCode(Rule):
 
     def check(self, ctx: ModuleContext) -> Iterator[Finding]:
         for facts in ctx.functions:
-            for node, parent in ctx.body(facts):
+            for node, parent in ctx.body_nodes(facts, _MUTATING):
                 target: ast.expr | None = None
                 value: ast.expr | None = None
                 verb = ""

@@ -136,7 +136,7 @@ class MutableGlobalRead(Rule):
         candidates: list[tuple[TracedFunction, ast.Name]] = []
         for facts in ctx.functions:
             seen: set[str] = set()
-            for node, parent in ctx.body(facts):
+            for node, parent in ctx.body_nodes(facts, (ast.Name,)):
                 if not isinstance(node, ast.Name) or not isinstance(node.ctx, ast.Load) or node.id in seen:
                     continue
                 name = node.id

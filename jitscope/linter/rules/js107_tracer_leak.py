@@ -13,6 +13,8 @@ from jitscope.linter.rule import TracedCodeRule
 from jitscope.model.lint import Finding
 
 _ESCAPES = ("self", "global", "closure")
+#: the nodes _check looks at: assignments, and calls (setattr, mutating methods)
+_WRITING = (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Call)
 
 
 class TracerLeak(TracedCodeRule):
@@ -65,7 +67,7 @@ class TracerLeak(TracedCodeRule):
             if facts.boundary:
                 escapes.add("closure-fresh")
             declared = facts.globals_declared | facts.nonlocals_declared
-            for node, parent in ctx.body(facts):
+            for node, parent in ctx.body_nodes(facts, _WRITING):
                 target: ast.expr | None = None
                 if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
                     if node.value is None or not facts.is_traced(node.value):

@@ -17,6 +17,8 @@ from jitscope.linter.rule import TracedValueRule
 from jitscope.model.lint import Finding, Fix
 
 _TESTED = (ast.If, ast.While, ast.IfExp, ast.Assert)
+#: the nodes _check looks at: tests, comprehension filters, `and`/`or`, `not`
+_TESTING = (*_TESTED, ast.comprehension, ast.BoolOp, ast.UnaryOp)
 
 
 def _tests(test: ast.expr) -> Iterator[ast.expr]:
@@ -112,7 +114,7 @@ class TracedControlFlow(TracedValueRule):
 
     def _check(self, ctx: ModuleContext) -> Iterator[Finding]:
         for facts in ctx.functions:
-            for node, parent in ctx.body(facts):
+            for node, parent in ctx.body_nodes(facts, _TESTING):
                 tests: list[tuple[ast.expr, str]] = []
                 if isinstance(node, (ast.If, ast.While, ast.IfExp, ast.Assert)):
                     kind = {

@@ -99,7 +99,7 @@ class Concretization(TracedValueRule):
                     "keep the value as a jax array (jnp ops, lax.fori_loop), or make the argument static",
                 )
         for facts in ctx.functions:
-            for node, _ in ctx.body(facts):
+            for node, _ in ctx.body_nodes(facts, (ast.Subscript,)):
                 if (
                     isinstance(node, ast.Subscript)
                     and isinstance(node.ctx, ast.Load)

@@ -110,7 +110,7 @@ class InPlaceArrayUpdate(TracedValueRule):
 
     def _check(self, ctx: ModuleContext) -> Iterator[Finding]:
         for facts in ctx.functions:
-            for node, _ in ctx.body(facts):
+            for node, _ in ctx.body_nodes(facts, (ast.Assign, ast.AugAssign, ast.Delete)):
                 if isinstance(node, ast.Assign):
                     targets = node.targets
                 elif isinstance(node, (ast.AugAssign, ast.Delete)):
