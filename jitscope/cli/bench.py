@@ -15,6 +15,7 @@ from jitscope.cli.options import (
     CompileOpt,
     ContinueOpt,
     DevicesOpt,
+    DistributedOpt,
     FromCaptureOpt,
     FromRunOpt,
     MeshOpt,
@@ -23,6 +24,7 @@ from jitscope.cli.options import (
     TargetsArg,
     X64Opt,
     check_count,
+    check_distributed,
     check_seconds,
     format_option,
 )
@@ -76,6 +78,7 @@ def bench(
         "spanning all their devices (--devices/--mesh: the whole mesh's), each timing the same calls in lockstep; "
         "shows each process's figures side by side, the skew and the straggler. --save FILE.json writes one report "
         "per process (FILE.p0.json ...) for jitscope merge.", show_default=False)] = None,
+    distributed: DistributedOpt = False,
 ) -> None:
     """Time TARGET's cold first call (trace, lower, compile, first run) and its cached calls."""
     from jitscope.api.commands.bench import bench_command
@@ -83,6 +86,10 @@ def bench(
     from jitscope.timing.runner import BenchOptions
 
     fmt_name = resolve_format(fmt, out)
+    check_distributed(distributed, processes)
+    if distributed and compare is not None:
+        raise UsageError("--distributed cannot be combined with --compare yet",
+                         hint="compare one process's report: jitscope bench ... --compare FILE.p0.json")
     if fail_if_slower is not None and compare is None:
         raise UsageError("--fail-if-slower needs --compare BASELINE.json")
     check_seconds("--budget", budget)
@@ -105,7 +112,7 @@ def bench(
             raise typer.Exit(code)
         return
     code = bench_command(flags, options, fmt_name, out, save=save, compare=compare, fail_if_slower=fail_if_slower,
-                         profile_html=profile_html)
+                         profile_html=profile_html, distributed=distributed)
     if code:
         raise typer.Exit(code)
 

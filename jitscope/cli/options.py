@@ -93,6 +93,27 @@ CompileOpt = Annotated[
     int, typer.Option("--compile", min=1, help="With --from: which saved compile of TARGET to replay (1 = the first).")
 ]
 
+DistributedOpt = Annotated[
+    bool,
+    typer.Option("--distributed", show_default=False,
+                 help="Run as one process of a multi-process job you launched (srun -n 4 jitscope ..., mpirun, a "
+                 "TPU pod; or JAX_COORDINATOR_ADDRESS, JAX_NUM_PROCESSES and JAX_PROCESS_ID in each process): join "
+                 "it with jax.distributed.initialize() as JAX detects it, make the same calls as the others in "
+                 "lockstep, on a --mesh that spans them; process 0 prints every process's figures merged (as "
+                 "--processes does; --out: that merged report), the others one line. --save FILE.json: each "
+                 "process's report as FILE.p0.json, FILE.p1.json ... for jitscope merge."),
+]
+
+
+def check_distributed(distributed: bool, processes: int | None) -> None:
+    """``--distributed`` joins a job that is already launched; ``--processes`` launches one: not both."""
+    if distributed and processes is not None:
+        from jitscope.errors import UsageError
+
+        raise UsageError("--distributed and --processes cannot be combined",
+                         hint="--processes N launches N local processes itself; --distributed runs inside each "
+                         "process of a job you launched (srun, mpirun)")
+
 
 # -- output: one --format option with the same names on every command, and --out FILE -------------
 

@@ -14,6 +14,7 @@ from jitscope.cli.options import (
     CompileOpt,
     ContinueOpt,
     DevicesOpt,
+    DistributedOpt,
     FromCaptureOpt,
     FromRunOpt,
     MeshOpt,
@@ -22,6 +23,7 @@ from jitscope.cli.options import (
     TargetsArg,
     X64Opt,
     check_count,
+    check_distributed,
     check_seconds,
     format_option,
 )
@@ -59,14 +61,16 @@ def profile(
         "lockstep; shows each process's device time (compute and collectives) and its top lines side by side, "
         "the skew and the straggler.", show_default=False)] = None,
     save: Annotated[Path | None, typer.Option(
-        help="With --processes: write each process's JSON report, FILE.p0.json, FILE.p1.json ... (what jitscope "
-        "merge reads).", show_default=False)] = None,
+        help="With --processes or --distributed: write each process's JSON report, FILE.p0.json, FILE.p1.json ... "
+        "(what jitscope merge reads).", show_default=False)] = None,
+    distributed: DistributedOpt = False,
 ) -> None:
     """Profile TARGET's cached calls and attribute the device time to its source lines."""
     from jitscope.api.commands.profile import profile_command
     from jitscope.api.targets import TargetFlags
 
     fmt_name = resolve_format(fmt, out)
+    check_distributed(distributed, processes)
     check_count("--calls", calls, limit=100_000)
     check_seconds("--budget", budget)
     flags = TargetFlags(targets, shapes, static, arg, x64, devices, mesh, from_run, call, keep_running, from_capture,
@@ -78,9 +82,11 @@ def profile(
                                      save=save):
             raise typer.Exit(EXIT_FINDINGS)
         return
-    if save is not None:
-        raise UsageError("--save goes with --processes", hint="one process's report: --format json --out FILE.json")
-    if profile_command(flags, fmt_name, out, calls=calls, budget=budget, seed=seed, trace_out=trace_out):
+    if save is not None and not distributed:
+        raise UsageError("--save goes with --processes or --distributed",
+                         hint="one process's report: --format json --out FILE.json")
+    if profile_command(flags, fmt_name, out, calls=calls, budget=budget, seed=seed, trace_out=trace_out,
+                       distributed=distributed, save=save):
         raise typer.Exit(EXIT_FINDINGS)
 
 

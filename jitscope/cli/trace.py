@@ -15,6 +15,7 @@ from jitscope.cli.options import (
     CompileOpt,
     ContinueOpt,
     DevicesOpt,
+    DistributedOpt,
     FromCaptureOpt,
     FromRunOpt,
     MeshOpt,
@@ -23,6 +24,7 @@ from jitscope.cli.options import (
     StaticOpt,
     TargetsArg,
     X64Opt,
+    check_distributed,
     format_option,
 )
 
@@ -80,8 +82,9 @@ def trace(
         "same program (the fingerprint jitscope run records; the first difference where not: the likely cause of "
         "a hang) and each one's compile time.", show_default=False)] = None,
     save: Annotated[Path | None, typer.Option(
-        help="With --processes: write each process's JSON report, FILE.p0.json, FILE.p1.json ... (what jitscope "
-        "merge reads).", show_default=False)] = None,
+        help="With --processes or --distributed: write each process's JSON report, FILE.p0.json, FILE.p1.json ... "
+        "(what jitscope merge reads).", show_default=False)] = None,
+    distributed: DistributedOpt = False,
 ) -> None:
     """Trace TARGET with abstract inputs and show its jaxpr, StableHLO, HLO, cost and memory."""
     from jitscope.api.commands.trace import trace_command
@@ -89,25 +92,38 @@ def trace(
 
     flags = TargetFlags(targets, shapes, static, arg, x64, devices, mesh, from_run, call, keep_running, from_capture,
                         compile_number)
+    check_distributed(distributed, processes)
+    if processes is not None or distributed:
+        _check_many(processes, profile or profile_html is not None, out)
     if processes is not None:
         from jitscope.api.commands.trace import trace_processes_command
-        from jitscope.errors import UsageError
-        from jitscope.report.formats import is_report_file, resolve_format
+        from jitscope.report.formats import resolve_format
 
-        if profile or profile_html is not None:
-            raise UsageError("--processes cannot be combined with --profile",
-                             hint="profile the Python side of tracing in one process")
-        if out is not None and not is_report_file(out):
-            raise UsageError(f"--out {out}: with --processes, a report file (.json, .txt, .md, .html)",
-                             hint="the per-process reports: --save FILE.json")
         trace_processes_command(flags, processes, resolve_format(fmt, out), out, save=save)
         return
-    if save is not None:
+    if save is not None and not distributed:
         from jitscope.errors import UsageError
 
-        raise UsageError("--save goes with --processes", hint="one process's report: --format json --out FILE.json")
+        raise UsageError("--save goes with --processes or --distributed",
+                         hint="one process's report: --format json --out FILE.json")
     trace_command(flags, stages=stages, fmt=fmt, out=out, effects=effects, profile=profile, profile_html=profile_html,
-                  locations="none" if no_locations else locations.value, depth=depth, fold=fold_libraries)
+                  locations="none" if no_locations else locations.value, depth=depth, fold=fold_libraries,
+                  distributed=distributed, save=save)
+
+
+def _check_many(processes: int | None, profile: bool, out: Path | None) -> None:
+    """What ``--processes``/``--distributed`` refuse here: --profile, and an ``--out`` folder (the merged report
+    is one file)."""
+    from jitscope.errors import UsageError
+    from jitscope.report.formats import is_report_file
+
+    switch = "--processes" if processes is not None else "--distributed"
+    if profile:
+        raise UsageError(f"{switch} cannot be combined with --profile",
+                         hint="profile the Python side of tracing in one process")
+    if out is not None and not is_report_file(out):
+        raise UsageError(f"--out {out}: with {switch}, a report file (.json, .txt, .md, .html)",
+                         hint="the per-process reports: --save FILE.json")
 
 
 def register(app: typer.Typer) -> None:

@@ -7,8 +7,10 @@ with a baseline, save one.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -24,6 +26,7 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from jitscope.api.results import BenchResult as BenchAPIResult
+    from jitscope.hosts.distributed import Job
     from jitscope.model.bench import BenchReport
 
 #: Threshold used to label changes when --compare is given without --fail-if-slower.
@@ -70,9 +73,10 @@ def bench(
 
 def bench_command(flags: TargetFlags, options: BenchOptions, fmt_name: str, out: Path | None, *,
                   save: Path | None, compare: Path | None, fail_if_slower: str | None,
-                  profile_html: Path | None) -> int:
+                  profile_html: Path | None, distributed: bool = False) -> int:
     """``jitscope bench``: the report on stdout or in ``out``, failed calls and regressions on stderr; the exit
-    code (``EXIT_FINDINGS`` when a call failed or the regression gate did)."""
+    code (``EXIT_FINDINGS`` when a call failed or the regression gate did). ``distributed``: one process of a
+    job someone else launched (``hosts/distributed.py``): process 0 shows every process's figures merged."""
     from jitscope.api.results import BenchResult as BenchAPIResult
     from jitscope.api.stdout import user_output_to_stderr
     from jitscope.api.targets import enable_x64_if
@@ -88,19 +92,34 @@ def bench_command(flags: TargetFlags, options: BenchOptions, fmt_name: str, out:
     stderr = make_console(stderr=True)
     machine_readable = fmt_name != "text"
     place = process_place()  # one of the processes bench --processes launched: join them first
-    if place is not None:
+    job = None
+    if distributed:  # one process of a job someone else launched (srun, mpirun): join it first
+        from jitscope.hosts.distributed import join_job
+        from jitscope.hosts.launch import lockstep
+
+        refuse_for_processes(flags, options, "--distributed")
+        with user_output_to_stderr():  # gloo says on stdout that the processes connected
+            job = join_job("bench", flags.devices, flags.mesh)
+        place, options = job.place, lockstep(options)
+    elif place is not None:
         from jitscope.hosts.launch import join_processes
 
         options = join_processes(place, options)
-    with progress_bar(stderr, "jitscope bench") as progress, user_output_to_stderr(machine_readable), \
-            user_code_scope():
-        result, failed = run_bench(flags.load(), flags.shapes, flags.static, flags.arg, options=options, save=save,
-                                   compare=compare, fail_if_slower=fail_if_slower, progress=progress,
-                                   devices=flags.devices, mesh=flags.mesh)
+    # --distributed: stdout is process 0's merged report alone (gloo's connection lines go to stderr too)
+    with progress_bar(stderr, "jitscope bench") as progress, user_output_to_stderr(machine_readable or bool(job)), \
+            user_code_scope(), failures_sent(job):
+        result, failed = run_bench(flags.load(), flags.shapes, flags.static, flags.arg, options=options,
+                                   save=None if job else save, compare=compare, fail_if_slower=fail_if_slower,
+                                   progress=progress, devices=flags.devices, mesh=flags.mesh)
     if place is not None:
         from jitscope.hosts.launch import this_process
 
         result.report = dataclasses.replace(result.report, process=this_process(place))
+    if job is not None:
+        report = result.report
+        loaded = finish_job(job, report, save=save, merge=_merge_bench, fmt_name=fmt_name, out=out,
+                            show_own=lambda: write_result(BenchAPIResult(report), fmt_name, out))
+        return EXIT_FINDINGS if report_process_failures(loaded, stderr) else 0
     console = make_console()
     write_result(BenchAPIResult(result.report), fmt_name, out)
     if result.profilers:
@@ -133,29 +152,40 @@ def bench_processes_command(flags: TargetFlags, options: BenchOptions, count: in
     loaded = launch_reports(argv, count, name="bench", read=load_report, save=save, timeout=LAUNCH_TIMEOUT_S)
     merged = merge_bench(loaded)
     write_merged(merged, fmt_name, out)
-    failures = sum(len(report.failures) for _, report in loaded)
-    if failures:
-        for where, report in loaded:
-            if report.failures:
-                stderr.print(f"in {where}:", highlight=False)
-                report_failures(report, stderr)
-                break  # every process ran the same calls: the first one's errors say it
-    return EXIT_FINDINGS if failures else 0
+    return EXIT_FINDINGS if report_process_failures(loaded, stderr) else 0
 
 
-def bench_argv(flags: TargetFlags, options: BenchOptions, count: int) -> list[str]:
-    """The command line each launched process runs (``--format``/``--out`` are the launcher's): the same calls on
-    the devices of the whole mesh, which the processes share evenly."""
+def report_process_failures(loaded: Sequence[tuple[str, Any]], stderr: Console) -> bool:
+    """The failed calls of the first process whose report has any (every process ran the same calls: its
+    errors say it), on stderr; whether there were any."""
+    for where, report in loaded:
+        if report.failures:
+            stderr.print(f"in {where}:", highlight=False)
+            report_failures(report, stderr)
+            return True
+    return False
+
+
+def refuse_for_processes(flags: TargetFlags, options: BenchOptions, switch: str) -> None:
+    """One line (exit 2) for what ``--processes``/``--distributed`` cannot time: what would make the processes'
+    calls differ."""
     from jitscope.errors import UsageError
-    from jitscope.hosts.launch import check_processes
-    from jitscope.load.mesh import parse_mesh
 
     refused = [(flags.from_run, "--from-run"), (flags.from_capture is not None, "--from"),
                (options.cold_process, "--cold-process"), (options.eager, "--eager"), (options.profile, "--profile")]
     for given, name in refused:
         if given:
-            raise UsageError(f"--processes cannot be combined with {name}",
+            raise UsageError(f"{switch} cannot be combined with {name}",
                              hint="each process must make exactly the same calls; time that in one process")
+
+
+def bench_argv(flags: TargetFlags, options: BenchOptions, count: int) -> list[str]:
+    """The command line each launched process runs (``--format``/``--out`` are the launcher's): the same calls on
+    the devices of the whole mesh, which the processes share evenly."""
+    from jitscope.hosts.launch import check_processes
+    from jitscope.load.mesh import parse_mesh
+
+    refuse_for_processes(flags, options, "--processes")
     total = check_processes(count, flags.devices, parse_mesh(flags.mesh).size if flags.mesh else None)
     argv = flags.argv("bench", total)
     argv += ["--min-rounds", str(options.min_rounds), "--cold-runs", str(options.cold_runs), "--seed",
@@ -167,6 +197,81 @@ def bench_argv(flags: TargetFlags, options: BenchOptions, count: int) -> list[st
 
 #: Seconds a bench --processes run may take before its processes are stopped.
 LAUNCH_TIMEOUT_S = 900.0
+
+
+def failures_sent(job: Job | None) -> AbstractContextManager[None]:
+    """``hosts.distributed.failures_sent`` for a process of a ``--distributed`` job; nothing otherwise."""
+    if job is None:
+        return contextlib.nullcontext()
+    from jitscope.hosts.distributed import failures_sent as sent
+
+    return sent(job)
+
+
+def finish_job(job: Job, report: Any, *, save: Path | None, merge: Callable[[list[tuple[str, Any]]], Any],
+               fmt_name: str, out: Path | None, show_own: Callable[[], None]) -> list[tuple[str, Any]]:
+    """The end of a ``--distributed`` command: this process's report saved as ``FILE.pI.json`` (``save``); on
+    process 0, every other process's report gathered (JAX's key-value store), merged (``merge``) and shown as
+    ``--processes`` shows it (``out``: the merged report); on the others, one line on stderr. Returns the
+    reports it has, by process index, named by their files. When another process failed or sent nothing,
+    process 0 shows its own report (``show_own``) and raises ``JobError`` (exit 1) saying which and why."""
+    from jitscope.hosts.distributed import JobError, gather_reports, send_report
+    from jitscope.hosts.reports import per_process_path
+    from jitscope.outputs import write_atomic
+    from jitscope.report.writers.console import make_console
+    from jitscope.report.writers.json import dumps
+
+    def where(index: int) -> str:
+        return str(per_process_path(save, index)) if save is not None else "(not saved)"
+
+    text = dumps(report)
+    if save is not None:
+        write_atomic(per_process_path(save, job.index), text + "\n")
+    stderr = make_console(stderr=True)
+    if job.index != 0:
+        send_report(job, text)
+        kept = f"report saved to {where(job.index)} and sent" if save is not None else "report sent"
+        stderr.print(f"jitscope {job.command}: {job.name()}: {kept} to process 0, which shows the merged view",
+                     markup=False, highlight=False)
+        return [(where(job.index), report)]
+    if job.count > 1:
+        stderr.print(f"jitscope {job.command}: process 0 of {job.count} (coordinator {job.coordinator}): "
+                     "gathering the other processes' reports ...", markup=False, highlight=False)
+    loaded: list[tuple[str, Any]] = [(where(0), report)]
+    missing = []
+    for item in gather_reports(job):
+        parsed = _parse_report(type(report), item.text) if item.text is not None else item.missing
+        if isinstance(parsed, str):  # why there is no report
+            missing.append((item.index, parsed))
+        else:
+            loaded.append((where(item.index), parsed))
+    if missing:
+        show_own()
+        index, why = missing[0]
+        more = f" (and {len(missing) - 1} more)" if len(missing) > 1 else ""
+        raise JobError(f"{job.name(index)} {why}{more}: above is process 0's own report, not the merged view",
+                       hint="each process's own output says why; those that finished saved --save FILE.pI.json "
+                       "for jitscope merge" if save is not None else "each process's own output says why")
+    write_merged(merge(loaded), fmt_name, out)
+    return loaded
+
+
+def _parse_report(cls: type, text: str) -> Any:
+    """A report another process sent (JSON), as ``cls``; a string saying why when it does not read."""
+    import json
+
+    from jitscope.model.common import from_jsonable
+
+    try:
+        return from_jsonable(cls, json.loads(text))
+    except (ValueError, TypeError, KeyError) as exc:
+        return f"sent a report this jitscope cannot read ({type(exc).__name__}: {exc}; another jitscope version?)"
+
+
+def _merge_bench(loaded: list[tuple[str, Any]]) -> Any:
+    from jitscope.hosts.bench import merge_bench
+
+    return merge_bench(loaded)
 
 
 def write_merged(merged: Any, fmt_name: str, out: Path | None) -> None:

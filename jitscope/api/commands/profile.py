@@ -53,16 +53,26 @@ def profile(
 
 
 def profile_command(flags: TargetFlags, fmt_name: str, out: Path | None, *, calls: int, budget: float, seed: int,
-                    trace_out: Path | None) -> bool:
-    """``jitscope profile``: the report on stdout or in ``out``, failed calls on stderr; True when a call failed."""
-    from jitscope.api.commands.bench import report_failures
+                    trace_out: Path | None, distributed: bool = False, save: Path | None = None) -> bool:
+    """``jitscope profile``: the report on stdout or in ``out``, failed calls on stderr; True when a call failed.
+    ``distributed``: one process of a job someone else launched (``hosts/distributed.py``): process 0 shows every
+    process's device time merged; ``save``: each process's report as ``FILE.pI.json``."""
+    from jitscope.api.commands.bench import (
+        failures_sent,
+        finish_job,
+        report_failures,
+        report_process_failures,
+    )
     from jitscope.api.results import ProfileResult
+    from jitscope.api.stdout import user_output_to_stderr
     from jitscope.errors import UsageError
     from jitscope.hosts.launch import process_place
     from jitscope.profiling.runner import ProfileOptions, profile_calls
     from jitscope.report.writers.console import make_console
     from jitscope.report.writers.destination import write_result
 
+    if distributed:
+        refuse_for_processes(flags, trace_out, "--distributed")
     if trace_out is not None:
         if trace_out.exists() and not trace_out.is_dir():
             raise UsageError(f"--trace-out {trace_out} is a file", hint="name a folder (it is created)")
@@ -70,18 +80,35 @@ def profile_command(flags: TargetFlags, fmt_name: str, out: Path | None, *, call
     options = ProfileOptions(calls=calls, budget=budget, seed=seed,
                              trace_out=str(trace_out) if trace_out is not None else None)
     place = process_place()  # one of the processes profile --processes launched: join them first
-    if place is not None:
-        from jitscope.hosts.launch import LOCKSTEP_ROUNDS, join
+    job = None
+    if distributed:  # one process of a job someone else launched (srun, mpirun): join it first
+        from jitscope.hosts.distributed import join_job
+
+        with user_output_to_stderr():  # gloo says on stdout that the processes connected
+            job = join_job("profile", flags.devices, flags.mesh)
+        place = job.place
+    elif place is not None:
+        from jitscope.hosts.launch import join
 
         join(place)
+    if place is not None:
+        from jitscope.hosts.launch import LOCKSTEP_ROUNDS
+
         options = dataclasses.replace(options, lockstep_rounds=LOCKSTEP_ROUNDS)
-    report = run_planned(flags, "jitscope profile", fmt_name,
-                         lambda planned, progress: profile_calls(planned, options, progress))
+    # --distributed: stdout is process 0's merged report alone (gloo's connection lines go to stderr too)
+    with user_output_to_stderr(job is not None), failures_sent(job):
+        report = run_planned(flags, "jitscope profile", fmt_name,
+                             lambda planned, progress: profile_calls(planned, options, progress))
     if place is not None:
         from jitscope.hosts.launch import this_process
 
         report = dataclasses.replace(report, process=this_process(place))
     stderr = make_console(stderr=True)
+    if job is not None:
+        own = report
+        loaded = finish_job(job, own, save=save, merge=_merge_profile, fmt_name=fmt_name, out=out,
+                            show_own=lambda: write_result(ProfileResult(own, failures_inline=True), fmt_name, out))
+        return report_process_failures(loaded, stderr)
     terminal = fmt_name == "text" and out is None
     if report.rows or not terminal:  # on a terminal with no rows, the errors on stderr are the whole story
         write_result(ProfileResult(report, failures_inline=not terminal), fmt_name, out)
@@ -117,11 +144,15 @@ def profile_processes_command(flags: TargetFlags, count: int, fmt_name: str, out
     return False
 
 
-def profile_argv(flags: TargetFlags, count: int, *, calls: int, seed: int, trace_out: Path | None) -> list[str]:
-    """The command line each launched process runs (``--format``/``--out`` are the launcher's)."""
+def _merge_profile(loaded: list[tuple[str, Any]]) -> Any:
+    from jitscope.hosts.profile import merge_profile
+
+    return merge_profile(loaded)
+
+
+def refuse_for_processes(flags: TargetFlags, trace_out: Path | None, switch: str) -> None:
+    """One line (exit 2) for what ``--processes``/``--distributed`` cannot profile."""
     from jitscope.errors import UsageError
-    from jitscope.hosts.launch import check_processes
-    from jitscope.load.mesh import parse_mesh
 
     same = "each process must make exactly the same calls; profile them in one process"
     raw = "the raw captures are per process: profile one process with --trace-out"
@@ -129,7 +160,15 @@ def profile_argv(flags: TargetFlags, count: int, *, calls: int, seed: int, trace
                (trace_out is not None, "--trace-out", raw)]
     for given, name, hint in refused:
         if given:
-            raise UsageError(f"--processes cannot be combined with {name}", hint=hint)
+            raise UsageError(f"{switch} cannot be combined with {name}", hint=hint)
+
+
+def profile_argv(flags: TargetFlags, count: int, *, calls: int, seed: int, trace_out: Path | None) -> list[str]:
+    """The command line each launched process runs (``--format``/``--out`` are the launcher's)."""
+    from jitscope.hosts.launch import check_processes
+    from jitscope.load.mesh import parse_mesh
+
+    refuse_for_processes(flags, trace_out, "--processes")
     total = check_processes(count, flags.devices, parse_mesh(flags.mesh).size if flags.mesh else None,
                             command="profile")
     argv = flags.argv("profile", total)

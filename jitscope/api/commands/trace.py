@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from enum import Enum
 
     from jitscope.api.results import TraceResult
+    from jitscope.hosts.distributed import Job
     from jitscope.report.views.jaxpr_layout import LocationsMode
 
 #: ``trace(stages=...)``: every stage, in the order jit makes them, and XLA's two analyses.
@@ -75,9 +76,13 @@ def trace(
 
 def trace_command(flags: TargetFlags, *, stages: str, fmt: Enum | None, out: Path | None, effects: bool,
                   profile: bool, profile_html: Path | None, locations: LocationsMode, depth: int | None,
-                  fold: bool | None) -> None:
+                  fold: bool | None, distributed: bool = False, save: Path | None = None) -> None:
     """``jitscope trace``: the report on stdout or in ``out`` (a report file, or a folder of stage files);
-    a ``TraceError`` (exit 1) after it when the user's code failed in any call."""
+    a ``TraceError`` (exit 1) after it when the user's code failed in any call. ``distributed``: one process of
+    a job someone else launched (``hosts/distributed.py``), compiling too (``hlo``: each program's fingerprint);
+    process 0 shows whether every process compiled the same programs; ``save``: each process's report as
+    ``FILE.pI.json``."""
+    from jitscope.api.commands.bench import failures_sent
     from jitscope.api.results import TraceResult
     from jitscope.api.stdout import user_output_to_stderr
     from jitscope.api.targets import enable_x64_if
@@ -97,17 +102,29 @@ def trace_command(flags: TargetFlags, *, stages: str, fmt: Enum | None, out: Pat
         check_stage_folder(output_path(stage_folder))  # before anything runs: jitscope replaces that folder whole
     fmt_name = resolve_format(fmt, report_file)
     wanted = parse_stages(stages)
+    if distributed:
+        refuse_for_processes(flags, "--distributed")
+        wanted = wanted if "hlo" in wanted else (*wanted, "hlo")  # the compiled program, to compare
     _freeze_imports()
     enable_x64_if(flags.x64)
     from jitscope.hosts.launch import process_place
 
     place = process_place()  # one of the processes trace --processes launched: join them first
-    if place is not None:
+    job = None
+    if distributed:  # one process of a job someone else launched (srun, mpirun): join it first
+        from jitscope.hosts.distributed import join_job
+
+        with user_output_to_stderr():  # gloo says on stdout that the processes connected
+            job = join_job("trace", flags.devices, flags.mesh)
+        place = job.place
+    elif place is not None:
         from jitscope.hosts.launch import join
 
         join(place)
-    with mesh_scope(flags.devices, flags.mesh), progress_bar(make_console(stderr=True), "jitscope trace") as progress, \
-            user_output_to_stderr(fmt_name != "text"), user_code_scope():  # stdout: the document only
+    # stdout: the document only (--distributed: process 0's merged report alone; gloo's lines go to stderr too)
+    with user_output_to_stderr(job is not None), failures_sent(job), mesh_scope(flags.devices, flags.mesh), \
+            progress_bar(make_console(stderr=True), "jitscope trace") as progress, \
+            user_output_to_stderr(fmt_name != "text"), user_code_scope():
         report, profilers = run_trace(flags.load(abstract=True), flags.shapes, flags.static, flags.arg, wanted,
                                       effects, profile or bool(profile_html), progress, programs=place is not None)
     if place is not None:
@@ -119,7 +136,12 @@ def trace_command(flags: TargetFlags, *, stages: str, fmt: Enum | None, out: Pat
 
         write_outputs(report, stage_folder, locations=locations, depth=depth, fold=bool(fold))
     fold = fold if fold is not None else _fold_by_default(report.traces, fmt_name, report_file)
-    write_result(TraceResult(report, stages=wanted, locations=locations, depth=depth, fold=fold), fmt_name, report_file)
+    result = TraceResult(report, stages=wanted, locations=locations, depth=depth, fold=fold)
+    if job is not None:
+        _finish_trace_job(job, report, save=save, fmt_name=fmt_name, out=report_file,
+                          show_own=lambda: write_result(result, fmt_name, report_file))
+        return
+    write_result(result, fmt_name, report_file)
     if profilers:
         from jitscope.report.writers.call_trees import show_profiles
 
@@ -295,16 +317,12 @@ def trace_processes_command(flags: TargetFlags, count: int, fmt_name: str, out: 
     whether they all compiled the same program, and their compile times, merged (``hosts/trace.py``).
     ``save``: each process's report as ``FILE.pI.json``; ``out``: the merged report."""
     from jitscope.api.commands.bench import LAUNCH_TIMEOUT_S, write_merged
-    from jitscope.errors import UsageError
     from jitscope.hosts.launch import check_processes, launch_reports
     from jitscope.hosts.trace import merge_trace
     from jitscope.load.mesh import parse_mesh
     from jitscope.report.writers.console import make_console
 
-    for given, name in ((flags.from_run, "--from-run"), (flags.from_capture is not None, "--from")):
-        if given:
-            raise UsageError(f"--processes cannot be combined with {name}",
-                             hint="each process must trace exactly the same calls; replay them in one process")
+    refuse_for_processes(flags, "--processes")
     total = check_processes(count, flags.devices, parse_mesh(flags.mesh).size if flags.mesh else None,
                             command="trace")
     argv = [*flags.argv("trace", total), "--stages", "jaxpr,hlo", "--no-effects"]
@@ -314,6 +332,27 @@ def trace_processes_command(flags: TargetFlags, count: int, fmt_name: str, out: 
     write_merged(merge_trace(loaded), fmt_name, out)
     for _, report in loaded:
         failed_calls(report.traces)  # the user's code failed while tracing on some process: one line, exit 1
+
+
+def refuse_for_processes(flags: TargetFlags, switch: str) -> None:
+    """One line (exit 2) for what ``--processes``/``--distributed`` cannot trace: calls taken from elsewhere."""
+    for given, name in ((flags.from_run, "--from-run"), (flags.from_capture is not None, "--from")):
+        if given:
+            raise UsageError(f"{switch} cannot be combined with {name}",
+                             hint="each process must trace exactly the same calls; replay them in one process")
+
+
+def _finish_trace_job(job: Job, report: TraceReport, *, save: Path | None, fmt_name: str, out: Path | None,
+                      show_own: Callable[[], None]) -> None:
+    """``--distributed``'s end (``bench.finish_job``): process 0 shows whether every process compiled the same
+    programs; one line (exit 1) after it when the user's code failed to trace on any process."""
+    from jitscope.api.commands.bench import finish_job
+    from jitscope.hosts.trace import merge_trace
+
+    loaded = finish_job(job, report, save=save, merge=merge_trace, fmt_name=fmt_name,
+                        out=out, show_own=show_own)
+    for _, each in loaded:
+        failed_calls(each.traces)
 
 
 def _read_trace(path: Path) -> Any:
