@@ -171,10 +171,13 @@ class KeyValueError(Exception):
 KV_CHUNK_BYTES = 1 << 20
 
 
+#: What publish and fetch use of JAX's DistributedRuntimeClient (there on 0.4.38, 0.10.2 and 0.12).
+_KV_METHODS = ("key_value_set", "key_value_set_bytes", "blocking_key_value_get", "blocking_key_value_get_bytes")
+
+
 def _client() -> Any:
     client = getattr(_global_state(), "client", None)
-    if client is None or not all(hasattr(client, name) for name in ("key_value_set_bytes",
-                                                                     "blocking_key_value_get_bytes")):
+    if client is None or not all(hasattr(client, name) for name in _KV_METHODS):
         raise KeyValueError("no jax.distributed key-value store in this process")
     return client
 
