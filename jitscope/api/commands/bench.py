@@ -157,10 +157,11 @@ def bench_processes_command(flags: TargetFlags, options: BenchOptions, count: in
 
 def report_process_failures(loaded: Sequence[tuple[str, Any]], stderr: Console) -> bool:
     """The failed calls of the first process whose report has any (every process ran the same calls: its
-    errors say it), on stderr; whether there were any."""
+    errors say it), on stderr, after the report they are in when there are several; whether there were any."""
     for where, report in loaded:
         if report.failures:
-            stderr.print(f"in {where}:", highlight=False)
+            if len(loaded) > 1:
+                stderr.print(f"in {where}:", highlight=False)
             report_failures(report, stderr)
             return True
     return False
