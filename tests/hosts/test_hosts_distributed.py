@@ -129,6 +129,18 @@ def test_trace_finds_the_program_mismatch_in_json_on_stdout(tmp_path: Path) -> N
     assert p1.stdout == "" and sorted(p.name for p in tmp_path.glob("*.json")) == ["trace.p0.json", "trace.p1.json"]
 
 
+def test_profile_prints_the_merged_device_time(tmp_path: Path) -> None:
+    argv = ["profile", f"{TARGET}:normalize", "--shapes", "f32[64,16]@(data,None)", "--mesh", "data=2",
+            "--distributed", "--calls", "5", "--out", str(tmp_path / "merged.json")]
+    p0, p1 = slurm_job([argv, argv])
+    assert (p0.returncode, p1.returncode) == (0, 0), p0.stderr + p1.stderr
+    merged = json.loads((tmp_path / "merged.json").read_text())  # --out: process 0's merged report
+    assert merged["kind"] == "jitscope.merge.profile" and merged["captured"] == 5
+    (call,) = merged["calls"]
+    assert [t["process"] for t in call["totals"]] == [0, 1] and all(t["device_s"] > 0 for t in call["totals"])
+    assert p0.stdout == p1.stdout == "" and sorted(p.name for p in tmp_path.iterdir()) == ["merged.json"]
+
+
 def test_a_process_that_fails_is_named_by_process_0(tmp_path: Path) -> None:
     """Process 1's spec is wrong (its error line goes to process 0 in place of its report); process 0 shows its own
     report and says which process failed and why (exit 1), rather than waiting for a report that will not come."""
