@@ -35,7 +35,7 @@ from jitscope.linter.analysis.parameters import (
     traced_params,
 )
 from jitscope.linter.analysis.qualified_names import words
-from jitscope.linter.analysis.source import match_lines
+from jitscope.linter.analysis.source import word_start_lines
 
 _TRIGGER_WORDS = sorted(
     words(
@@ -47,15 +47,17 @@ _TRIGGER_WORDS = sorted(
 
 
 def word_regex(words: list[str]) -> re.Pattern[str]:
-    """``\\b(?:w1|w2|...)\\b``, grouped by first letter behind a one-character lookahead: Python's
-    regex engine then skips most positions at C speed (2x faster than the plain alternation)."""
+    """``(?:w1|w2|...)\\b`` grouped by first letter, for :func:`word_start_lines` (which drops the
+    matches inside a longer word): starting with the words' first letters, the pattern lets Python's
+    regex engine skip to the next of them at C speed (the ``\\b`` before the words, checked on each
+    match afterwards, would make it try every position: 25% slower even behind a lookahead)."""
     groups: dict[str, list[str]] = {}
     for word in sorted(set(words), key=len, reverse=True):
         groups.setdefault(word[0], []).append(re.escape(word[1:]))
     alternation = "|".join(
         f"{re.escape(first)}(?:{'|'.join(rest)})" for first, rest in sorted(groups.items())
     )
-    return re.compile(rf"(?=[{''.join(map(re.escape, sorted(groups)))}])\b(?:{alternation})\b")
+    return re.compile(rf"(?:{alternation})\b")
 
 
 _TRIGGER_RE = word_regex(_TRIGGER_WORDS)
@@ -94,7 +96,7 @@ class Discoverer(TransformApplication):
         # then examined once, looking only at the sub-expressions that span one of its trigger lines.
         statements: dict[int, tuple[list[ast.stmt], set[int]]] = {}
         last_line = -1
-        for line, _ in match_lines(pattern, text):
+        for line, _ in word_start_lines(pattern, text):
             if line == last_line:
                 continue
             last_line = line

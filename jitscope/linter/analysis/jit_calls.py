@@ -17,7 +17,7 @@ from jitscope.linter.analysis.function_refs import header_roots, walk_with_paren
 from jitscope.linter.analysis.module_index import DefNode, ModuleIndex, block_statements, target_names
 from jitscope.linter.analysis.parameters import all_params, literal_ints, literal_strs, positional_params
 from jitscope.linter.analysis.qualified_names import last_name
-from jitscope.linter.analysis.source import match_lines
+from jitscope.linter.analysis.source import word_start_lines
 
 _LOOPS = (ast.For, ast.AsyncFor, ast.While)
 
@@ -98,10 +98,10 @@ def find_call_sites(index: ModuleIndex, jit_sites: list[JitSite]) -> list[CallSi
     if not jitted:
         return found
     short = sorted({name.rpartition(".")[2] for name in jitted})
-    pattern = re.compile(r"\b(?:" + "|".join(map(re.escape, short)) + r")\s*\(")
+    pattern = re.compile(r"(?:" + "|".join(map(re.escape, short)) + r")\s*\(")  # \b: word_start_lines
     text = index.parsed.text
     seen: set[int] = set()
-    for line, _ in match_lines(pattern, text):
+    for line, _ in word_start_lines(pattern, text):
         chain = index.statement_chain(line)
         if not chain or id(chain[-1]) in seen:
             continue

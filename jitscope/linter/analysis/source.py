@@ -27,6 +27,7 @@ JS000_CODE = "JS000"
 JS000_NAME = "unparsable-file"
 
 _EOL = re.compile(rb"\r\n|\r|\n")
+_WORD_CHAR = re.compile(r"\w")
 _KINDS = ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
           (stat.S_ISSOCK, "a socket"), (stat.S_ISDIR, "a directory"))
 
@@ -202,6 +203,20 @@ def match_lines(pattern: re.Pattern[str], text: str) -> Iterator[tuple[int, re.M
         line += text.count("\n", last, m.start())
         last = m.start()
         yield line, m
+
+
+def word_start_lines(pattern: re.Pattern[str], text: str) -> Iterator[tuple[int, re.Match[str]]]:
+    """:func:`match_lines` for a pattern that would start with ``\\b`` and a word, written without the
+    ``\\b``: matches that start inside a longer word are dropped here. Python's regex engine scans
+    for a pattern's possible first characters at C speed only when it starts with them (a leading
+    ``\\b`` or lookahead makes it try the pattern at every position). Exact for patterns whose
+    matches start with a word character and whose other word characters all come first: a dropped
+    match then covers only the tail of a word and what follows it, where no kept match could start.
+    """
+    for line, m in match_lines(pattern, text):
+        start = m.start()
+        if not (start and _WORD_CHAR.match(text, start - 1)):
+            yield line, m
 
 
 def char_column(line: str, byte_offset: int) -> int:
