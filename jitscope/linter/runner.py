@@ -46,8 +46,9 @@ from jitscope.model.lint import Finding
 _FOLLOW_ROUNDS = 4
 #: Below this many files the pool costs more than it saves...
 _POOL_MIN_FILES = 24
-#: ...unless they are this large together: the follow-up rounds re-lint a few big modules (jax's
-#: lax.py, lax_numpy.py: 1 MB in 4 files, 0.4 s of CPU), which one process would lint alone.
+#: ...unless they are this large together and workers can be forked (cheap to start): the follow-up
+#: rounds re-lint a few big modules (jax's lax.py, lax_numpy.py: 1 MB in 4 files, 0.4 s of CPU),
+#: which one process would lint alone.
 _POOL_MIN_BYTES = 256_000
 _MARKERS = ("jax", "equinox", "flax")
 #: rules about traced values: re-checked when another module declares some fields static
@@ -261,15 +262,26 @@ def _worker_init() -> None:
     gc.disable()
 
 
-def _pooled(tasks: list[FileTask], jobs: int) -> bool:
+def _start_method() -> str | None:
+    """fork is cheapest, but forking a process that has imported JAX (multithreaded) can deadlock:
+    then (jitscope lint --trace, tests) workers start from a clean forkserver instead."""
+    if not sys.platform.startswith("linux"):
+        return None
+    return "forkserver" if "jax" in sys.modules else "fork"
+
+
+def _pooled(tasks: list[FileTask], jobs: int, method: str | None) -> bool:
     """Whether ``tasks`` are worth starting ``jobs`` worker processes for."""
     if jobs <= 1 or len(tasks) < 2:
         return False
-    return len(tasks) >= _POOL_MIN_FILES or sum(t.ref.size for t in tasks) >= _POOL_MIN_BYTES
+    if len(tasks) >= _POOL_MIN_FILES:
+        return True
+    return method == "fork" and sum(t.ref.size for t in tasks) >= _POOL_MIN_BYTES
 
 
 def _run(tasks: list[FileTask], jobs: int) -> list[FileResult]:
-    if not _pooled(tasks, jobs):
+    method = _start_method()
+    if not _pooled(tasks, jobs, method):
         enabled = gc.isenabled()
         gc.disable()
         try:
@@ -284,9 +296,6 @@ def _run(tasks: list[FileTask], jobs: int) -> list[FileResult]:
     order = sorted(range(len(tasks)), key=lambda i: -tasks[i].ref.size)
     n_chunks = min(len(tasks), jobs * 16)
     chunks = [order[k::n_chunks] for k in range(n_chunks)]
-    # fork is cheapest, but forking a process that has imported JAX (multithreaded) can deadlock:
-    # then (jitscope lint --trace, tests) start workers from a clean forkserver instead.
-    method = ("forkserver" if "jax" in sys.modules else "fork") if sys.platform.startswith("linux") else None
     context = multiprocessing.get_context(method)
     try:
         workers = min(jobs, len(tasks))
