@@ -32,6 +32,8 @@ WHAT_TO_SET = ("run it in every process of a job: srun -n N jitscope ... --distr
                f"JAX_COORDINATOR_ADDRESS=host:port, {COUNT_ENV} and {INDEX_ENV} in each process; on one machine, "
                "--processes N launches them")
 
+BY_HAND = f"set {COUNT_ENV} (the process count) and {INDEX_ENV} (this process's, from 0) in each process"
+
 
 class JobError(JitscopeError):
     """Another process of the job failed, or sent no report: process 0 showed its own report instead."""
@@ -110,16 +112,17 @@ def _explicit(name: str) -> int | None:
 def _join_error(message: str) -> UsageError:
     """JAX's ValueError, in words: what was not found, and what to set."""
     lowered = message.lower()
+    hint = WHAT_TO_SET
     if "coordinator_address" in lowered:
         what = "JAX found no cluster to join (no Slurm, Open MPI, Kubernetes or Cloud TPU job here, and no " \
                "JAX_COORDINATOR_ADDRESS)"
     elif "number of processes" in lowered:
-        what = f"JAX found a coordinator but no process count ({COUNT_ENV})"
+        what, hint = "JAX found a coordinator but no process count", BY_HAND
     elif "process id" in lowered:
-        what = f"JAX found a coordinator but not this process's index ({INDEX_ENV})"
+        what, hint = "JAX found a coordinator but not this process's index", BY_HAND
     else:
         what = f"jax.distributed.initialize() refused: {message.strip().splitlines()[0] if message.strip() else '?'}"
-    return UsageError(f"--distributed: {what}", hint=WHAT_TO_SET)
+    return UsageError(f"--distributed: {what}", hint=hint)
 
 
 @contextmanager

@@ -161,6 +161,11 @@ def test_no_cluster_and_both_switches_are_one_line_each() -> None:
     assert alone.returncode == 2 and alone.stdout == ""
     (line,) = alone.stderr.strip().splitlines()
     assert "JAX found no cluster" in line and "srun" in line and "JAX_COORDINATOR_ADDRESS" in line
+    by_hand = subprocess.run([sys.executable, "-m", "jitscope", "bench", f"{TARGET}:local_sum", "--shapes", "f32[8]",
+                              "--distributed"], cwd=ROOT, env={**env, "JAX_COORDINATOR_ADDRESS": "127.0.0.1:1"},
+                             capture_output=True, text=True, timeout=120, check=False)
+    assert by_hand.returncode == 2 and len(by_hand.stderr.strip().splitlines()) == 1
+    assert "a coordinator but no process count" in by_hand.stderr and "JAX_NUM_PROCESSES" in by_hand.stderr
     for command in ("bench", "profile", "trace"):
         both = run_cli(command, f"{TARGET}:local_sum", "--shapes", "f32[8]", "--distributed", "--processes", "2")
         assert both.returncode == 2 and len(both.stderr.strip().splitlines()) == 1
