@@ -1,7 +1,8 @@
 """``jitscope bench TARGET --processes N``: N local CPU processes of one command, joined by ``jax.distributed``.
 
-``bench`` loads a target rather than running the user's program, so it cannot be slipped into the
-processes of a job the way ``jitscope run`` is. Instead it starts the job itself, on one machine: N
+``bench`` loads a target rather than running the user's program, so it is not slipped into the
+processes of a job the way ``jitscope run`` is: with ``--distributed`` it joins a job already launched
+(``hosts/distributed.py``); with ``--processes`` it starts the job itself, on one machine: N
 processes of ``python -m jitscope bench ...`` on CPU, each told its place in ``JITSCOPE_PROCESS``
 (``coordinator,index,count``; the coordinator is process 0 on a free local port), each joining
 ``jax.distributed`` (gloo collectives) before anything starts a backend, so the mesh of ``--mesh``
