@@ -31,8 +31,6 @@ FOREIGN = ("SLURM_", "OMPI_", "PMI_", "PMIX_", "MEGASCALE_", "TPU_", "JAX_COORDI
            "JAX_PROCESS_ID", "JAX_LOCAL_DEVICE_IDS", "KUBERNETES_SERVICE_HOST", "JITSCOPE_PROCESS", "XLA_FLAGS",
            "JAX_NUM_CPU_DEVICES")
 
-pytestmark = pytest.mark.skipif(cpu_collectives_reason() is not None, reason=str(cpu_collectives_reason()))
-
 
 def slurm_port() -> int:
     """A free port among those SlurmCluster picks from (61440-65535; above Linux's ephemeral range)."""
@@ -54,7 +52,11 @@ def base_env() -> dict[str, str]:
 
 
 def slurm_job(argvs: list[list[str]]) -> list[subprocess.CompletedProcess[str]]:
-    """``srun -n len(argvs)``, faked: process i runs ``python -m jitscope argvs[i]...``; their results by index."""
+    """``srun -n len(argvs)``, faked: process i runs ``python -m jitscope argvs[i]...``; their results by index.
+    Skipped where this JAX cannot run collectives across CPU processes (no gloo)."""
+    reason = cpu_collectives_reason()
+    if reason is not None:
+        pytest.skip(reason)
     port = slurm_port()
     job_id = port - 61440 + 4096 * random.randint(1, 200)
     env = {**base_env(), "SLURM_JOB_ID": str(job_id), "SLURM_NTASKS": str(len(argvs)),
