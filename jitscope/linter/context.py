@@ -89,7 +89,6 @@ class ModuleContext(ValueOrigins):
         self.analysis = analysis
         self._index = analysis.index
         self.path = analysis.index.path
-        self.lines = analysis.index.parsed.lines
         self.text = analysis.index.parsed.text
         self.tree = analysis.index.parsed.tree
         #: every traced function of the module
@@ -102,6 +101,11 @@ class ModuleContext(ValueOrigins):
         self.python_fields: set[str] = analysis.index.python_fields
         #: per-module results that several rules share (computed by the first rule that needs them)
         self.memo: dict[str, Any] = {}
+
+    @property
+    def lines(self) -> list[str]:
+        """The module's lines, split on first use (most modules have no finding to place)."""
+        return self._index.parsed.lines
 
     # -- findings --------------------------------------------------------------------------------
 

@@ -129,7 +129,8 @@ def lint_data(task: FileTask, data: bytes) -> FileResult:
     except Exception as err:  # noqa: BLE001 - one bad file must not stop the run
         message = f"internal error while analysing this file ({type(err).__name__}: {err}); please report it"
         findings, external = [file_finding(ref.display, message, certain=False)], []
-    kept, result.suppressed = split_suppressed(findings, parsed.lines)
+    # the lines (split on first use) only where there is a finding to check for a suppression comment
+    kept, result.suppressed = split_suppressed(findings, parsed.lines) if findings else ([], 0)
     result.findings = sorted(kept, key=Finding.sort_key)
     result.external = external
     return result
