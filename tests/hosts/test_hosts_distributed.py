@@ -143,6 +143,15 @@ def test_profile_prints_the_merged_device_time(tmp_path: Path) -> None:
     assert p0.stdout == p1.stdout == "" and sorted(p.name for p in tmp_path.iterdir()) == ["merged.json"]
 
 
+def test_a_job_of_one_process_shows_its_own_report(tmp_path: Path) -> None:
+    (p0,) = slurm_job([["trace", f"{TARGET}:local_sum", "--shapes", "f32[8]", "--distributed",
+                        "--save", str(tmp_path / "trace.json")]])
+    assert p0.returncode == 0, p0.stderr
+    assert p0.stdout.startswith("tests/hosts/hosts_bench_target.py:local_sum") and "call: local_sum" in p0.stdout
+    assert "across processes" not in p0.stdout and "gathering" not in p0.stderr
+    assert json.loads((tmp_path / "trace.p0.json").read_text())["process"]["count"] == 1
+
+
 def test_a_process_that_fails_is_named_by_process_0(tmp_path: Path) -> None:
     """Process 1's spec is wrong (its error line goes to process 0 in place of its report); process 0 shows its own
     report and says which process failed and why (exit 1), rather than waiting for a report that will not come."""

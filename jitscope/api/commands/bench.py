@@ -235,10 +235,12 @@ def finish_job(job: Job, report: Any, *, save: Path | None, merge: Callable[[lis
         stderr.print(f"jitscope {job.command}: {job.name()}: {kept} to process 0, which shows the merged view",
                      markup=False, highlight=False)
         return [(where(job.index), report)]
-    if job.count > 1:
-        stderr.print(f"jitscope {job.command}: process 0 of {job.count} (coordinator {job.coordinator}): "
-                     "gathering the other processes' reports ...", markup=False, highlight=False)
     loaded: list[tuple[str, Any]] = [(where(0), report)]
+    if job.count == 1:  # a job of one process (srun -n 1): nothing to merge, its own report says it all
+        show_own()
+        return loaded
+    stderr.print(f"jitscope {job.command}: process 0 of {job.count} (coordinator {job.coordinator}): "
+                 "gathering the other processes' reports ...", markup=False, highlight=False)
     missing = []
     for item in gather_reports(job):
         parsed = _parse_report(type(report), item.text) if item.text is not None else item.missing
