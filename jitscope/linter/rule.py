@@ -25,13 +25,15 @@ import ast
 import dataclasses
 import inspect
 from collections.abc import Callable, Iterator
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from jitscope.linter.context import ModuleContext, TracedFunction, label, traced_because
-from jitscope.linter.trace_context import TraceContext
 from jitscope.model.effect_catalogue import builtin_effect, effect_of_call
 from jitscope.model.effects import EffectKind
 from jitscope.model.lint import Finding, Fix, RuleInfo, Severity
+
+if TYPE_CHECKING:  # the tracer's records: imported only by lint --trace, not by static lint
+    from jitscope.linter.trace_context import TraceContext
 
 
 class Rule:

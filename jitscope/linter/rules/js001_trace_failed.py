@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 from jitscope.linter.rule import Rule
-from jitscope.linter.trace_context import Place, TraceContext
 from jitscope.model.lint import Finding
+
+if TYPE_CHECKING:  # the tracer's records: imported only by lint --trace, not by static lint
+    from jitscope.linter.trace_context import TraceContext
 
 TRACE_FAILED = "JS001"
 #: ``Diagnostic.message`` of a ``sys.exit`` in the traced function (``jitscope.faults.UserExit``).
@@ -60,6 +63,8 @@ class TraceFailed(Rule):
         if diag is None:
             return
         loc = diag.location
+        from jitscope.linter.trace_context import Place  # here: static lint never loads the tracer's records
+
         where = trace.definition if loc is None else Place(loc.file, loc.line, loc.function)
         traceback = "`jitscope trace` with the same target and arguments shows the traceback"
         if diag.message.startswith(_EXIT_PREFIX):

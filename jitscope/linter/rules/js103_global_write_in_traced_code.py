@@ -4,15 +4,18 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 from jitscope.linter.context import (
     ModuleContext,
     traced_because,
 )
 from jitscope.linter.rule import TracedCodeRule
-from jitscope.linter.trace_context import TraceContext
 from jitscope.model.effects import EffectKind
 from jitscope.model.lint import Finding
+
+if TYPE_CHECKING:  # the tracer's records: imported only by lint --trace, not by static lint
+    from jitscope.linter.trace_context import TraceContext
 
 _ASSIGNMENTS = (ast.Assign, ast.AugAssign, ast.AnnAssign)
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 from jitscope.linter.context import (
     ModuleContext,
@@ -12,9 +13,11 @@ from jitscope.linter.context import (
     traced_because,
 )
 from jitscope.linter.rule import Rule
-from jitscope.linter.trace_context import TraceContext
 from jitscope.model.effects import EffectKind
 from jitscope.model.lint import Finding
+
+if TYPE_CHECKING:  # the tracer's records: imported only by lint --trace, not by static lint
+    from jitscope.linter.trace_context import TraceContext
 
 #: the nodes check looks at: calls (mutating methods, setattr/delattr) and assignments/deletions
 _MUTATING = (ast.Call, ast.Assign, ast.AugAssign, ast.Delete)

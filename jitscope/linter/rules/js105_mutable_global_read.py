@@ -6,6 +6,7 @@ import ast
 import functools
 import re
 from collections.abc import Iterable, Iterator
+from typing import TYPE_CHECKING
 
 from jitscope.linter.context import (
     MUTATORS,
@@ -18,7 +19,6 @@ from jitscope.linter.context import (
     traced_because,
 )
 from jitscope.linter.rule import Rule
-from jitscope.linter.trace_context import TraceContext
 from jitscope.model.lint import Finding
 
 _GLOBAL_RE = re.compile(r"^[ \t]+global[ \t]+([\w, \t]+)", re.MULTILINE)
@@ -28,6 +28,9 @@ _MUTATED = (
     r"(?:\.(?:append|extend|insert|update|add|discard|remove|pop|popitem|clear|setdefault|sort"
     r"|reverse)\(|\[[^\n]*?\][ \t]*(?:[-+*/%&|^@]|//|\*\*|<<|>>)?=(?!=))"
 )
+
+if TYPE_CHECKING:  # the tracer's records: imported only by lint --trace, not by static lint
+    from jitscope.linter.trace_context import TraceContext
 _IDENTIFIER = r"[A-Za-z_]\w*"
 _MUTATE_RE = re.compile(rf"^[ \t]+({_IDENTIFIER}){_MUTATED}", re.MULTILINE)
 

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 from jitscope.linter.rule import Rule
-from jitscope.linter.trace_context import TraceContext
 from jitscope.model.lint import Finding
+
+if TYPE_CHECKING:  # the tracer's records: imported only by lint --trace, not by static lint
+    from jitscope.linter.trace_context import TraceContext
 
 
 class DynamicRecompilation(Rule):
