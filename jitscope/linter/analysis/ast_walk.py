@@ -31,7 +31,7 @@ def child_nodes(node: ast.AST) -> list[ast.AST]:
 
 def descendants(root: ast.AST) -> Iterator[ast.AST]:
     """``root`` and every node under it (depth first), without context/operator leaves: for the walks
-    that look for one kind of node (calls, names) anywhere, at about half the cost of ``ast.walk``."""
+    that look for one kind of node (calls, names) anywhere, at three quarters of ``ast.walk``'s cost."""
     stack = [root]
     while stack:
         node = stack.pop()
