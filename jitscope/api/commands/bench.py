@@ -216,7 +216,7 @@ def finish_job(job: Job, report: Any, *, save: Path | None, merge: Callable[[lis
     ``--processes`` shows it (``out``: the merged report); on the others, one line on stderr. Returns the
     reports it has, by process index, named by their files. When another process failed or sent nothing,
     process 0 shows its own report (``show_own``) and raises ``JobError`` (exit 1) saying which and why."""
-    from jitscope.hosts.distributed import JobError, gather_reports, send_report
+    from jitscope.hosts.distributed import gather_reports, send_report
     from jitscope.hosts.reports import per_process_path
     from jitscope.outputs import write_atomic
     from jitscope.report.writers.console import make_console
@@ -250,13 +250,22 @@ def finish_job(job: Job, report: Any, *, save: Path | None, merge: Callable[[lis
             loaded.append((where(item.index), parsed))
     if missing:
         show_own()
-        index, why = missing[0]
-        more = f" (and {len(missing) - 1} more)" if len(missing) > 1 else ""
-        raise JobError(f"{job.name(index)} {why}{more}: above is process 0's own report, not the merged view",
-                       hint="each process's own output says why; those that finished saved --save FILE.pI.json "
-                       "for jitscope merge" if save is not None else "each process's own output says why")
+        raise _missing_error(job, missing, saved=save is not None)
     write_merged(merge(loaded), fmt_name, out)
     return loaded
+
+
+def _missing_error(job: Job, missing: list[tuple[int, str]], *, saved: bool) -> Exception:
+    """The one line process 0 ends with when processes sent no report: the first, why, and how many more."""
+    from jitscope.hosts.distributed import JobError
+
+    index, why = missing[0]
+    more = f" (and {len(missing) - 1} more)" if len(missing) > 1 else ""
+    hint = "each process's own output says why"
+    if saved:
+        hint += "; those that finished saved --save FILE.pI.json for jitscope merge"
+    return JobError(f"{job.name(index)} {why}{more}: process 0's own report is shown instead of the merged view",
+                    hint=hint)
 
 
 def _parse_report(cls: type, text: str) -> Any:
