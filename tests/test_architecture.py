@@ -162,3 +162,27 @@ def test_the_checks_see_a_circle_and_an_upward_import() -> None:
     """The helpers themselves: a two-module circle is found, and model -> cli is upward."""
     assert _cycles({"a": {"b"}, "b": {"a"}, "c": {"a"}}) == [["a", "b"]]
     assert _layer_of("jitscope.model.trace") < _layer_of("jitscope.cli.app")
+
+
+def test_trace_imports_only_what_it_runs() -> None:
+    """``jitscope trace``'s start-up is part of what it costs (issue 18: 1.05x a plain script): it must not
+    import the other commands' machinery (bench's timing, the profiler's capture reader, the linter, ...)."""
+    import os
+    import subprocess
+    import sys
+
+    code = ("import sys, atexit, runpy\n"
+            "atexit.register(lambda: print(sorted(m for m in sys.modules if m.startswith('jitscope.')), "
+            "file=sys.stderr))\n"
+            "sys.argv = ['jitscope', 'trace', 'mlp.py:predict']\n"
+            "runpy.run_module('jitscope', run_name='__main__')\n")
+    result = subprocess.run([sys.executable, "-c", code], cwd=ROOT.parent / "examples", capture_output=True,
+                            text=True, timeout=300, check=False,
+                            env={**os.environ, "JAX_PLATFORMS": "cpu", "NO_COLOR": "1"})
+    assert result.returncode == 0, result.stderr[-2000:]
+    imported = ast.literal_eval(result.stderr.strip().splitlines()[-1])
+    assert "jitscope.tracing.session" in imported  # it did trace
+    others = ("jitscope.timing", "jitscope.model.bench", "jitscope.profiling.xspace", "jitscope.profiling.runner",
+              "jitscope.linter", "jitscope.buffers", "jitscope.comparison", "jitscope.run.", "jitscope.api.commands.bench",
+              "jitscope.api.commands.profile", "jitscope.api.commands.memory", "jitscope.api.commands.diff")
+    assert [m for m in imported if m.startswith(others)] == []

@@ -37,19 +37,19 @@ def merge(
 
     kind = report_kind(reports)
     if kind == BENCH_KIND:  # the per-process reports of bench --processes --save
-        from jitscope.api.commands.bench import write_merged
+        from jitscope.api.commands.jobs import write_merged
         from jitscope.hosts.bench import load_bench_reports, merge_bench
 
         write_merged(merge_bench(load_bench_reports(reports)), fmt_name, out)
         return
     if kind == "jitscope.trace":  # those of trace --processes --save
-        from jitscope.api.commands.bench import write_merged
+        from jitscope.api.commands.jobs import write_merged
         from jitscope.hosts.trace import load_trace_reports, merge_trace
 
         write_merged(merge_trace(load_trace_reports(reports)), fmt_name, out)
         return
     if kind == PROFILE_KIND:  # those of profile --processes --save
-        from jitscope.api.commands.bench import write_merged
+        from jitscope.api.commands.jobs import write_merged
         from jitscope.hosts.profile import load_profile_reports, merge_profile
 
         write_merged(merge_profile(load_profile_reports(reports)), fmt_name, out)

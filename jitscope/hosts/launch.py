@@ -24,11 +24,13 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from jitscope.errors import JitscopeError, UsageError, UserCodeError
 from jitscope.model.run import ProcessInfo
-from jitscope.timing.runner import BenchOptions
+
+if TYPE_CHECKING:  # bench's options, only replaced here: trace and profile need not import bench's timing
+    from jitscope.timing.runner import BenchOptions
 
 R = TypeVar("R")
 

@@ -57,12 +57,8 @@ def profile_command(flags: TargetFlags, fmt_name: str, out: Path | None, *, call
     """``jitscope profile``: the report on stdout or in ``out``, failed calls on stderr; True when a call failed.
     ``distributed``: one process of a job someone else launched (``hosts/distributed.py``): process 0 shows every
     process's device time merged; ``save``: each process's report as ``FILE.pI.json``."""
-    from jitscope.api.commands.bench import (
-        failures_sent,
-        finish_job,
-        report_failures,
-        report_process_failures,
-    )
+    from jitscope.api.commands.bench import report_failures, report_process_failures
+    from jitscope.api.commands.jobs import failures_sent, finish_job
     from jitscope.api.results import ProfileResult
     from jitscope.api.stdout import user_output_to_stderr
     from jitscope.errors import UsageError
@@ -126,7 +122,8 @@ def profile_processes_command(flags: TargetFlags, count: int, fmt_name: str, out
     profiling the calls on the mesh spanning all their devices, timed in lockstep (``bench --processes``'s
     launcher); their device time by source line merged (``hosts/profile.py``). ``save``: each process's report as
     ``FILE.pI.json`` (what ``jitscope merge`` reads); ``out``: the merged report. True when a call failed."""
-    from jitscope.api.commands.bench import LAUNCH_TIMEOUT_S, report_failures, write_merged
+    from jitscope.api.commands.bench import report_failures
+    from jitscope.api.commands.jobs import LAUNCH_TIMEOUT_S, write_merged
     from jitscope.hosts.launch import launch_reports
     from jitscope.hosts.profile import merge_profile
     from jitscope.report.writers.console import make_console

@@ -82,7 +82,7 @@ def trace_command(flags: TargetFlags, *, stages: str, fmt: Enum | None, out: Pat
     a job someone else launched (``hosts/distributed.py``), compiling too (``hlo``: each program's fingerprint);
     process 0 shows whether every process compiled the same programs; ``save``: each process's report as
     ``FILE.pI.json``."""
-    from jitscope.api.commands.bench import failures_sent
+    from jitscope.api.commands.jobs import failures_sent
     from jitscope.api.results import TraceResult
     from jitscope.api.stdout import user_output_to_stderr
     from jitscope.api.targets import enable_x64_if
@@ -316,7 +316,7 @@ def trace_processes_command(flags: TargetFlags, count: int, fmt_name: str, out: 
     --processes``'s launcher), each tracing and compiling the calls on the mesh spanning all their devices;
     whether they all compiled the same program, and their compile times, merged (``hosts/trace.py``).
     ``save``: each process's report as ``FILE.pI.json``; ``out``: the merged report."""
-    from jitscope.api.commands.bench import LAUNCH_TIMEOUT_S, write_merged
+    from jitscope.api.commands.jobs import LAUNCH_TIMEOUT_S, write_merged
     from jitscope.hosts.launch import check_processes, launch_reports
     from jitscope.hosts.trace import merge_trace
     from jitscope.load.mesh import parse_mesh
@@ -344,9 +344,9 @@ def refuse_for_processes(flags: TargetFlags, switch: str) -> None:
 
 def _finish_trace_job(job: Job, report: TraceReport, *, save: Path | None, fmt_name: str, out: Path | None,
                       show_own: Callable[[], None]) -> None:
-    """``--distributed``'s end (``bench.finish_job``): process 0 shows whether every process compiled the same
+    """``--distributed``'s end (``jobs.finish_job``): process 0 shows whether every process compiled the same
     programs; one line (exit 1) after it when the user's code failed to trace on any process."""
-    from jitscope.api.commands.bench import finish_job
+    from jitscope.api.commands.jobs import finish_job
     from jitscope.hosts.trace import merge_trace
 
     loaded = finish_job(job, report, save=save, merge=merge_trace, fmt_name=fmt_name,
