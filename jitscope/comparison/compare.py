@@ -22,7 +22,7 @@ from jitscope.comparison.jaxpr import (
     lines_by_primitive,
     primitive_deltas,
 )
-from jitscope.comparison.sources import SourceTree
+from jitscope.comparison.sources import LineCounterparts, SourceTree
 from jitscope.model.diff import (
     BenchComparison,
     CallDiff,
@@ -131,7 +131,8 @@ def diff_call(old: TraceRecord, new: TraceRecord, *, old_label: str = "old", new
         return base
     old_eqns = list(flatten(old.jaxpr, old_sources.relative))
     new_eqns = list(flatten(new.jaxpr, new_sources.relative))
-    lines = diff_lines(group_lines(old_eqns), group_lines(new_eqns), old_sources.line, new_sources.line)
+    lines = diff_lines(group_lines(old_eqns), group_lines(new_eqns), old_sources.line, new_sources.line,
+                       LineCounterparts(old_sources, new_sources))
     notes: list[str] = []
     hlo_changes: tuple[hlo_diff.HloChange, ...] = ()
     matched, fusion_note = 0, ""

@@ -130,6 +130,8 @@ def group_lines(eqns: Sequence[FlatEqn]) -> list[LineGroup]:
 
 
 SourceOf = Callable[[str, int], str]
+#: (old file, old line, new file) -> the new line it became, or None (``sources.LineCounterparts``).
+Counterpart = Callable[[str, int, str], "int | None"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,8 +144,10 @@ class LineDiff:
 
 
 def diff_lines(old: Sequence[LineGroup], new: Sequence[LineGroup], old_source: SourceOf,
-               new_source: SourceOf) -> LineDiff:
-    """Align the two sides' lines by what they compute; see the module docstring."""
+               new_source: SourceOf, counterpart: Counterpart | None = None) -> LineDiff:
+    """Align the two sides' lines by what they compute; see the module docstring. ``counterpart``: which new
+    line an old one became by a text diff of their files (``sources.LineCounterparts``); without it, the line
+    of the same number."""
     matcher = difflib.SequenceMatcher(None, [g.key for g in old], [g.key for g in new], autojunk=False)
     removed: list[LineGroup] = []
     added: list[LineGroup] = []
@@ -180,7 +184,8 @@ def diff_lines(old: Sequence[LineGroup], new: Sequence[LineGroup], old_source: S
         olds = [g for g in olds if id(g) not in paired]
         news = [g for g in news if id(g) not in paired]
         for a in olds:
-            match = next((b for b in news if id(b) not in paired and _same_line(a, b, old_source, new_source)), None)
+            match = next((b for b in news if id(b) not in paired
+                          and _same_line(a, b, old_source, new_source, counterpart)), None)
             if match is not None:
                 paired.update((id(a), id(match)))
                 changes.append(_change("changed", a, match, old_source, new_source))
@@ -210,12 +215,17 @@ def _norm(text: str) -> str:
     return " ".join(text.split())
 
 
-def _same_line(a: LineGroup, b: LineGroup, old_source: SourceOf, new_source: SourceOf) -> bool:
-    """Is ``b`` the line ``a`` became? The same context, and the same text, number or primitives."""
+def _same_line(a: LineGroup, b: LineGroup, old_source: SourceOf, new_source: SourceOf,
+               counterpart: Counterpart | None) -> bool:
+    """Is ``b`` the line ``a`` became? The same context, and the same text, the line the text diff of the files
+    pairs it with (the same number without one), or the same primitives."""
     if a.context != b.context:
         return False
     text_a, text_b = _norm(old_source(a.file, a.line)), _norm(new_source(b.file, b.line))
-    return bool(text_a and text_a == text_b) or (a.line == b.line and a.line != 0) or a.primitives == b.primitives
+    if text_a and text_a == text_b:
+        return True
+    became = (a.line if counterpart is None else counterpart(a.file, a.line, b.file)) if a.line else None
+    return (became is not None and became == b.line) or a.primitives == b.primitives
 
 
 def _change(kind: str, a: LineGroup | None, b: LineGroup | None, old_source: SourceOf,

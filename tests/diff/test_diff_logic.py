@@ -41,6 +41,27 @@ def test_lines_align_by_what_they_compute() -> None:
         "changed", ("cos f32[4] -> f32[4]",), ("cos bf16[4] -> bf16[4]",))
 
 
+def test_an_edited_line_is_paired_with_what_it_became_not_with_its_old_number() -> None:
+    from jitscope.comparison.sources import LineCounterparts, SourceTree
+
+    old_text = ("import jax.numpy as jnp", "", "def f(x):", "    a = jnp.sin(x)", "    b = jnp.cos(a)",
+                "    return a + b")
+    new_text = ("import jax.numpy as jnp", "", "def f(x):", "    a = jnp.sin(x)", "    c = jnp.exp(a)",
+                "    b = jnp.tanh(a)", "    return a + b + c")
+    old_tree, new_tree = SourceTree("", {"m.py": old_text}), SourceTree("", {"m.py": new_text})
+    counterparts = LineCounterparts(old_tree, new_tree)
+    assert [counterparts("m.py", n, "m.py") for n in (3, 4, 5, 6)] == [3, 4, 6, 7]
+    old = [group(4, "sin f32[4] -> f32[4]"), group(5, "cos f32[4] -> f32[4]"), group(6, "add f32[4] -> f32[4]")]
+    new = [group(4, "sin f32[4] -> f32[4]"), group(5, "exp f32[4] -> f32[4]"), group(6, "tanh f32[4] -> f32[4]"),
+           group(7, "add f32[4] -> f32[4]", "add f32[4] -> f32[4]")]
+    found = diff_lines(old, new, old_tree.line, new_tree.line, counterparts)
+    assert [(c.kind, c.old_line, c.new_line) for c in found.changes] == [
+        ("added", 0, 5), ("changed", 5, 6), ("changed", 6, 7)]
+    # by line number alone, `b = jnp.cos(a)` (line 5) was paired with the new line 5, `c = jnp.exp(a)`
+    by_number = diff_lines(old, new, old_tree.line, new_tree.line)
+    assert ("changed", 5, 5) in [(c.kind, c.old_line, c.new_line) for c in by_number.changes]
+
+
 def test_a_renamed_line_is_counted_as_edited_not_changed() -> None:
     old, new = [group(1, "sin f32[4] -> f32[4]")], [group(1, "sin f32[4] -> f32[4]")]
     found = diff_lines(old, new, lambda f, n: "a = jnp.sin(x)", lambda f, n: "b = jnp.sin(x)")
