@@ -181,19 +181,20 @@ class _Session:
             write_atomic(self.here / self.bench_json, json.dumps(document, indent=4, allow_nan=False) + "\n")
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
-        from jitscope.units import fmt_duration
+        from jitscope.units import fmt_duration, plural
 
         if self.report:
             results = sorted(self.results, key=lambda r: (-r.compile_s, -r.compiles, r.nodeid))
             terminalreporter.section("jitscope: JAX compiles per test (worst first)")
             for test in results[:TOP_TESTS]:
-                terminalreporter.write_line(f"{test.compiles:5d} compiles  {fmt_duration(test.compile_s):>9}  "
+                word = "compile " if test.compiles == 1 else "compiles"
+                terminalreporter.write_line(f"{test.compiles:5d} {word}  {fmt_duration(test.compile_s):>9}  "
                                             f"{test.nodeid}")
             if len(results) > TOP_TESTS:
                 terminalreporter.write_line(f"... {len(results) - TOP_TESTS} more tests")
-            terminalreporter.write_line(f"total: {sum(r.compiles for r in results)} compiles, "
+            terminalreporter.write_line(f"total: {plural(sum(r.compiles for r in results), 'compile')}, "
                                         f"{fmt_duration(sum(r.compile_s for r in results))} tracing and "
-                                        f"compiling, {len(results)} tests")
+                                        f"compiling, {plural(len(results), 'test')}")
         if self.benchmarks:
             terminalreporter.section("jitscope: jit_bench (cached median per call; first call = trace + lower + "
                                      "compile + run)")
