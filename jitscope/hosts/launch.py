@@ -206,12 +206,6 @@ def join(place: tuple[str, int, int]) -> None:
     initialize(coordinator, count, index)
 
 
-def join_processes(place: tuple[str, int, int], options: BenchOptions) -> BenchOptions:
-    """Join the other processes (``jax.distributed``, before any backend starts) and time in lockstep."""
-    join(place)
-    return lockstep(options)
-
-
 def lockstep(options: BenchOptions) -> BenchOptions:
     """Bench ``options`` for one process of several: exactly the same rounds on each, so none waits for good."""
     return dataclasses.replace(options, lockstep_rounds=max(options.min_rounds, LOCKSTEP_ROUNDS))

@@ -74,13 +74,12 @@ def bench_command(flags: TargetFlags, options: BenchOptions, fmt_name: str, out:
     """``jitscope bench``: the report on stdout or in ``out``, failed calls and regressions on stderr; the exit
     code (``EXIT_FINDINGS`` when a call failed or the regression gate did). ``distributed``: one process of a
     job someone else launched (``hosts/distributed.py``): process 0 shows every process's figures merged."""
-    from jitscope.api.commands.jobs import failures_sent, finish_job
+    from jitscope.api.commands.jobs import failures_sent, finish_job, join_first
     from jitscope.api.results import BenchResult as BenchAPIResult
     from jitscope.api.stdout import user_output_to_stderr
     from jitscope.api.targets import enable_x64_if
     from jitscope.errors import EXIT_FINDINGS
     from jitscope.faults import user_code_scope
-    from jitscope.hosts.launch import process_place
     from jitscope.report.writers.call_trees import show_profiles
     from jitscope.report.writers.console import make_console
     from jitscope.report.writers.destination import write_result
@@ -89,20 +88,13 @@ def bench_command(flags: TargetFlags, options: BenchOptions, fmt_name: str, out:
     enable_x64_if(flags.x64)
     stderr = make_console(stderr=True)
     machine_readable = fmt_name != "text"
-    place = process_place()  # one of the processes bench --processes launched: join them first
-    job = None
-    if distributed:  # one process of a job someone else launched (srun, mpirun): join it first
-        from jitscope.hosts.distributed import join_job
+    if distributed:
+        refuse_for_processes(flags, options, "--distributed")
+    place, job = join_first("bench", flags.devices, flags.mesh, distributed=distributed)
+    if place is not None:  # one process of several: the same rounds on each
         from jitscope.hosts.launch import lockstep
 
-        refuse_for_processes(flags, options, "--distributed")
-        with user_output_to_stderr():  # gloo says on stdout that the processes connected
-            job = join_job("bench", flags.devices, flags.mesh)
-        place, options = job.place, lockstep(options)
-    elif place is not None:
-        from jitscope.hosts.launch import join_processes
-
-        options = join_processes(place, options)
+        options = lockstep(options)
     # --distributed: stdout is process 0's merged report alone (gloo's connection lines go to stderr too)
     with progress_bar(stderr, "jitscope bench") as progress, user_output_to_stderr(machine_readable or bool(job)), \
             user_code_scope(), failures_sent(job):

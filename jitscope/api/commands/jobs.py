@@ -18,6 +18,26 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from jitscope.hosts.distributed import Job
 
+def join_first(command: str, devices: int | None, mesh: str | None, *, distributed: bool
+               ) -> tuple[tuple[str, int, int] | None, Job | None]:
+    """Join the other processes before anything starts a backend, when this is one of several: of a job someone
+    else launched (``--distributed``: srun, mpirun), or one ``--processes`` launched (``JITSCOPE_PROCESS``).
+    Returns (coordinator, index, count) and the job (``--distributed`` only); (None, None) in one process."""
+    from jitscope.api.stdout import user_output_to_stderr
+    from jitscope.hosts.launch import join, process_place
+
+    if distributed:
+        from jitscope.hosts.distributed import join_job
+
+        with user_output_to_stderr():  # gloo says on stdout that the processes connected
+            job = join_job(command, devices, mesh)
+        return job.place, job
+    place = process_place()
+    if place is not None:
+        join(place)
+    return place, None
+
+
 #: Seconds a bench --processes run may take before its processes are stopped.
 LAUNCH_TIMEOUT_S = 900.0
 

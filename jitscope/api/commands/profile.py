@@ -58,11 +58,10 @@ def profile_command(flags: TargetFlags, fmt_name: str, out: Path | None, *, call
     ``distributed``: one process of a job someone else launched (``hosts/distributed.py``): process 0 shows every
     process's device time merged; ``save``: each process's report as ``FILE.pI.json``."""
     from jitscope.api.commands.bench import report_failures, report_process_failures
-    from jitscope.api.commands.jobs import failures_sent, finish_job
+    from jitscope.api.commands.jobs import failures_sent, finish_job, join_first
     from jitscope.api.results import ProfileResult
     from jitscope.api.stdout import user_output_to_stderr
     from jitscope.errors import UsageError
-    from jitscope.hosts.launch import process_place
     from jitscope.profiling.runner import ProfileOptions, profile_calls
     from jitscope.report.writers.console import make_console
     from jitscope.report.writers.destination import write_result
@@ -75,18 +74,7 @@ def profile_command(flags: TargetFlags, fmt_name: str, out: Path | None, *, call
         trace_out.mkdir(parents=True, exist_ok=True)
     options = ProfileOptions(calls=calls, budget=budget, seed=seed,
                              trace_out=str(trace_out) if trace_out is not None else None)
-    place = process_place()  # one of the processes profile --processes launched: join them first
-    job = None
-    if distributed:  # one process of a job someone else launched (srun, mpirun): join it first
-        from jitscope.hosts.distributed import join_job
-
-        with user_output_to_stderr():  # gloo says on stdout that the processes connected
-            job = join_job("profile", flags.devices, flags.mesh)
-        place = job.place
-    elif place is not None:
-        from jitscope.hosts.launch import join
-
-        join(place)
+    place, job = join_first("profile", flags.devices, flags.mesh, distributed=distributed)
     if place is not None:
         from jitscope.hosts.launch import LOCKSTEP_ROUNDS
 

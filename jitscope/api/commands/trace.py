@@ -82,7 +82,7 @@ def trace_command(flags: TargetFlags, *, stages: str, fmt: Enum | None, out: Pat
     a job someone else launched (``hosts/distributed.py``), compiling too (``hlo``: each program's fingerprint);
     process 0 shows whether every process compiled the same programs; ``save``: each process's report as
     ``FILE.pI.json``."""
-    from jitscope.api.commands.jobs import failures_sent
+    from jitscope.api.commands.jobs import failures_sent, join_first
     from jitscope.api.results import TraceResult
     from jitscope.api.stdout import user_output_to_stderr
     from jitscope.api.targets import enable_x64_if
@@ -107,20 +107,7 @@ def trace_command(flags: TargetFlags, *, stages: str, fmt: Enum | None, out: Pat
         wanted = wanted if "hlo" in wanted else (*wanted, "hlo")  # the compiled program, to compare
     _freeze_imports()
     enable_x64_if(flags.x64)
-    from jitscope.hosts.launch import process_place
-
-    place = process_place()  # one of the processes trace --processes launched: join them first
-    job = None
-    if distributed:  # one process of a job someone else launched (srun, mpirun): join it first
-        from jitscope.hosts.distributed import join_job
-
-        with user_output_to_stderr():  # gloo says on stdout that the processes connected
-            job = join_job("trace", flags.devices, flags.mesh)
-        place = job.place
-    elif place is not None:
-        from jitscope.hosts.launch import join
-
-        join(place)
+    place, job = join_first("trace", flags.devices, flags.mesh, distributed=distributed)
     # stdout: the document only (--distributed: process 0's merged report alone; gloo's lines go to stderr too)
     with user_output_to_stderr(job is not None), failures_sent(job), mesh_scope(flags.devices, flags.mesh), \
             progress_bar(make_console(stderr=True), "jitscope trace") as progress, \
