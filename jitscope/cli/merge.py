@@ -9,7 +9,7 @@ import typer
 
 from jitscope.cli.options import ReportFormat, format_option
 from jitscope.report.formats import resolve_format
-from jitscope.report.writers.destination import write_report
+from jitscope.report.writers.destination import write_document, write_report
 
 
 def merge(
@@ -67,16 +67,7 @@ def merge(
     else:
         from jitscope.report.views.merge import merge_document
 
-        document = merge_document(report)
-        if fmt_name == "text" and out is None:
-            from jitscope.report.writers.console import make_console
-            from jitscope.report.writers.terminal import render_rich
-
-            make_console().print(render_rich(document))
-        else:
-            from jitscope.report.writers import render_document
-
-            write_report(render_document(document, fmt_name), out)
+        write_document(merge_document(report), fmt_name, out)
     if check and any(f.level == HANG for f in report.findings):
         raise typer.Exit(1)
 

@@ -124,7 +124,7 @@ def _parse_report(cls: type, text: str) -> Any:
 
 def write_merged(merged: Any, fmt_name: str, out: Path | None) -> None:
     """A merged report of ``--processes`` (bench's, profile's or trace's, by its kind) on stdout or in ``out``."""
-    from jitscope.report.writers.destination import write_report
+    from jitscope.report.writers.destination import write_document, write_report
 
     if fmt_name == "json":
         from jitscope.report.writers.json import dumps
@@ -145,12 +145,4 @@ def write_merged(merged: Any, fmt_name: str, out: Path | None) -> None:
         from jitscope.report.views.merge_bench import merge_bench_document
 
         document = merge_bench_document(merged)
-    if fmt_name == "text" and out is None:
-        from jitscope.report.writers.console import make_console
-        from jitscope.report.writers.terminal import render_rich
-
-        make_console().print(render_rich(document))
-    else:
-        from jitscope.report.writers import render_document
-
-        write_report(render_document(document, fmt_name), out)
+    write_document(document, fmt_name, out)

@@ -42,3 +42,17 @@ def write_result(result: Renders, fmt: str, out: Path | None) -> None:
         make_console().print(result.renderable())
         return
     write_report(result.render(fmt), out)
+
+
+def write_document(document: Any, fmt: str, out: Path | None) -> None:
+    """A view's document (``report/views/``) in ``fmt`` (not json: that is the record's), on stdout or into
+    ``out``, for the reports no API result holds (``jitscope merge``'s)."""
+    if fmt == "text" and out is None:
+        from jitscope.report.writers.console import make_console
+        from jitscope.report.writers.terminal import render_rich
+
+        make_console().print(render_rich(document))
+        return
+    from jitscope.report.writers import render_document
+
+    write_report(render_document(document, fmt), out)
