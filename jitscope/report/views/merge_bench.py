@@ -14,20 +14,27 @@ from jitscope.report.views.document import Cell, Column, Document, Note, Section
 from jitscope.units import fmt_duration, plural
 
 
-def headline(report: BenchMergeReport) -> str:
+def where_it_ran(report: BenchMergeReport | ProfileMergeReport | TraceMergeReport) -> str:
+    """``2 processes on 1 host, 2 devices; 3 calls``: how every merged view's headline begins."""
     hosts = len({p.host for p in report.processes})
     devices = sum(len(p.local_devices) for p in report.processes)
-    rounds = f"; {report.rounds} rounds of one call on each, in lockstep" if report.rounds else ""
     return (f"{len(report.processes)} processes on {plural(hosts, 'host')}, {plural(devices, 'device')}; "
-            f"{plural(len(report.calls), 'call')}{rounds}")
+            f"{plural(len(report.calls), 'call')}")
+
+
+def read_first(notes: tuple[Note, ...], calm: str) -> Section:
+    """A merged view's first section: its findings, or the one good line ``calm`` when there are none."""
+    return Section("Read first", notes or (Note(calm, "good", wrap=True),), id="findings")
+
+
+def headline(report: BenchMergeReport) -> str:
+    rounds = f"; {report.rounds} rounds of one call on each, in lockstep" if report.rounds else ""
+    return where_it_ran(report) + rounds
 
 
 def findings_section(report: BenchMergeReport) -> Section:
-    if not report.findings:
-        return Section("Read first", (Note("no straggler: every call's skew across processes is within the "
-                                           "processes' own spread", "good", wrap=True),), id="findings")
-    return Section("Read first", tuple(Note(f.text, "warning", "slow", wrap=True) for f in report.findings),
-                   id="findings")
+    return read_first(tuple(Note(f.text, "warning", "slow", wrap=True) for f in report.findings),
+                      "no straggler: every call's skew across processes is within the processes' own spread")
 
 
 def processes_section(report: BenchMergeReport | ProfileMergeReport | TraceMergeReport) -> Section:

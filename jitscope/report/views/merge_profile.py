@@ -6,25 +6,19 @@ from __future__ import annotations
 
 from jitscope.model.hosts import BenchSkew, MergedProfileCall, ProfileMergeReport
 from jitscope.report.views.document import Cell, Column, Document, Note, Section, Table, pieces
-from jitscope.report.views.merge_bench import processes_section
+from jitscope.report.views.merge_bench import processes_section, read_first, where_it_ran
 from jitscope.report.views.profile import short_location
-from jitscope.units import fmt_duration, fmt_fraction, plural
+from jitscope.units import fmt_duration, fmt_fraction
 
 
 def headline(report: ProfileMergeReport) -> str:
-    hosts = len({p.host for p in report.processes})
-    devices = sum(len(p.local_devices) for p in report.processes)
     rounds = f"{report.rounds} timed rounds and " if report.rounds else ""
-    return (f"{len(report.processes)} processes on {plural(hosts, 'host')}, {plural(devices, 'device')}; "
-            f"{plural(len(report.calls), 'call')}; {rounds}{report.captured} profiled calls on each, in lockstep")
+    return f"{where_it_ran(report)}; {rounds}{report.captured} profiled calls on each, in lockstep"
 
 
 def findings_section(report: ProfileMergeReport) -> Section:
-    if not report.findings:
-        return Section("Read first", (Note("no straggler: every call's device time and top lines are within the "
-                                           "processes' own spread", "good", wrap=True),), id="findings")
-    return Section("Read first", tuple(Note(f.text, "warning", "slow", wrap=True) for f in report.findings),
-                   id="findings")
+    return read_first(tuple(Note(f.text, "warning", "slow", wrap=True) for f in report.findings),
+                      "no straggler: every call's device time and top lines are within the processes' own spread")
 
 
 def _name(call: MergedProfileCall) -> str:

@@ -5,26 +5,20 @@ from __future__ import annotations
 
 from jitscope.model.hosts import HANG, SLOW, MergedTraceCall, TraceMergeReport
 from jitscope.report.views.document import Cell, Column, Document, Level, Note, Section, Table, pieces
-from jitscope.report.views.merge_bench import processes_section
-from jitscope.units import fmt_duration, plural
+from jitscope.report.views.merge_bench import processes_section, read_first, where_it_ran
+from jitscope.units import fmt_duration
 
 _LEVELS: dict[str, tuple[Level, str]] = {HANG: ("error", "hang"), SLOW: ("warning", "slow")}
 
 
 def headline(report: TraceMergeReport) -> str:
-    hosts = len({p.host for p in report.processes})
-    devices = sum(len(p.local_devices) for p in report.processes)
     same = sum(1 for c in report.calls if c.same_program)
-    return (f"{len(report.processes)} processes on {plural(hosts, 'host')}, {plural(devices, 'device')}; "
-            f"{plural(len(report.calls), 'call')}, {same} compiled to one program on every process")
+    return f"{where_it_ran(report)}, {same} compiled to one program on every process"
 
 
 def findings_section(report: TraceMergeReport) -> Section:
-    if not report.findings:
-        return Section("Read first", (Note("every process compiled the same program for every call, in about the "
-                                           "same time", "good", wrap=True),), id="findings")
-    return Section("Read first", tuple(Note(f.text, *_LEVELS.get(f.level, ("info", "note")), wrap=True)
-                                       for f in report.findings), id="findings")
+    return read_first(tuple(Note(f.text, *_LEVELS.get(f.level, ("info", "note")), wrap=True) for f in report.findings),
+                      "every process compiled the same program for every call, in about the same time")
 
 
 def calls_section(report: TraceMergeReport) -> Section:
