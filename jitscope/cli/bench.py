@@ -20,6 +20,7 @@ from jitscope.cli.options import (
     FromRunOpt,
     MeshOpt,
     ReportFormat,
+    ReportOutOpt,
     ShapesListOpt,
     TargetsArg,
     X64Opt,
@@ -57,8 +58,7 @@ def bench(
     profile_html: Annotated[Path | None, typer.Option(help="Write the --profile report as HTML here.")] = None,
     fmt: Annotated[ReportFormat | None, format_option(what=" (json: one versioned document; html: phase bars, "
                                              "distributions and scaling charts)")] = None,
-    out: Annotated[Path | None, typer.Option(help="Write the report to this file (.html, .md, .json, .txt: the "
-                                             "suffix picks the format).", show_default=False)] = None,
+    out: ReportOutOpt = None,
     save: Annotated[Path | None, typer.Option(help="Also write the JSON report to this file.")] = None,
     compare: Annotated[Path | None, typer.Option(help="A saved report (--save) to compare with.")] = None,
     fail_if_slower: Annotated[str | None, typer.Option(

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -18,6 +17,7 @@ from jitscope.cli.options import (
     FromRunOpt,
     MeshOpt,
     ReportFormat,
+    ReportOutOpt,
     ShapesListOpt,
     TargetsArg,
     X64Opt,
@@ -40,8 +40,7 @@ def memory(
              "jax.value_and_grad or jax.vjp under jax.checkpoint, and show the measured peak.")] = False,
     fmt: Annotated[ReportFormat | None, format_option(what=" (json: one versioned document; html: the source "
                                                       "with a heat map of bytes live at the peak)")] = None,
-    out: Annotated[Path | None, typer.Option(help="Write the report to this file (.html, .md, .json, .txt: the "
-                                             "suffix picks the format).", show_default=False)] = None,
+    out: ReportOutOpt = None,
     x64: X64Opt = False,
     devices: DevicesOpt = None,
     mesh: MeshOpt = None,

@@ -51,6 +51,11 @@ ArgOpt = Annotated[
     list[str] | None,
     typer.Option("--arg", help="A keyword argument NAME=SPEC, e.g. mask=bool[8] (repeatable).", show_default=False),
 ]
+ReportOutOpt = Annotated[
+    Path | None,
+    typer.Option(help="Write the report to this file (.html, .md, .json, .txt: the suffix picks the format).",
+                 show_default=False),
+]
 X64Opt = Annotated[
     bool, typer.Option("--x64", help="Enable 64-bit types in JAX (jax_enable_x64) before tracing.")
 ]

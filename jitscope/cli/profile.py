@@ -19,6 +19,7 @@ from jitscope.cli.options import (
     FromRunOpt,
     MeshOpt,
     ReportFormat,
+    ReportOutOpt,
     ShapesListOpt,
     TargetsArg,
     X64Opt,
@@ -45,8 +46,7 @@ def profile(
         show_default=False)] = None,
     fmt: Annotated[ReportFormat | None, format_option(what=" (json: one versioned document; html: the source "
                                                       "with a heat map, top lines and ops)")] = None,
-    out: Annotated[Path | None, typer.Option(help="Write the report to this file (.html, .md, .json, .txt: the "
-                                             "suffix picks the format).", show_default=False)] = None,
+    out: ReportOutOpt = None,
     x64: X64Opt = False,
     devices: DevicesOpt = None,
     mesh: MeshOpt = None,
