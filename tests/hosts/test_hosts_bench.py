@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import run_cli
-from tests.hosts.conftest import cpu_collectives_reason
+from tests.hosts.conftest import processes_runner
 
 TARGET = "tests/hosts/hosts_bench_target.py"
 
@@ -17,25 +17,7 @@ TARGET = "tests/hosts/hosts_bench_target.py"
 @pytest.fixture(scope="module")
 def benched(tmp_path_factory: pytest.TempPathFactory):
     """``benched(name)`` -> (folder with the saved per-process reports, the command's result); each runs once."""
-    reason = cpu_collectives_reason()
-    if reason is not None:
-        pytest.skip(reason)
-    runs = {
-        "normalize": ("--shapes", "f32[64,16]@(data,None)", "--mesh", "data=2"),
-        "uneven": ("--shapes", "f32[8]"),
-        "fails_on_p1": ("--shapes", "f32[64,16]@(data,None)", "--mesh", "data=2"),
-    }
-    done: dict[str, tuple[Path, object]] = {}
-
-    def get(name: str):
-        if name not in done:
-            out = tmp_path_factory.mktemp(f"bench-{name}")
-            result = run_cli("bench", f"{TARGET}:{name}", *runs[name], "--processes", "2", "--no-dispatch",
-                             "--save", str(out / "bench.json"), "--format", "json")
-            done[name] = (out, result)
-        return done[name]
-
-    return get
+    return processes_runner(tmp_path_factory, "bench", "--no-dispatch")
 
 
 def test_each_process_benches_on_the_mesh_spanning_both(benched) -> None:
