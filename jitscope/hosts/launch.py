@@ -180,13 +180,15 @@ def _last_line(log: str) -> str:
     return line.removeprefix("error:").strip()
 
 
-def check_processes(count: int, devices: int | None, mesh_size: int | None, command: str = "bench") -> int:
-    """The devices of the whole mesh for ``--processes count``: ``--devices``, else the mesh's size, else one per
-    process; each process must bring the same number."""
+def check_processes(count: int, devices: int | None, mesh: str | None, command: str = "bench") -> int:
+    """The devices of the whole mesh for ``--processes count``: ``--devices``, else the size of ``--mesh``, else
+    one per process; each process must bring the same number."""
+    from jitscope.load.mesh import parse_mesh
+
     if count < 2:
         raise UsageError(f"--processes {count}: at least 2", hint=f"without --processes, {command} runs in one "
                          "process")
-    total = devices if devices is not None else mesh_size if mesh_size is not None else count
+    total = devices if devices is not None else parse_mesh(mesh).size if mesh else count
     if total % count:
         raise UsageError(f"--processes {count} cannot share {total} devices evenly",
                          hint=f"give --devices/--mesh a multiple of {count}: each process brings the same number")

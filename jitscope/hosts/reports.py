@@ -7,7 +7,7 @@ reports of different runs (process count, coordinator), two claiming one process
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -16,6 +16,20 @@ from jitscope.hosts.load import MAX_REPORT_BYTES, expand
 from jitscope.model.common import from_jsonable
 
 R = TypeVar("R", bound=Any)
+
+
+def read_launched(cls: type[R], command: str) -> Callable[[Path], R]:
+    """A reader of the report a process launched by ``--processes`` wrote (``launch.launch_reports``'s ``read``):
+    one line naming the file when it does not read as ``cls``."""
+    from jitscope.errors import JitscopeError
+
+    def read(path: Path) -> R:
+        try:
+            return from_jsonable(cls, json.loads(path.read_text()))
+        except (OSError, ValueError, TypeError, KeyError) as exc:
+            raise JitscopeError(f"{path}: a process left an unreadable {command} report ({exc})") from None
+
+    return read
 
 
 def _read_json(path: str) -> object:

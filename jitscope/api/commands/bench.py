@@ -175,10 +175,9 @@ def bench_argv(flags: TargetFlags, options: BenchOptions, count: int) -> list[st
     """The command line each launched process runs (``--format``/``--out`` are the launcher's): the same calls on
     the devices of the whole mesh, which the processes share evenly."""
     from jitscope.hosts.launch import check_processes
-    from jitscope.load.mesh import parse_mesh
 
     refuse_for_processes(flags, options, "--processes")
-    total = check_processes(count, flags.devices, parse_mesh(flags.mesh).size if flags.mesh else None)
+    total = check_processes(count, flags.devices, flags.mesh)
     argv = flags.argv("bench", total)
     argv += ["--min-rounds", str(options.min_rounds), "--cold-runs", str(options.cold_runs), "--seed",
              str(options.seed), "--dispatch" if options.dispatch else "--no-dispatch"]

@@ -110,23 +110,21 @@ def profile_processes_command(flags: TargetFlags, count: int, fmt_name: str, out
     profiling the calls on the mesh spanning all their devices, timed in lockstep (``bench --processes``'s
     launcher); their device time by source line merged (``hosts/profile.py``). ``save``: each process's report as
     ``FILE.pI.json`` (what ``jitscope merge`` reads); ``out``: the merged report. True when a call failed."""
-    from jitscope.api.commands.bench import report_failures
+    from jitscope.api.commands.bench import report_process_failures
     from jitscope.api.commands.jobs import LAUNCH_TIMEOUT_S, write_merged
     from jitscope.hosts.launch import launch_reports
     from jitscope.hosts.profile import merge_profile
+    from jitscope.hosts.reports import read_launched
+    from jitscope.model.profile import ProfileReport
     from jitscope.report.writers.console import make_console
 
     argv = profile_argv(flags, count, calls=calls, seed=seed, trace_out=trace_out)
     stderr = make_console(stderr=True)
     stderr.print(f"jitscope profile: {count} local CPU processes joined by jax.distributed ...", highlight=False)
-    loaded = launch_reports(argv, count, name="profile", read=_read_profile, save=save, timeout=LAUNCH_TIMEOUT_S)
+    loaded = launch_reports(argv, count, name="profile", read=read_launched(ProfileReport, "profile"), save=save,
+                            timeout=LAUNCH_TIMEOUT_S)
     write_merged(merge_profile(loaded), fmt_name, out)
-    for where, report in loaded:
-        if report.failures:
-            stderr.print(f"in {where}:", highlight=False)
-            report_failures(report, stderr)
-            return True  # every process ran the same calls: the first one's errors say it
-    return False
+    return report_process_failures(loaded, stderr)  # every process ran the same calls: the first one's errors
 
 
 def _merge_profile(loaded: list[tuple[str, Any]]) -> Any:
@@ -151,24 +149,8 @@ def refuse_for_processes(flags: TargetFlags, trace_out: Path | None, switch: str
 def profile_argv(flags: TargetFlags, count: int, *, calls: int, seed: int, trace_out: Path | None) -> list[str]:
     """The command line each launched process runs (``--format``/``--out`` are the launcher's)."""
     from jitscope.hosts.launch import check_processes
-    from jitscope.load.mesh import parse_mesh
 
     refuse_for_processes(flags, trace_out, "--processes")
-    total = check_processes(count, flags.devices, parse_mesh(flags.mesh).size if flags.mesh else None,
-                            command="profile")
+    total = check_processes(count, flags.devices, flags.mesh, command="profile")
     argv = flags.argv("profile", total)
     return [*argv, "--calls", str(calls), "--seed", str(seed)]
-
-
-def _read_profile(path: Path) -> Any:
-    """A launched process's profile report."""
-    import json
-
-    from jitscope.errors import JitscopeError
-    from jitscope.model.common import from_jsonable
-    from jitscope.model.profile import ProfileReport
-
-    try:
-        return from_jsonable(ProfileReport, json.loads(path.read_text()))
-    except (OSError, ValueError, TypeError, KeyError) as exc:
-        raise JitscopeError(f"{path}: a process left an unreadable profile report ({exc})") from None

@@ -305,17 +305,17 @@ def trace_processes_command(flags: TargetFlags, count: int, fmt_name: str, out: 
     ``save``: each process's report as ``FILE.pI.json``; ``out``: the merged report."""
     from jitscope.api.commands.jobs import LAUNCH_TIMEOUT_S, write_merged
     from jitscope.hosts.launch import check_processes, launch_reports
+    from jitscope.hosts.reports import read_launched
     from jitscope.hosts.trace import merge_trace
-    from jitscope.load.mesh import parse_mesh
     from jitscope.report.writers.console import make_console
 
     refuse_for_processes(flags, "--processes")
-    total = check_processes(count, flags.devices, parse_mesh(flags.mesh).size if flags.mesh else None,
-                            command="trace")
+    total = check_processes(count, flags.devices, flags.mesh, command="trace")
     argv = [*flags.argv("trace", total), "--stages", "jaxpr,hlo", "--no-effects"]
     make_console(stderr=True).print(f"jitscope trace: {count} local CPU processes joined by jax.distributed ...",
                                     highlight=False)
-    loaded = launch_reports(argv, count, name="trace", read=_read_trace, save=save, timeout=LAUNCH_TIMEOUT_S)
+    loaded = launch_reports(argv, count, name="trace", read=read_launched(TraceReport, "trace"), save=save,
+                            timeout=LAUNCH_TIMEOUT_S)
     write_merged(merge_trace(loaded), fmt_name, out)
     for _, report in loaded:
         failed_calls(report.traces)  # the user's code failed while tracing on some process: one line, exit 1
@@ -340,16 +340,3 @@ def _finish_trace_job(job: Job, report: TraceReport, *, save: Path | None, fmt_n
                         out=out, show_own=show_own)
     for _, each in loaded:
         failed_calls(each.traces)
-
-
-def _read_trace(path: Path) -> Any:
-    """A launched process's trace report."""
-    import json
-
-    from jitscope.errors import JitscopeError
-    from jitscope.model.common import from_jsonable
-
-    try:
-        return from_jsonable(TraceReport, json.loads(path.read_text()))
-    except (OSError, ValueError, TypeError, KeyError) as exc:
-        raise JitscopeError(f"{path}: a process left an unreadable trace report ({exc})") from None
