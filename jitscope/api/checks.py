@@ -31,3 +31,13 @@ def check_count(option: str, value: int, *, limit: int = MAX_COUNT) -> None:
 def split_codes(values: list[str] | tuple[str, ...] | None) -> tuple[str, ...] | None:
     """``["JS1,JS2", "JS301"]`` -> ``("JS1", "JS2", "JS301")`` (rule codes or prefixes, as --select takes)."""
     return None if values is None else tuple(c.strip() for v in values for c in v.split(",") if c.strip())
+
+
+def check_distributed(distributed: bool, processes: int | None) -> None:
+    """``--distributed`` joins a job that is already launched; ``--processes`` launches one: not both."""
+    if distributed and processes is not None:
+        from jitscope.errors import UsageError
+
+        raise UsageError("--distributed and --processes cannot be combined",
+                         hint="--processes N launches N local processes itself; --distributed runs inside each "
+                         "process of a job you launched (srun, mpirun)")

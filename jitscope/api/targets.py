@@ -137,14 +137,13 @@ def run_planned(flags: TargetFlags, title: str, fmt_name: str, work: Callable[[l
     from jitscope.api.stdout import user_output_to_stderr
     from jitscope.faults import user_code_scope
     from jitscope.load.mesh import example_mesh_scope, mesh_scope
-    from jitscope.report.writers.console import make_console
-    from jitscope.report.writers.progress import progress_bar
+    from jitscope.report.writers.progress import progress_on_stderr
     from jitscope.timing.plan import plan_calls
 
     enable_x64_if(flags.x64)
     with contextlib.ExitStack() as stack:
         stack.enter_context(mesh_scope(flags.devices, flags.mesh))
-        progress = stack.enter_context(progress_bar(make_console(stderr=True), title))
+        progress = stack.enter_context(progress_on_stderr(title))
         stack.enter_context(user_output_to_stderr(fmt_name != "text"))
         stack.enter_context(user_code_scope())
         planned = plan_calls(flags.load(), flags.shapes, flags.static, flags.arg)

@@ -3,7 +3,9 @@
 The typer app lives in ``cli.commands`` (``app`` here is that one, imported on first use).
 ``main`` hands ``jitscope run ...`` to ``cli/run_command.py`` before importing typer, click and
 rich: the user's program should start as soon as it would under ``python`` (see
-``cli/run_command.py``); every other command line goes through typer.
+``cli/run_command.py``); ``jitscope trace ...`` goes to ``cli/trace_command.py`` likewise, so that
+showing a small function costs about what JAX's own work costs. Every other command line, and any
+line those two do not parse, goes through typer.
 """
 
 from __future__ import annotations
@@ -79,6 +81,11 @@ def _main(argv: list[str] | None) -> None:
             code = main_fast(args[1:])
             if code is not None:
                 sys.exit(code)
+        if args[:1] == ["trace"]:
+            from jitscope.cli.trace_command import main_fast as trace_fast
+
+            if trace_fast(args[1:]):
+                sys.exit(0)  # as typer ends a command (main's SystemExit handling relies on it)
         from jitscope.cli.commands import app_for
 
         app_for(args)(args=argv, prog_name="jitscope")

@@ -8,7 +8,7 @@ from typing import Annotated, Any
 
 import typer
 
-from jitscope.api.checks import MAX_BUDGET_S, MAX_COUNT, check_count, check_seconds  # noqa: F401
+from jitscope.api.checks import MAX_BUDGET_S, MAX_COUNT, check_count, check_distributed, check_seconds  # noqa: F401
 from jitscope.report.formats import REPORT_FORMATS
 
 TargetsArg = Annotated[
@@ -108,16 +108,6 @@ DistributedOpt = Annotated[
                  "--processes does; --out: that merged report), the others one line. --save FILE.json: each "
                  "process's report as FILE.p0.json, FILE.p1.json ... for jitscope merge."),
 ]
-
-
-def check_distributed(distributed: bool, processes: int | None) -> None:
-    """``--distributed`` joins a job that is already launched; ``--processes`` launches one: not both."""
-    if distributed and processes is not None:
-        from jitscope.errors import UsageError
-
-        raise UsageError("--distributed and --processes cannot be combined",
-                         hint="--processes N launches N local processes itself; --distributed runs inside each "
-                         "process of a job you launched (srun, mpirun)")
 
 
 # -- output: one --format option with the same names on every command, and --out FILE -------------

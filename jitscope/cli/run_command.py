@@ -18,6 +18,7 @@ import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from jitscope.cli import fast_args
 from jitscope.errors import UsageError
 from jitscope.report.formats import REPORT_FORMATS, format_of_suffix
 
@@ -52,69 +53,29 @@ class RunOptions:
         return fmt
 
 
-#: Options that take a value, by every spelling, to RunOptions' field.
-_VALUED = {"-m": "module", "--log": "log", "--max-compiles": "max_compiles",
-           "--max-compile-time": "max_compile_time", "--format": "fmt", "-f": "fmt", "--out": "out",
-           "--capture": "capture"}
-_FLAGS = {"--effects": ("effects", True), "--no-effects": ("effects", False),
-          "--fail-on-recompile": ("fail_on_recompile", True),
-          "--no-fail-on-recompile": ("fail_on_recompile", False)}
+#: ``jitscope run``'s options, by every spelling, to RunOptions' fields.
+_OPTIONS = fast_args.Options(
+    valued={"-m": ("module", fast_args.text), "--log": ("log", fast_args.choice(LOG_MODES)),
+            "--max-compiles": ("max_compiles", fast_args.integer(1)),
+            "--max-compile-time": ("max_compile_time", fast_args.number(0)),
+            "--format": ("fmt", fast_args.choice(REPORT_FORMATS)), "-f": ("fmt", fast_args.choice(REPORT_FORMATS)),
+            "--out": ("out", fast_args.text), "--capture": ("capture", fast_args.text)},
+    flags={"--effects": ("effects", True), "--no-effects": ("effects", False),
+           "--fail-on-recompile": ("fail_on_recompile", True), "--no-fail-on-recompile": ("fail_on_recompile", False)},
+    last=frozenset({"-m"}),  # like python -m: everything after the module is the module's
+    interspersed=False,  # the script's own options follow it
+)
 
 
 def parse_run_args(args: Sequence[str]) -> RunOptions | None:
     """``args`` after ``run``; None when typer should parse them (help, errors, anything unusual)."""
-    values: dict[str, object] = {}
-    index = 0
-    while index < len(args):
-        arg = args[index]
-        if arg == "--":
-            index += 1
-            break
-        if not arg.startswith("-") or arg == "-":
-            break
-        name, eq, inline = arg.partition("=")
-        if name in _FLAGS and not eq:
-            field, value = _FLAGS[name]
-            values[field] = value
-            index += 1
-            continue
-        if name not in _VALUED:
-            return None  # --help, -h, a typo: typer explains
-        if eq:
-            raw = inline
-            index += 1
-        elif index + 1 < len(args):
-            raw = args[index + 1]
-            index += 2
-        else:
-            return None
-        parsed = _value(_VALUED[name], raw)
-        if parsed is None:
-            return None
-        values[_VALUED[name]] = parsed
-        if name == "-m":
-            break  # like python -m: everything after the module is the module's
-    program = tuple(args[index:])
+    parsed = fast_args.parse(args, _OPTIONS)
+    if parsed is None:
+        return None
+    values, program = parsed
     if values.get("module") is None and not program:
         return None
-    return RunOptions(program=program, **values)  # type: ignore[arg-type]
-
-
-def _value(field: str, raw: str) -> object | None:
-    try:
-        if field == "max_compiles":
-            number = int(raw)
-            return number if number >= 1 else None
-        if field == "max_compile_time":
-            seconds = float(raw)
-            return seconds if seconds >= 0 else None
-    except ValueError:
-        return None
-    if field == "log":
-        return raw if raw in LOG_MODES else None
-    if field == "fmt":
-        return raw if raw in REPORT_FORMATS else None
-    return raw
+    return RunOptions(program=tuple(program), **values)  # type: ignore[arg-type]
 
 
 def run_command(options: RunOptions) -> int:

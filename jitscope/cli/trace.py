@@ -1,5 +1,6 @@
-"""``jitscope trace``: every stage of what jit makes of a function (options here; the command is
-``api/commands/trace.py``)."""
+"""``jitscope trace``: every stage of what jit makes of a function (typer's options here, for ``--help``
+and the unusual command lines; ``cli/trace_command.py`` parses the usual ones without typer and runs the
+command, ``api/commands/trace.py``)."""
 
 from __future__ import annotations
 
@@ -24,11 +25,9 @@ from jitscope.cli.options import (
     StaticOpt,
     TargetsArg,
     X64Opt,
-    check_distributed,
     format_option,
 )
-
-ALL_STAGES = ("jaxpr", "stablehlo", "hlo", "cost", "memory")
+from jitscope.cli.trace_command import ALL_STAGES, TraceOptions, trace_main
 
 
 class LocationsChoice(str, Enum):
@@ -87,43 +86,8 @@ def trace(
     distributed: DistributedOpt = False,
 ) -> None:
     """Trace TARGET with abstract inputs and show its jaxpr, StableHLO, HLO, cost and memory."""
-    from jitscope.api.commands.trace import trace_command
-    from jitscope.api.targets import TargetFlags
-
-    flags = TargetFlags(targets, shapes, static, arg, x64, devices, mesh, from_run, call, keep_running, from_capture,
-                        compile_number)
-    check_distributed(distributed, processes)
-    if processes is not None or distributed:
-        _check_many(processes, profile or profile_html is not None, out)
-    if processes is not None:
-        from jitscope.api.commands.trace import trace_processes_command
-        from jitscope.report.formats import resolve_format
-
-        trace_processes_command(flags, processes, resolve_format(fmt, out), out, save=save)
-        return
-    if save is not None and not distributed:
-        from jitscope.errors import UsageError
-
-        raise UsageError("--save goes with --processes or --distributed",
-                         hint="one process's report: --format json --out FILE.json")
-    trace_command(flags, stages=stages, fmt=fmt, out=out, effects=effects, profile=profile, profile_html=profile_html,
-                  locations="none" if no_locations else locations.value, depth=depth, fold=fold_libraries,
-                  distributed=distributed, save=save)
-
-
-def _check_many(processes: int | None, profile: bool, out: Path | None) -> None:
-    """What ``--processes``/``--distributed`` refuse here: --profile, and an ``--out`` folder (the merged report
-    is one file)."""
-    from jitscope.errors import UsageError
-    from jitscope.report.formats import is_report_file
-
-    switch = "--processes" if processes is not None else "--distributed"
-    if profile:
-        raise UsageError(f"{switch} cannot be combined with --profile",
-                         hint="profile the Python side of tracing in one process")
-    if out is not None and not is_report_file(out):
-        raise UsageError(f"--out {out}: with {switch}, a report file (.json, .txt, .md, .html)",
-                         hint="the per-process reports: --save FILE.json")
+    options = {**locals(), "locations": locations.value, "fmt": fmt.value if fmt is not None else None}
+    trace_main(TraceOptions(**options))
 
 
 def register(app: typer.Typer) -> None:

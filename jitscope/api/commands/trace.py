@@ -10,6 +10,7 @@ Writing them is the output layer's job (``report/``; the ``--out DIR`` stage fil
 from __future__ import annotations
 
 import dataclasses
+import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -30,8 +31,6 @@ from jitscope.tracing.recompile import cache_hits
 from jitscope.tracing.session import TraceHandle, trace_target
 
 if TYPE_CHECKING:
-    from enum import Enum
-
     from jitscope.api.results import TraceResult
     from jitscope.hosts.distributed import Job
     from jitscope.report.views.jaxpr_layout import LocationsMode
@@ -74,7 +73,7 @@ def trace(
     return TraceResult(report, stages=wanted, locations=locations, depth=depth, fold=fold)
 
 
-def trace_command(flags: TargetFlags, *, stages: str, fmt: Enum | None, out: Path | None, effects: bool,
+def trace_command(flags: TargetFlags, *, stages: str, fmt: str | None, out: Path | None, effects: bool,
                   profile: bool, profile_html: Path | None, locations: LocationsMode, depth: int | None,
                   fold: bool | None, distributed: bool = False, save: Path | None = None) -> None:
     """``jitscope trace``: the report on stdout or in ``out`` (a report file, or a folder of stage files);
@@ -89,9 +88,8 @@ def trace_command(flags: TargetFlags, *, stages: str, fmt: Enum | None, out: Pat
     from jitscope.faults import user_code_scope
     from jitscope.load.mesh import mesh_scope
     from jitscope.report.formats import is_report_file, resolve_format
-    from jitscope.report.writers.console import make_console
     from jitscope.report.writers.destination import write_result
-    from jitscope.report.writers.progress import progress_bar
+    from jitscope.report.writers.progress import progress_on_stderr
 
     report_file = out if is_report_file(out) else None
     stage_folder = out if out is not None and report_file is None else None
@@ -110,7 +108,7 @@ def trace_command(flags: TargetFlags, *, stages: str, fmt: Enum | None, out: Pat
     place, job = join_first("trace", flags.devices, flags.mesh, distributed=distributed)
     # stdout: the document only (--distributed: process 0's merged report alone; gloo's lines go to stderr too)
     with user_output_to_stderr(job is not None), failures_sent(job), mesh_scope(flags.devices, flags.mesh), \
-            progress_bar(make_console(stderr=True), "jitscope trace") as progress, \
+            progress_on_stderr("jitscope trace") as progress, \
             user_output_to_stderr(fmt_name != "text"), user_code_scope():
         report, profilers = run_trace(flags.load(abstract=True), flags.shapes, flags.static, flags.arg, wanted,
                                       effects, profile or bool(profile_html), progress, programs=place is not None)
@@ -131,6 +129,7 @@ def trace_command(flags: TargetFlags, *, stages: str, fmt: Enum | None, out: Pat
     write_result(result, fmt_name, report_file)
     if profilers:
         from jitscope.report.writers.call_trees import show_profiles
+        from jitscope.report.writers.console import make_console
 
         show_profiles(profilers, html=profile_html, console=make_console(stderr=fmt_name != "text"))
     failed_calls(report.traces)
@@ -254,7 +253,9 @@ def _fold_by_default(records: Sequence[TraceRecord], fmt_name: str, report_file:
     screenful; text piped or written to a file stays whole, as JAX prints it."""
     if fmt_name == "html":
         return True
-    if fmt_name != "text" or report_file is not None:
+    from jitscope.report.writers.progress import may_be_terminal
+
+    if fmt_name != "text" or report_file is not None or not may_be_terminal(sys.stdout):
         return False
     from jitscope.report.writers.console import make_console
 

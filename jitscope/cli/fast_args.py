@@ -1,0 +1,115 @@
+"""A command line parsed with the standard library, for the commands that start without typer.
+
+Importing typer (and its vendored click) and building the command costs about 15 ms before any
+work starts: a tenth of what ``jitscope trace`` adds to the JAX work it shows, and the start of
+every ``jitscope run``. ``parse`` reads the plain cases of a command's options from a table
+(``Options``) and gives up (None) on anything else: ``--help``, a misspelt option, a value out
+of range, ``-sVALUE`` spellings; typer then parses the same line and explains the problem, as for
+every other command. Each command's tests check that this parser and its typer command agree.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+#: Turns an option's text into its value, or None when typer should report the text as invalid.
+Convert = Callable[[str], object]
+
+
+@dataclass(frozen=True)
+class Options:
+    """A command's options, by every spelling."""
+
+    #: Options that take a value: spelling -> (field, convert).
+    valued: Mapping[str, tuple[str, Convert]]
+    #: Flags: spelling -> (field, value set).
+    flags: Mapping[str, tuple[str, object]] = field(default_factory=dict)
+    #: Fields an option fills by repeating (a list, in the order given).
+    repeated: frozenset[str] = frozenset()
+    #: Spellings after whose value every argument is positional (``run -m MODULE ARGS``).
+    last: frozenset[str] = frozenset()
+    #: Options may follow positional arguments (click's default); False: the first positional ends them.
+    interspersed: bool = True
+
+
+def parse(args: Sequence[str], options: Options) -> tuple[dict[str, object], list[str]] | None:
+    """``args`` as (the options' fields, the positional arguments); None when typer should parse them."""
+    values: dict[str, object] = {}
+    positional: list[str] = []
+    index = 0
+    while index < len(args):
+        arg = args[index]
+        if arg == "--":
+            positional += args[index + 1:]
+            break
+        if not arg.startswith("-") or arg == "-":
+            if not options.interspersed:
+                positional += args[index:]
+                break
+            positional.append(arg)
+            index += 1
+            continue
+        name, eq, inline = arg.partition("=")
+        if name in options.flags and not eq:
+            flag_field, value = options.flags[name]
+            values[flag_field] = value
+            index += 1
+            continue
+        if name not in options.valued:
+            return None  # --help, -h, a typo, -sVALUE: typer explains
+        if eq:
+            raw, index = inline, index + 1
+        elif index + 1 < len(args):
+            raw, index = args[index + 1], index + 2
+        else:
+            return None
+        valued_field, convert = options.valued[name]
+        parsed = convert(raw)
+        if parsed is None:
+            return None
+        if valued_field in options.repeated:
+            values.setdefault(valued_field, [])
+            values[valued_field].append(parsed)  # type: ignore[attr-defined]
+        else:
+            values[valued_field] = parsed
+        if name in options.last:
+            positional += args[index:]
+            break
+    return values, positional
+
+
+def integer(least: int | None = None) -> Convert:
+    """An int (at least ``least``); None (typer explains) for anything else."""
+    def convert(raw: str) -> int | None:
+        try:
+            number = int(raw)
+        except ValueError:
+            return None
+        return number if least is None or number >= least else None
+    return convert
+
+
+def number(least: float | None = None) -> Convert:
+    """A float (at least ``least``); None (typer explains) for anything else."""
+    def convert(raw: str) -> float | None:
+        try:
+            value = float(raw)
+        except ValueError:
+            return None
+        return value if least is None or value >= least else None
+    return convert
+
+
+def choice(names: Sequence[str]) -> Convert:
+    """One of ``names``, exactly (typer's choices are case-sensitive)."""
+    return lambda raw: raw if raw in names else None
+
+
+def text(raw: str) -> str:
+    return raw
+
+
+def path(raw: str) -> Path:
+    return Path(raw)
