@@ -22,7 +22,8 @@ scratch folder with its bytecode compiled (an editable install, on a machine tha
 jitscope's own start-up is most of what it adds. Target: ratio <= 1.05 (issue 18).
 
 ``--baseline DIR`` adds a fourth contender: ``jitscope trace`` of the checkout in DIR (run in DIR,
-for example ``git worktree add DIR REV``), so a change is measured before/after in the same run.
+for example ``git worktree add DIR REV``; with ``--installed``, a regular install of it), so a change is
+measured before/after in the same run.
 
     python benchmarks/trace_overhead.py [--runs 7] [--eqns 20000] [--render-rounds 5] [--baseline DIR]
     python benchmarks/trace_overhead.py --quick    # smoke run: 1 run, no warm-up, a 2,000-equation jaxpr
@@ -96,12 +97,13 @@ MODEL_TARGETS = (("tests/targets/models", "nnx_gpt", "train_step", 1.1),)
 MATMUL_TARGETS = (("benchmarks/targets", "matmul", "matmul", 1.05),)
 
 
-def install_checkout(scratch: Path) -> dict[str, str]:
-    """Build a wheel of the checkout, install it into ``scratch`` with compiled bytecode; the environment that
+def install_checkout(scratch: Path, checkout: Path = ROOT) -> dict[str, str]:
+    """Build a wheel of ``checkout``, install it into ``scratch`` with compiled bytecode; the environment that
     makes ``python -P -m jitscope`` run it (``-P``: not the checkout in the working directory)."""
+    scratch.mkdir(parents=True, exist_ok=True)
     site = scratch / "site"
     subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps",
-                    "--wheel-dir", str(scratch), str(ROOT)], check=True)
+                    "--wheel-dir", str(scratch), str(checkout)], check=True)
     wheel = next(scratch.glob("jitscope-*.whl"))
     subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--target", str(site), str(wheel)],
                    check=True)
@@ -109,8 +111,9 @@ def install_checkout(scratch: Path) -> dict[str, str]:
     return {**os.environ, "PYTHONPATH": str(site)}
 
 
-#: The environment of the jitscope commands (``--installed``: the scratch install's).
+#: The environment of the jitscope commands (``--installed``: the scratch install's), and of the baseline's.
 JITSCOPE_ENV: dict[str, str] | None = None
+BASELINE_ENV: dict[str, str] | None = None
 
 
 def _children_cpu() -> float:
@@ -122,8 +125,7 @@ def _children_cpu() -> float:
 CPU_TIMES: list[float] = []
 
 
-def _time(cmd: list[str], cwd: Path = ROOT) -> float:
-    env = JITSCOPE_ENV if JITSCOPE_ENV is not None and "jitscope" in cmd else None
+def _time(cmd: list[str], cwd: Path = ROOT, env: dict[str, str] | None = None) -> float:
     cpu = _children_cpu()
     start = time.perf_counter()
     subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=cwd, env=env)
@@ -165,20 +167,21 @@ def measure_cli(
         "plain": [sys.executable, "-c", plain],
     }
     where = {name: ROOT for name in commands}
-    if baseline is not None:  # python -m finds the jitscope of its working directory first
-        commands["baseline"], where["baseline"] = jitscope_cmd, baseline
+    envs = {"jitscope": JITSCOPE_ENV, "no_effects": JITSCOPE_ENV, "plain": None}
+    if baseline is not None:  # installed: its own install; else python -m finds the jitscope of its working directory
+        commands["baseline"], envs["baseline"] = jitscope_cmd, BASELINE_ENV
+        where["baseline"] = ROOT if BASELINE_ENV is not None else baseline
     if warm:  # warm the OS file cache for both
-        _time(commands["plain"])
-        _time(jitscope_cmd)
-        if baseline is not None:
-            _time(jitscope_cmd, baseline)
+        for name, cmd in commands.items():
+            if name != "no_effects":
+                _time(cmd, where[name], envs[name])
     times: dict[str, list[float]] = {name: [] for name in commands}
     times.update({f"{name} cpu": [] for name in commands})
     names = list(commands)
     for i in range(runs):
         # Rotate the order so that no mode always runs first (or right after the same one).
         for name in names[i % len(names):] + names[:i % len(names)]:
-            times[name].append(_time(commands[name], where[name]))
+            times[name].append(_time(commands[name], where[name], envs[name]))
             times[f"{name} cpu"].append(CPU_TIMES[-1])
         machine.sample()
     return times
@@ -207,10 +210,12 @@ def main() -> None:
     if opts.runs < 1:
         parser.error("--runs must be at least 1")
 
-    global JITSCOPE_ENV
+    global JITSCOPE_ENV, BASELINE_ENV
     with watch_machine(uses_jax=True) as machine, tempfile.TemporaryDirectory() as scratch:
         if opts.installed:
-            JITSCOPE_ENV = install_checkout(Path(scratch))
+            JITSCOPE_ENV = install_checkout(Path(scratch) / "checkout")
+            if opts.baseline:
+                BASELINE_ENV = install_checkout(Path(scratch) / "baseline", opts.baseline.resolve())
             print("# install   jitscope from a wheel of the checkout, bytecode compiled (python -P -m jitscope)")
         else:
             note = bytecode_note()
