@@ -161,14 +161,11 @@ def report_process_failures(loaded: Sequence[tuple[str, Any]], stderr: Console) 
 def refuse_for_processes(flags: TargetFlags, options: BenchOptions, switch: str) -> None:
     """One line (exit 2) for what ``--processes``/``--distributed`` cannot time: what would make the processes'
     calls differ."""
-    from jitscope.errors import UsageError
+    from jitscope.api.commands import jobs
 
-    refused = [(flags.from_run, "--from-run"), (flags.from_capture is not None, "--from"),
-               (options.cold_process, "--cold-process"), (options.eager, "--eager"), (options.profile, "--profile")]
-    for given, name in refused:
-        if given:
-            raise UsageError(f"{switch} cannot be combined with {name}",
-                             hint="each process must make exactly the same calls; time that in one process")
+    same = "each process must make exactly the same calls; time that in one process"
+    jobs.refuse_for_processes(switch, flags, same, (options.cold_process, "--cold-process", same),
+                              (options.eager, "--eager", same), (options.profile, "--profile", same))
 
 
 def bench_argv(flags: TargetFlags, options: BenchOptions, count: int) -> list[str]:

@@ -10,13 +10,30 @@ does not import bench's timing machinery to start.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from jitscope.api.targets import TargetFlags
     from jitscope.hosts.distributed import Job
+
+#: (given, option, hint): an option that ``--processes``/``--distributed`` cannot go with.
+Refused = tuple[bool, str, str]
+
+
+def refuse_for_processes(switch: str, flags: TargetFlags, same_calls: str, *more: Refused) -> None:
+    """One line (exit 2) for the first option given that ``switch`` cannot go with: calls taken from elsewhere
+    (``--from-run``, ``--from``; hint ``same_calls``), which would differ between the processes, then ``more``."""
+    from jitscope.errors import UsageError
+
+    refused: Iterable[Refused] = ((flags.from_run, "--from-run", same_calls),
+                                  (flags.from_capture is not None, "--from", same_calls), *more)
+    for given, name, hint in refused:
+        if given:
+            raise UsageError(f"{switch} cannot be combined with {name}", hint=hint)
+
 
 def join_first(command: str, devices: int | None, mesh: str | None, *, distributed: bool
                ) -> tuple[tuple[str, int, int] | None, Job | None]:

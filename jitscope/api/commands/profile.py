@@ -135,15 +135,11 @@ def _merge_profile(loaded: list[tuple[str, Any]]) -> Any:
 
 def refuse_for_processes(flags: TargetFlags, trace_out: Path | None, switch: str) -> None:
     """One line (exit 2) for what ``--processes``/``--distributed`` cannot profile."""
-    from jitscope.errors import UsageError
+    from jitscope.api.commands import jobs
 
-    same = "each process must make exactly the same calls; profile them in one process"
     raw = "the raw captures are per process: profile one process with --trace-out"
-    refused = [(flags.from_run, "--from-run", same), (flags.from_capture is not None, "--from", same),
-               (trace_out is not None, "--trace-out", raw)]
-    for given, name, hint in refused:
-        if given:
-            raise UsageError(f"{switch} cannot be combined with {name}", hint=hint)
+    jobs.refuse_for_processes(switch, flags, "each process must make exactly the same calls; profile them in one "
+                              "process", (trace_out is not None, "--trace-out", raw))
 
 
 def profile_argv(flags: TargetFlags, count: int, *, calls: int, seed: int, trace_out: Path | None) -> list[str]:

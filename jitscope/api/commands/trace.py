@@ -324,10 +324,10 @@ def trace_processes_command(flags: TargetFlags, count: int, fmt_name: str, out: 
 
 def refuse_for_processes(flags: TargetFlags, switch: str) -> None:
     """One line (exit 2) for what ``--processes``/``--distributed`` cannot trace: calls taken from elsewhere."""
-    for given, name in ((flags.from_run, "--from-run"), (flags.from_capture is not None, "--from")):
-        if given:
-            raise UsageError(f"{switch} cannot be combined with {name}",
-                             hint="each process must trace exactly the same calls; replay them in one process")
+    from jitscope.api.commands import jobs
+
+    jobs.refuse_for_processes(switch, flags, "each process must trace exactly the same calls; replay them in one "
+                              "process")
 
 
 def _finish_trace_job(job: Job, report: TraceReport, *, save: Path | None, fmt_name: str, out: Path | None,
