@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from jitscope.hosts.merge import STRAGGLER_MIN_S, STRAGGLER_RATIO
+from jitscope.hosts.merge import STRAGGLER_MIN_S, STRAGGLER_RATIO, failed_finding
 from jitscope.hosts.reports import group_calls, load_process_reports, per_process_path
 from jitscope.model.bench import BENCH_KIND, BenchReport, BenchRow
 from jitscope.model.hosts import (
@@ -95,9 +95,7 @@ def _findings(calls: Sequence[MergedBenchCall], count: int) -> list[Finding]:
     for call in calls:
         name = f"{call.target.rsplit(':', 1)[-1]}({call.call})"
         if call.failed_on:
-            where = ", ".join(f"p{i}" for i in call.failed_on)
-            out.append(Finding(SLOW, "bench-failed", f"{name} failed on {where} of {count} processes",
-                               call.failed_on, call.target))
+            out.append(failed_finding("bench-failed", name, call.failed_on, count, call.target))
         by_process = {f.process: f for f in call.figures}
         if call.cached is not None and call.cached.flagged:
             s = call.cached

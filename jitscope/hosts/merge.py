@@ -51,6 +51,12 @@ LATE_MIN_S = 0.5
 _Key = tuple[str, str, str, str, int]  # function, defined at, kind, signature, occurrence
 
 
+def failed_finding(what: str, call: str, failed_on: tuple[int, ...], count: int, target: str) -> Finding:
+    """bench's and profile's finding for a call that failed on some processes (``what``: its kind)."""
+    where = ", ".join(f"p{i}" for i in failed_on)
+    return Finding(SLOW, what, f"{call} failed on {where} of {count} processes", failed_on, target)
+
+
 def merge(reports: Sequence[ProcessReport], notes: Sequence[str] = ()) -> MergeReport:
     """The merged report of one run's processes (``reports`` sorted by process index)."""
     first = reports[0].record

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from jitscope.hosts.merge import failed_finding
 from jitscope.hosts.reports import group_calls, load_process_reports
 from jitscope.model.hosts import (
     SLOW,
@@ -119,9 +120,7 @@ def _findings(calls: Sequence[MergedProfileCall], count: int) -> list[Finding]:
     for call in calls:
         name = call_name(call)
         if call.failed_on:
-            where = ", ".join(f"p{i}" for i in call.failed_on)
-            out.append(Finding(SLOW, "profile-failed", f"{name} failed on {where} of {count} processes",
-                               call.failed_on, call.target))
+            out.append(failed_finding("profile-failed", name, call.failed_on, count, call.target))
         by_process = {t.process: t for t in call.totals}
         if call.compute is not None and call.compute.flagged:
             s = call.compute
