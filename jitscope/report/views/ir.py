@@ -1,23 +1,26 @@
 """Highlighters for StableHLO (MLIR text) and compiled HLO text; pygments has no lexer for either.
 
-Each highlighter is a rich ``RegexHighlighter``: the named group of each pattern is the
-style's suffix (``(?P<op>...)`` -> ``hlo.op``). After the regexes run, any span inside a comment (``loc(...)``, ``metadata={...}``, ``//``),
-a string or a type is dropped: a number inside ``loc("model.py":12:3)`` must look like the
-rest of the location, not like an operand.
+Each highlighter works like a rich ``RegexHighlighter`` (``highlight(text)`` adds spans to a ``Text``): the
+named group of each pattern is the style's suffix (``(?P<op>...)`` -> ``hlo.op``). After the regexes run, any
+span inside a comment (``loc(...)``, ``metadata={...}``, ``//``), a string or a type is dropped: a number inside
+``loc("model.py":12:3)`` must look like the rest of the location, not like an operand.
+
+Neither rich nor the patterns are loaded on import: piped and plain text never highlight (``IrView``), and
+``jitscope trace`` imports this module on every start.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Literal
-
-from rich.console import Console, ConsoleOptions, RenderResult
-from rich.highlighter import RegexHighlighter
-from rich.measure import Measurement
-from rich.text import Span, Text
+from typing import TYPE_CHECKING, ClassVar, Literal
 
 from jitscope.report.views.lines import Line, StyledLines
+
+if TYPE_CHECKING:
+    from rich.console import Console, ConsoleOptions, RenderResult
+    from rich.measure import Measurement
+    from rich.text import Span, Text
 
 IrDialect = Literal["stablehlo", "hlo", "auto"]
 
@@ -26,19 +29,26 @@ _LOC = r'\bloc\((?:[^()"]|"[^"]*"|\((?:[^()"]|"[^"]*")*\))*\)'
 _NUMBER = r"(?<![\w%#.@$-])(?P<number>-?(?:0x[0-9A-Fa-f]+|\d+(?:\.\d+)?(?:[eE][+-]?\d+)?))\b"
 
 
-class _IrHighlighter(RegexHighlighter):
-    """A ``RegexHighlighter`` whose patterns each have one named group, run without rich's
-    per-match bookkeeping (a 20,000-line HLO module has ~200,000 matches)."""
+class _IrHighlighter:
+    """A regex highlighter whose patterns each have one named group, run without rich's per-match
+    bookkeeping (a 20,000-line HLO module has ~200,000 matches). Patterns compile on first use."""
 
     base_style = "hlo."
+    highlights: ClassVar[tuple[str, ...]] = ()
 
     def __init__(self) -> None:
-        self.compiled = [
-            (pattern, self.base_style + next(iter(pattern.groupindex)))
-            for pattern in map(re.compile, self.highlights)
-        ]
+        self._compiled: list[tuple[re.Pattern[str], str]] | None = None
+
+    @property
+    def compiled(self) -> list[tuple[re.Pattern[str], str]]:
+        if self._compiled is None:
+            self._compiled = [(pattern, self.base_style + next(iter(pattern.groupindex)))
+                              for pattern in map(re.compile, self.highlights)]
+        return self._compiled
 
     def highlight(self, text: Text) -> None:
+        from rich.text import Span
+
         plain = text.plain
         found = [
             Span(start, end, style)
@@ -77,7 +87,7 @@ def _drop_nested(spans: list[Span]) -> list[Span]:
 class StableHloHighlighter(_IrHighlighter):
     """StableHLO / MLIR: ``%0 = stablehlo.add %arg0, %cst : tensor<2xf32> loc(#loc3)``."""
 
-    highlights = [  # noqa: RUF012 - rich's API is a class attribute list
+    highlights: ClassVar[tuple[str, ...]] = (
         _NUMBER,
         r"(?P<type>\b(?:tensor|tuple|complex|memref|vector)<[^<>]*(?:<[^<>]*>[^<>]*)*>)",
         r"(?P<type>![\w.]+(?:<[^<>]*>)?)",
@@ -92,13 +102,13 @@ class StableHloHighlighter(_IrHighlighter):
         rf"(?P<comment>{_LOC})",
         r"(?m)(?P<comment>^#loc\w* = .*$)",
         r"(?m)(?P<comment>//.*$)",
-    ]
+    )
 
 
 class HloHighlighter(_IrHighlighter):
     """Compiled HLO text: ``%add.1 = f32[2]{0} add(%x, %y), metadata={op_name="jit(f)/add"}``."""
 
-    highlights = [  # noqa: RUF012 - rich's API is a class attribute list
+    highlights: ClassVar[tuple[str, ...]] = (
         _NUMBER,
         r"(?P<type>\b(?:pred|token|bf16|[fsuc]\d+(?:e\d+m\d+\w*)?)\[[^\]]*\](?:\{[^}]*\})?)",
         r"(?<![%\w.])(?P<attr>[a-z_]\w*)(?==)",
@@ -109,7 +119,7 @@ class HloHighlighter(_IrHighlighter):
         r"(?P<comment>\bmetadata=\{[^}]*\})",
         r"(?P<comment>/\*[^*]*\*/)",
         r"(?m)(?P<comment>//.*$)",
-    ]
+    )
 
 
 STABLEHLO_HIGHLIGHTER = StableHloHighlighter()
@@ -124,6 +134,8 @@ def detect_dialect(ir: str) -> Literal["stablehlo", "hlo"]:
 def highlight_ir(ir: str, dialect: IrDialect = "auto") -> Text:
     """A highlighted, non-wrapping ``Text`` for StableHLO or HLO text (one trailing newline dropped:
     the console adds its own)."""
+    from rich.text import Text
+
     kind = detect_dialect(ir) if dialect == "auto" else dialect
     text = Text(ir.removesuffix("\n"), no_wrap=True, overflow="ignore")
     (HLO_HIGHLIGHTER if kind == "hlo" else STABLEHLO_HIGHLIGHTER).highlight(text)

@@ -27,9 +27,7 @@ library calls and library jaxprs fold to one line each and long variable lists a
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-
-from rich.console import Console, ConsoleOptions, RenderResult
-from rich.text import Text
+from typing import TYPE_CHECKING
 
 from jitscope.model.jaxpr import JaxprRecord, JaxprSummary
 from jitscope.report.views.jaxpr_header import format_bytes, layout_jaxpr_header
@@ -42,6 +40,10 @@ from jitscope.report.views.jaxpr_layout import (
     locations_mode,
 )
 from jitscope.report.views.lines import Line, StyledLines, lines_to_plain, lines_to_text
+
+if TYPE_CHECKING:  # rich only where a jaxpr is printed through it (see lines.py)
+    from rich.console import Console, ConsoleOptions, RenderResult
+    from rich.text import Text
 
 __all__ = [
     "LOCATIONS",

@@ -4,17 +4,21 @@ A layout is a list of lines, each a list of ``(text, style name)`` pieces ("" fo
 style). Plain text joins the pieces; the rich view turns them straight into segments.
 Rich's word wrapping is what makes a 20,000-line ``Text`` slow, so it is used only for
 the rare line wider than the console (and never when the console soft-wraps).
+
+rich is imported where it is used, not here: piped text (``report/writers/plain_text.py``) lays out
+the same lines without loading it.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from rich.console import Console, ConsoleOptions, RenderResult
-from rich.measure import Measurement
-from rich.segment import Segment
-from rich.style import Style
-from rich.text import Span, Text
+if TYPE_CHECKING:
+    from rich.console import Console, ConsoleOptions, RenderResult
+    from rich.measure import Measurement
+    from rich.style import Style
+    from rich.text import Text
 
 Piece = tuple[str, str]
 Line = list[Piece]
@@ -31,6 +35,8 @@ def lines_to_plain(lines: list[Line]) -> str:
 
 def lines_to_text(lines: list[Line]) -> Text:
     """One styled, non-wrapping ``Text`` (convenient for tests and embedding; slow to wrap when huge)."""
+    from rich.text import Span, Text
+
     parts: list[str] = []
     spans: list[Span] = []
     pos = 0
@@ -54,6 +60,9 @@ class StyledLines:
     lines: list[Line]
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        from rich.segment import Segment
+        from rich.style import Style
+
         width = options.max_width
         fold = not options.no_wrap
         newline = Segment.line()
@@ -75,11 +84,15 @@ class StyledLines:
             yield newline
 
     def __rich_measure__(self, console: Console, options: ConsoleOptions) -> Measurement:
+        from rich.measure import Measurement
+
         widest = max((line_width(line) for line in self.lines), default=0)
         return Measurement(min(widest, options.max_width), min(widest, options.max_width))
 
 
 def _wrapping_text(line: Line) -> Text:
+    from rich.text import Text
+
     text = Text(no_wrap=False, overflow="fold")
     for piece, style in line:
         text.append(piece, style or None)
