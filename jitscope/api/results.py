@@ -93,6 +93,11 @@ class Result(Generic[R]):
         write_atomic(target, self.render(fmt))
         return target
 
+    def text_document(self) -> Document | None:
+        """The document a console shows (``renderable()`` draws it); None where the console shows something
+        else (``WatchResult``'s summary). Piped, it is written without rich (``report/writers/destination.py``)."""
+        return self.document("text")
+
     def renderable(self) -> Any:
         """The report as a rich renderable (styled with jitscope's theme names)."""
         from jitscope.report.writers.terminal import render_rich
@@ -444,6 +449,9 @@ class WatchResult(Result["RunRecord"]):
         from jitscope.report.writers.run_report import render_report
 
         return render_report(self.record, fmt)
+
+    def text_document(self) -> Document | None:
+        return None  # the console shows the run's summary (renderable), not its document
 
     def renderable(self) -> Any:
         from jitscope.report.writers.run_live import render_summary

@@ -10,7 +10,9 @@ otherwise fails here first.
 from __future__ import annotations
 
 import io
+import os
 import random
+import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -41,7 +43,7 @@ from jitscope.report.writers.console import make_console
 from jitscope.report.writers.plain_layout import NARROW
 from jitscope.report.writers.plain_text import render_piped
 from jitscope.report.writers.terminal import render_rich
-from tests.conftest import EXAMPLES, ROOT
+from tests.conftest import EXAMPLES, ROOT, STYLE_ENV
 
 
 def rich_piped(document: Document) -> str:
@@ -280,3 +282,42 @@ def test_piped_stdout_only_when_rich_would_print_plain_text(monkeypatch: pytest.
     assert not plain_text.piped_stdout()  # rich draws rules in "-"
     monkeypatch.setattr(sys, "stdout", type("Tty", (_Pipe,), {"isatty": lambda self: True})())
     assert not plain_text.piped_stdout()
+
+
+def test_write_result_prints_the_same_bytes_with_and_without_rich(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The command's last step, in-process (two processes differ in timings and in XLA's stack frame ids):
+    one trace result of examples/mlp.py:train_step written through both paths."""
+    from jitscope.api.commands.trace import run_trace
+    from jitscope.api.results import TraceResult
+    from jitscope.report.writers.destination import write_result
+
+    report, _ = run_trace([f"{EXAMPLES}/mlp.py:train_step"], None, None, None, STAGES)
+    result = TraceResult(report, stages=STAGES)
+    printed = []
+    for hatch in ("", "1"):
+        monkeypatch.setenv(plain_text.ESCAPE_HATCH, hatch)
+        monkeypatch.setattr(sys, "stdout", _Pipe())
+        assert plain_text.piped_stdout() == (not hatch)
+        write_result(result, "text", None)
+        printed.append(sys.stdout.getvalue())
+    assert printed[0] == printed[1] == rich_piped(result.document("text"))
+    assert printed[0].startswith(f"{EXAMPLES}/mlp.py:train_step ━") and len(printed[0]) > 10_000
+
+
+def test_jitscope_trace_piped_imports_no_rich() -> None:
+    """``jitscope trace examples/mlp.py:train_step > file`` loads no rich module (``JITSCOPE_NO_FAST_PATH=1``
+    still prints through rich)."""
+    code = ("import sys, atexit, runpy\n"
+            "atexit.register(lambda: print(sorted(m for m in sys.modules if m.split('.')[0] == 'rich'), "
+            "file=sys.stderr))\n"
+            "sys.argv = ['jitscope', 'trace', 'mlp.py:train_step']\n"
+            "runpy.run_module('jitscope', run_name='__main__')\n")
+    env = {k: v for k, v in os.environ.items() if k not in (*STYLE_ENV, plain_text.ESCAPE_HATCH)}
+    runs = [subprocess.run([sys.executable, "-c", code], cwd=EXAMPLES, capture_output=True, text=True, timeout=300,
+                           check=False, env={**env, "JAX_PLATFORMS": "cpu", **extra})
+            for extra in ({}, {plain_text.ESCAPE_HATCH: "1"})]
+    assert [run.returncode for run in runs] == [0, 0], runs[0].stderr[-2000:] + runs[1].stderr[-2000:]
+    assert runs[0].stderr.strip().splitlines()[-1] == "[]"
+    assert "'rich.console'" in runs[1].stderr.strip().splitlines()[-1]
+    assert runs[0].stdout.splitlines()[0] == runs[1].stdout.splitlines()[0]
+    assert runs[0].stdout.startswith("mlp.py:train_step ━") and len(runs[0].stdout) > 10_000

@@ -4,6 +4,7 @@ Plain text (pipes, NO_COLOR, ``--format text --out FILE``, tests) is the same re
 colourless console, so the two never disagree. Charts are left to the HTML report, except
 timelines, listed as a table, and log-log charts, drawn in characters (``report/writers/ascii_chart.py``).
 Prose (``wrap``) is wrapped to the width even on a piped console, which never folds IR lines.
+Text for piped stdout is mostly written by ``plain_text.py`` instead: the same bytes, without rich.
 """
 
 from __future__ import annotations
