@@ -253,11 +253,10 @@ def _fold_by_default(records: Sequence[TraceRecord], fmt_name: str, report_file:
     screenful; text piped or written to a file stays whole, as JAX prints it."""
     if fmt_name == "html":
         return True
-    from jitscope.report.writers.progress import may_be_terminal
+    from jitscope.report.writers.console import make_console, may_be_terminal
 
     if fmt_name != "text" or report_file is not None or not may_be_terminal(sys.stdout):
         return False
-    from jitscope.report.writers.console import make_console
 
     console = make_console()
     return console.is_terminal and any(r.summary is not None and r.summary.n_eqns_total > console.height

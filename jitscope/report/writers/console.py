@@ -10,18 +10,34 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import IO
+from typing import IO, TYPE_CHECKING
 
-from rich.console import Console
-
-from jitscope.report.writers.theme import THEME
+if TYPE_CHECKING:
+    from rich.console import Console
 
 #: Width of rules and tables when output is not a terminal; IR lines are never folded (soft wrap).
 PIPE_WIDTH = 100
 
 
+def may_be_terminal(stream: IO[str] | None) -> bool:
+    """Whether rich could take ``stream`` for a terminal: False only when it surely would not (not a tty, and no
+    FORCE_COLOR or TTY_COMPATIBLE=1 saying otherwise), so that piped output need not import rich to ask
+    (rich's console costs about 20 ms of imports)."""
+    if os.environ.get("FORCE_COLOR") or os.environ.get("TTY_COMPATIBLE") == "1":
+        return True
+    isatty = getattr(stream, "isatty", None)
+    try:
+        return bool(isatty and isatty())
+    except (OSError, ValueError):  # a closed stream
+        return False
+
+
 def make_console(*, stderr: bool = False, file: IO[str] | None = None, width: int | None = None) -> Console:
     """A themed console on stdout (default), stderr or ``file``."""
+    from rich.console import Console
+
+    from jitscope.report.writers.theme import THEME
+
     stream = file if file is not None else (sys.stderr if stderr else sys.stdout)
     is_tty = bool(getattr(stream, "isatty", lambda: False)())
     no_color = "NO_COLOR" in os.environ or not is_tty
@@ -41,6 +57,10 @@ def make_console(*, stderr: bool = False, file: IO[str] | None = None, width: in
 
 def plain_console(file: IO[str], width: int = 100) -> Console:
     """A colourless console with a fixed width, for tests and for writing files."""
+    from rich.console import Console
+
+    from jitscope.report.writers.theme import THEME
+
     # force_jupyter: in a notebook rich would send the text to the cell's output instead of ``file``
     return Console(file=file, theme=THEME, width=width, color_system=None, highlight=False, emoji=False,
                    force_jupyter=False)

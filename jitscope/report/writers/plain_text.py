@@ -36,11 +36,11 @@ from jitscope.report.views.document import (
     Table,
     plain,
 )
+from jitscope.report.writers.console import PIPE_WIDTH, may_be_terminal
 from jitscope.report.writers.listings import listing_lines, timeline_table
 from jitscope.report.writers.plain_layout import Unsure, cells, natural_width, rule, table, text_lines, wrap
 
-#: ``console.PIPE_WIDTH`` (importing ``console`` imports rich).
-WIDTH = 100
+WIDTH = PIPE_WIDTH
 #: Set (to anything) to print piped text through rich, as before this writer: for debugging and tests.
 ESCAPE_HATCH = "JITSCOPE_NO_FAST_PATH"
 
@@ -52,13 +52,8 @@ def piped_stdout() -> bool:
     if (stream is None or os.environ.get(ESCAPE_HATCH) or sys.platform == "win32"
             or hasattr(stream, "rich_proxied_file")):  # rich's own redirect (a live display) is active
         return False
-    try:
-        if stream.isatty():
-            return False
-    except (AttributeError, ValueError):
+    if may_be_terminal(stream):  # a terminal, or colour forced (TERM=dumb: rich may size it otherwise)
         return False
-    if os.environ.get("FORCE_COLOR") or os.environ.get("TTY_COMPATIBLE") == "1":
-        return False  # colour, or a terminal rich may size otherwise (TERM=dumb: 80 columns)
     if not (getattr(stream, "encoding", "utf-8") or "utf-8").lower().startswith("utf"):
         return False
     import builtins

@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import contextlib
-import os
 import sys
 from collections.abc import Callable, Iterator
-from typing import IO, TYPE_CHECKING
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -19,24 +18,13 @@ def no_progress(completed: float, total: int, text: str) -> None:
     return None
 
 
-def may_be_terminal(stream: IO[str]) -> bool:
-    """Whether rich could take ``stream`` for a terminal: False only when it surely would not (not a tty, and no
-    FORCE_COLOR or TTY_COMPATIBLE=1 saying otherwise), so a piped run need not import rich's console to ask."""
-    if os.environ.get("FORCE_COLOR") or os.environ.get("TTY_COMPATIBLE") == "1":
-        return True
-    isatty = getattr(stream, "isatty", None)
-    try:
-        return bool(isatty and isatty())
-    except (OSError, ValueError):  # a closed stream
-        return False
-
-
 def progress_on_stderr(title: str = "jitscope") -> contextlib.AbstractContextManager[ProgressCallback]:
-    """``progress_bar`` on a stderr console, which is made (with rich's ~20 ms of imports) only when stderr may
-    be a terminal."""
+    """``progress_bar`` on a stderr console, which is made (with rich's imports) only when stderr may be a
+    terminal."""
+    from jitscope.report.writers.console import make_console, may_be_terminal
+
     if not may_be_terminal(sys.stderr):
         return contextlib.nullcontext(no_progress)
-    from jitscope.report.writers.console import make_console
 
     return progress_bar(make_console(stderr=True), title)
 
