@@ -87,7 +87,7 @@ def trace(
 ) -> None:
     """Trace TARGET with abstract inputs and show its jaxpr, StableHLO, HLO, cost and memory."""
     options = {**locals(), "locations": locations.value, "fmt": fmt.value if fmt is not None else None}
-    trace_main(TraceOptions(**options))
+    trace_main(TraceOptions.of(options))
 
 
 def register(app: typer.Typer) -> None:

@@ -15,9 +15,13 @@ import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from jitscope.cli import fast_args
 from jitscope.report.formats import REPORT_FORMATS
+
+if TYPE_CHECKING:
+    from jitscope.api.targets import TargetFlags
 
 ALL_STAGES = ("jaxpr", "stablehlo", "hlo", "cost", "memory")
 LOCATIONS = ("full", "user", "none")
@@ -25,12 +29,10 @@ LOCATIONS = ("full", "user", "none")
 
 @dataclass(frozen=True)
 class TraceOptions:
-    """Everything ``jitscope trace`` was asked to do (the fields are ``cli/trace.py``'s parameters)."""
+    """Everything ``jitscope trace`` was asked to do: the options every target command shares (``flags``) and
+    trace's own (the fields are ``cli/trace.py``'s parameters)."""
 
-    targets: list[str]
-    shapes: list[str] | None = None
-    static: list[str] | None = None
-    arg: list[str] | None = None
+    flags: TargetFlags
     stages: str = ",".join(ALL_STAGES)
     depth: int | None = None
     locations: str = "full"
@@ -41,17 +43,17 @@ class TraceOptions:
     fmt: str | None = None
     profile: bool = False
     profile_html: Path | None = None
-    x64: bool = False
-    devices: int | None = None
-    mesh: str | None = None
-    from_run: bool = False
-    call: int = 1
-    keep_running: bool = False
-    from_capture: Path | None = None
-    compile_number: int = 1
     processes: int | None = None
     save: Path | None = None
     distributed: bool = False
+
+    @classmethod
+    def of(cls, values: dict[str, Any]) -> TraceOptions:
+        """From one value per option (as either parser gives them), the target options gathered into flags."""
+        from jitscope.api.targets import TargetFlags
+
+        shared = {name: values.pop(name) for name in TargetFlags.__dataclass_fields__ if name in values}
+        return cls(TargetFlags(**shared), **values)
 
 
 _FORMAT = fast_args.choice(REPORT_FORMATS)
@@ -86,7 +88,7 @@ def parse_trace_args(args: Sequence[str]) -> TraceOptions | None:
     if parsed is None or not parsed[1]:
         return None  # no target: typer shows the help
     values, targets = parsed
-    return TraceOptions(targets=targets, **values)  # type: ignore[arg-type]
+    return TraceOptions.of({**values, "targets": targets})
 
 
 def main_fast(args: Sequence[str]) -> bool:
@@ -105,10 +107,8 @@ def trace_main(o: TraceOptions) -> None:
     """The command: check the options that go together, then trace (in this process, or in N)."""
     from jitscope.api.checks import check_distributed
     from jitscope.api.commands.trace import trace_command
-    from jitscope.api.targets import TargetFlags
 
-    flags = TargetFlags(o.targets, o.shapes, o.static, o.arg, o.x64, o.devices, o.mesh, o.from_run, o.call,
-                        o.keep_running, o.from_capture, o.compile_number)
+    flags = o.flags
     check_distributed(o.distributed, o.processes)
     if o.processes is not None or o.distributed:
         _check_many(o.processes, o.profile or o.profile_html is not None, o.out)
