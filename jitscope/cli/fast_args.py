@@ -80,26 +80,20 @@ def parse(args: Sequence[str], options: Options) -> tuple[dict[str, object], lis
     return values, positional
 
 
-def integer(least: int | None = None) -> Convert:
-    """An int (at least ``least``); None (typer explains) for anything else."""
-    def convert(raw: str) -> int | None:
-        try:
-            number = int(raw)
-        except ValueError:
-            return None
-        return number if least is None or number >= least else None
-    return convert
-
-
-def number(least: float | None = None) -> Convert:
-    """A float (at least ``least``); None (typer explains) for anything else."""
+def number(least: float | None = None, kind: Callable[[str], float] = float) -> Convert:
+    """A number of ``kind`` (float, int), at least ``least``; None (typer explains) for anything else."""
     def convert(raw: str) -> float | None:
         try:
-            value = float(raw)
+            value = kind(raw)
         except ValueError:
             return None
         return value if least is None or value >= least else None
     return convert
+
+
+def integer(least: int | None = None) -> Convert:
+    """An int, at least ``least``."""
+    return number(least, int)
 
 
 def choice(names: Sequence[str]) -> Convert:
