@@ -304,6 +304,27 @@ def test_write_result_prints_the_same_bytes_with_and_without_rich(monkeypatch: p
     assert printed[0].startswith(f"{EXAMPLES}/mlp.py:train_step ━") and len(printed[0]) > 10_000
 
 
+def test_a_text_report_file_is_what_the_pipe_shows_ir_lines_whole(monkeypatch: pytest.MonkeyPatch,
+                                                                   tmp_path: Path) -> None:
+    """``--out FILE.txt`` and ``result.render("text")``/``save`` write the bytes ``> file`` does: an HLO line
+    longer than the width stays one line (they were folded at 100 columns before), with or without rich."""
+    from jitscope.api.commands.trace import run_trace
+    from jitscope.api.results import TraceResult
+    from jitscope.report.writers.destination import write_result
+
+    report, _ = run_trace([f"{EXAMPLES}/mlp.py:train_step"], None, None, None, STAGES)
+    result = TraceResult(report, stages=STAGES)
+    monkeypatch.setattr(sys, "stdout", _Pipe())
+    write_result(result, "text", None)
+    piped = sys.stdout.getvalue()
+    write_result(result, "text", tmp_path / "report.txt")
+    assert (tmp_path / "report.txt").read_text() == piped == result.render("text")
+    hlo_module = next(line for line in piped.splitlines() if line.startswith("HloModule "))
+    assert len(hlo_module) > 100 and hlo_module == report.traces[0].stages.hlo.splitlines()[0]
+    monkeypatch.setenv(plain_text.ESCAPE_HATCH, "1")
+    assert result.render("text") == piped
+
+
 def test_jitscope_trace_piped_imports_no_rich() -> None:
     """``jitscope trace examples/mlp.py:train_step > file`` loads no rich module (``JITSCOPE_NO_FAST_PATH=1``
     still prints through rich)."""

@@ -34,7 +34,7 @@ from jitscope.report.views.document import (
 )
 from jitscope.report.views.ir import render_ir
 from jitscope.report.views.lines import StyledLines
-from jitscope.report.writers.console import plain_console
+from jitscope.report.writers.console import PIPE_WIDTH, make_console
 from jitscope.report.writers.listings import listing_lines, timeline_table
 
 _LEVEL_STYLE = {"info": "", "good": "jitscope.good", "warning": "jitscope.warn", "error": "jitscope.bad",
@@ -219,8 +219,15 @@ def render_rich(document: Document) -> RenderableType:
     return Group(*_title(document), *_spaced([render_block(block) for block in document.blocks]))
 
 
-def render_plain(document: Document, width: int = 100) -> str:
-    """Plain text, as the terminal view reads without colour."""
+def render_plain(document: Document, width: int = PIPE_WIDTH) -> str:
+    """Plain text (``--out FILE.txt``, ``result.render("text")``): the same bytes as the report piped to a file,
+    so IR lines are never folded; laid out without rich (``plain_text.py``) where it can be."""
+    if width == PIPE_WIDTH:
+        from jitscope.report.writers.plain_text import render_piped
+
+        text = render_piped(document)
+        if text is not None:
+            return text
     buffer = io.StringIO()
-    plain_console(buffer, width).print(render_rich(document))
+    make_console(file=buffer, width=width).print(render_rich(document))
     return buffer.getvalue()
