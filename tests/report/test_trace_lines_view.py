@@ -59,6 +59,14 @@ def test_uncompiled_summary_has_no_cost_columns():
     assert "FLOPs" not in _text(render_block(lines_section(uncompiled)))
 
 
+def test_a_function_with_no_line_of_yours_is_said_to_be_library_code():
+    """``jax.jit(jnp.sin)``: every equation is JAX's own; the note says so before suggesting a source setting."""
+    record = replace(RECORD, source_lines=(SourceLineRecord(None, 1, 1, (("sin", 1),), (), 5.0, 40.0),))
+    text = " ".join(_text(render_block(lines_section(record))).split())
+    assert "no equation came from a line of your code: all were made in library code" in text
+    assert "jax.jit(jnp.sin)" in text and "[tool.jitscope] source" in text
+
+
 def test_arguments_with_many_leaves_are_one_row():
     seen = tuple(SeenArg(f"model.layers[{i}].w", "traced", "DynamicJaxprTracer", (4,), "f32") for i in range(8))
     seen += (SeenArg("batch", "traced", "DynamicJaxprTracer", (8, 33), "i32"),)

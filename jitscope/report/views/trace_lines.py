@@ -92,6 +92,8 @@ def lines_section(record: TraceRecord, page: str = "t1") -> Section | None:
         note += "; FLOPs, bytes: XLA's, by HLO source line"
     blocks: list[Block] = [Fit((_table(lines, costs, wide=True),), (_table(lines, costs, wide=False),))]
     if not any(line.location is not None for line in lines):
-        blocks.append(Paragraph(pieces("no equation came from a line of your code (set [tool.jitscope] source "
-                                       "in pyproject.toml to name your folders)", "jitscope.muted"), wrap=True))
+        blocks.append(Paragraph(pieces("no equation came from a line of your code: all were made in library code "
+                                       "(the function traced may be a library's own, as jax.jit(jnp.sin) is); if "
+                                       "your code is elsewhere, name its folders in [tool.jitscope] source in "
+                                       "pyproject.toml", "jitscope.muted"), wrap=True))
     return Section("jaxpr by line of your code", tuple(blocks), note, id=f"{page}-lines")
