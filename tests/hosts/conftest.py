@@ -99,6 +99,7 @@ TARGET_RUNS = {
     "normalize": ("--shapes", "f32[64,16]@(data,None)", "--mesh", "data=2"),
     "uneven": ("--shapes", "f32[8]"),
     "fails_on_p1": ("--shapes", "f32[64,16]@(data,None)", "--mesh", "data=2"),
+    "branch_on_p1": ("--shapes", "f32[64,16]@(data,None)", "--mesh", "data=2"),
 }
 
 

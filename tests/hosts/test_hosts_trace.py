@@ -10,29 +10,15 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import run_cli
-from tests.hosts.conftest import cpu_collectives_reason
+from tests.hosts.conftest import processes_runner
 
 TARGET = "tests/hosts/hosts_bench_target.py"
-MESH = ("--shapes", "f32[64,16]@(data,None)", "--mesh", "data=2")
 
 
 @pytest.fixture(scope="module")
 def traced(tmp_path_factory: pytest.TempPathFactory):
     """``traced(name)`` -> (folder with the saved per-process reports, the command's result); each runs once."""
-    reason = cpu_collectives_reason()
-    if reason is not None:
-        pytest.skip(reason)
-    done: dict[str, tuple[Path, object]] = {}
-
-    def get(name: str):
-        if name not in done:
-            out = tmp_path_factory.mktemp(f"trace-{name}")
-            result = run_cli("trace", f"{TARGET}:{name}", *MESH, "--processes", "2", "--save",
-                             str(out / "trace.json"), "--format", "json")
-            done[name] = (out, result)
-        return done[name]
-
-    return get
+    return processes_runner(tmp_path_factory, "trace")
 
 
 def test_every_process_compiled_the_same_program(traced) -> None:
