@@ -45,11 +45,16 @@ WIDTH = PIPE_WIDTH
 ESCAPE_HATCH = "JITSCOPE_NO_FAST_PATH"
 
 
+def enabled() -> bool:
+    """Whether text may be laid out here at all (the escape hatch unset): piped stdout and text files alike."""
+    return not os.environ.get(ESCAPE_HATCH)
+
+
 def piped_stdout() -> bool:
     """True when ``make_console()`` on stdout would be the plain piped console this module reproduces: not a
     terminal, no colour forced, UTF-8 (rich draws rules in ``-`` otherwise), not a notebook, not Windows."""
     stream = sys.stdout
-    if (stream is None or os.environ.get(ESCAPE_HATCH) or sys.platform == "win32"
+    if (stream is None or not enabled() or sys.platform == "win32"
             or hasattr(stream, "rich_proxied_file")):  # rich's own redirect (a live display) is active
         return False
     if may_be_terminal(stream):  # a terminal, or colour forced (TERM=dumb: rich may size it otherwise)
