@@ -1,7 +1,7 @@
 """A command line parsed with the standard library, for the commands that start without typer.
 
-Importing typer (and its vendored click) and building the command costs about 15 ms before any
-work starts: a tenth of what ``jitscope trace`` adds to the JAX work it shows, and the start of
+Importing typer (and its vendored click) and building the command costs about 20 ms before any
+work starts: a quarter of what ``jitscope trace`` adds to the JAX work it shows, and the start of
 every ``jitscope run``. ``parse`` reads the plain cases of a command's options from a table
 (``Options``) and gives up (None) on anything else: ``--help``, a misspelt option, a value out
 of range, ``-sVALUE`` spellings; typer then parses the same line and explains the problem, as for

@@ -4,8 +4,8 @@
 ``cli.app.main`` sends a ``trace`` command line here first (``main_fast``), where
 ``parse_trace_args`` reads the same options from a table and gives up (None) on anything unusual,
 which typer then parses and explains. Both end in ``trace_main``. typer and click cost about
-15 ms to import and build, a quarter of what jitscope adds to the JAX work of tracing a small
-function. ``tests/trace/test_trace_command.py`` checks that the two parsers agree.
+20 ms to import, build and parse with, a quarter of what jitscope adds to the JAX work of tracing a small
+function. ``tests/cli/test_trace_fast_args.py`` checks that the two parsers agree.
 """
 
 from __future__ import annotations
