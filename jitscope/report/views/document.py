@@ -9,6 +9,7 @@ end as it can (SVG in HTML, a table in Markdown, nothing or ASCII in the termina
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -200,6 +201,15 @@ class Fit:
 
 
 Block = Paragraph | Note | KeyValues | Table | CodeListing | Chart | Panels | Section | Fit
+
+
+def tables_in(blocks: tuple[Block, ...]) -> Iterator[Table]:
+    """The tables among ``blocks`` and in their sections and panels (what decides a ``Fit``)."""
+    for block in blocks:
+        if isinstance(block, Table):
+            yield block
+        elif isinstance(block, Section | Panels):
+            yield from tables_in(block.blocks)
 
 
 @dataclass(frozen=True, slots=True)

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 
 from jitscope.report.views.document import (
     Block,
@@ -35,6 +35,7 @@ from jitscope.report.views.document import (
     Section,
     Table,
     plain,
+    tables_in,
 )
 from jitscope.report.writers.console import PIPE_WIDTH, may_be_terminal
 from jitscope.report.writers.listings import listing_lines, timeline_table
@@ -135,7 +136,7 @@ def _block(block: Block) -> list[str]:
             raise Unsure
         return _block(timeline_table(block)) if block.kind == "timeline" else []
     if isinstance(block, Fit):
-        too_wide = any(natural_width(_cells_of(t), len(t.columns)) > WIDTH for t in _tables(block.blocks))
+        too_wide = any(natural_width(_cells_of(t), len(t.columns)) > WIDTH for t in tables_in(block.blocks))
         return _spaced([_block(b) for b in (block.narrow if too_wide else block.blocks)])
     raise Unsure  # not a view block: rich raises its TypeError
 
@@ -154,14 +155,6 @@ def _section(section: Section) -> list[str]:
             out.append("")
         out += _block(block)
     return out
-
-
-def _tables(blocks: tuple[Block, ...]) -> Iterator[Table]:
-    for block in blocks:
-        if isinstance(block, Table):
-            yield block
-        elif isinstance(block, Section | Panels):
-            yield from _tables(block.blocks)
 
 
 def _listing(listing: CodeListing) -> list[str]:

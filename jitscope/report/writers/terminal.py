@@ -31,6 +31,7 @@ from jitscope.report.views.document import (
     Pieces,
     Section,
     Table,
+    tables_in,
 )
 from jitscope.report.views.ir import render_ir
 from jitscope.report.views.lines import StyledLines
@@ -143,16 +144,8 @@ class _FitView:
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         wide = options.update(max_width=10_000)
         too_wide = any(Measurement.get(console, wide, _table(t)).maximum > options.max_width
-                       for t in _tables(self.fit.blocks))
+                       for t in tables_in(self.fit.blocks))
         yield Group(*_spaced([render_block(b) for b in (self.fit.narrow if too_wide else self.fit.blocks)]))
-
-
-def _tables(blocks: tuple[Block, ...]) -> Iterator[Table]:
-    for block in blocks:
-        if isinstance(block, Table):
-            yield block
-        elif isinstance(block, Section | Panels):
-            yield from _tables(block.blocks)
 
 
 def _listing(listing: CodeListing) -> RenderableType:
