@@ -36,11 +36,8 @@ AGREE = [
 def _typer_options(args: list[str], monkeypatch: pytest.MonkeyPatch) -> TraceOptions:
     seen: list[TraceOptions] = []
     monkeypatch.setattr(cli_trace, "trace_main", seen.append)
-    app = typer.Typer()
-    cli_trace.register(app)
-    app.command("other")(lambda: None)  # two commands, so "trace" is a subcommand as in jitscope
     with pytest.raises(SystemExit) as exit_:
-        app(["trace", *args], prog_name="jitscope")
+        _app_with_trace()(["trace", *args], prog_name="jitscope")
     assert exit_.value.code in (0, None)
     assert len(seen) == 1
     return seen[0]
@@ -68,7 +65,7 @@ def test_every_option_typer_declares_is_parsed_alike():
 def _app_with_trace() -> typer.Typer:
     app = typer.Typer()
     cli_trace.register(app)
-    app.command("other")(lambda: None)
+    app.command("other")(lambda: None)  # two commands, so "trace" is a subcommand as in jitscope
     return app
 
 
@@ -82,7 +79,7 @@ def test_anything_unusual_is_left_to_typer(args):
 
 
 def test_trace_starts_without_typer(cli, tmp_path):
-    """The usual command line never imports typer (nor click): ~15 ms of a small trace's start-up."""
+    """The usual command line never imports typer (nor click): ~20 ms of a small trace's start-up."""
     probe = tmp_path / "probe.py"
     probe.write_text("import sys\n\ndef f(x):\n    return x + 1\n\nJITSCOPE_EXAMPLES = {'f': 'f32[3]'}\n\n"
                      "import atexit\natexit.register(lambda: print('typer loaded:', 'typer' in sys.modules, "
