@@ -10,9 +10,20 @@ every other command. Each command's tests check that this parser and its typer c
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+
+#: Set (to anything) to parse every command line with typer (and print every report through rich: see
+#: ``report/writers/plain_text.py``), as before the fast paths: for debugging and tests.
+ESCAPE_HATCH = "JITSCOPE_NO_FAST_PATH"
+
+
+def enabled() -> bool:
+    """Whether a command line may be parsed here (the escape hatch unset)."""
+    return not os.environ.get(ESCAPE_HATCH)
+
 
 #: Turns an option's text into its value, or None when typer should report the text as invalid.
 Convert = Callable[[str], object]

@@ -13,7 +13,6 @@ that this parser and the typer command agree.
 
 from __future__ import annotations
 
-import os
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -139,7 +138,7 @@ class _EventLogger:
 
 def main_fast(args: Sequence[str]) -> int | None:
     """``jitscope run ...`` from ``cli.app.main`` when the arguments parse here; None otherwise."""
-    if os.environ.get("JITSCOPE_NO_FAST_PATH"):
+    if not fast_args.enabled():
         return None
     options = parse_run_args(args)
     if options is None:

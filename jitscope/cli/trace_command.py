@@ -10,7 +10,6 @@ function. ``tests/cli/test_trace_fast_args.py`` checks that the two parsers agre
 
 from __future__ import annotations
 
-import os
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -93,7 +92,7 @@ def parse_trace_args(args: Sequence[str]) -> TraceOptions | None:
 
 def main_fast(args: Sequence[str]) -> bool:
     """``jitscope trace ...`` from ``cli.app.main``: True when the arguments parsed here and the command ran."""
-    if os.environ.get("JITSCOPE_NO_FAST_PATH"):
+    if not fast_args.enabled():
         return False
     options = parse_trace_args(args)
     if options is None:
