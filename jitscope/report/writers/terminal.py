@@ -216,9 +216,9 @@ def render_plain(document: Document, width: int = PIPE_WIDTH) -> str:
     """Plain text (``--out FILE.txt``, ``result.render("text")``): the same bytes as the report piped to a file,
     so IR lines are never folded; laid out without rich (``plain_text.py``) where it can be."""
     if width == PIPE_WIDTH:
-        from jitscope.report.writers import plain_text
+        from jitscope.report.writers.plain_text import enabled, render_piped
 
-        text = plain_text.render_piped(document) if plain_text.enabled() else None
+        text = render_piped(document) if enabled() else None
         if text is not None:
             return text
     buffer = io.StringIO()
