@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from jitscope.model.lint import Finding, LintReport
     from jitscope.model.profile import LineRecord, ProfileReport
     from jitscope.model.run import CompileEvent, FunctionSummary, RunRecord  # noqa: F401
-    from jitscope.model.trace import CostRecord, Diagnostic, MemoryRecord, TraceRecord, TraceReport
+    from jitscope.model.trace import CostRecord, Diagnostic, LibraryCall, MemoryRecord, TraceRecord, TraceReport
     from jitscope.report.views.document import Document
 
 R = TypeVar("R")
@@ -180,6 +180,11 @@ class TraceCall:
     @property
     def memory(self) -> MemoryRecord | None:
         return self.record.stages.memory if self.record.stages is not None else None
+
+    @property
+    def library_calls(self) -> tuple[LibraryCall, ...]:
+        """The optimised HLO's custom calls (cuBLAS, cuDNN, LAPACK, callbacks ...), named, with your lines."""
+        return self.record.library_calls
 
     @property
     def equations(self) -> int | None:

@@ -18,10 +18,11 @@ STAGES: tuple[str, ...] = ("jaxpr", "stablehlo", "hlo", "cost", "memory")
 #: ``environment.x64`` a bool (both were strings). 1.3: ``sharding`` (``model/sharding.py``) on traces of
 #: sharded programs; older documents load with none. 1.4: each equation's ``library`` and ``library_call``
 #: frames beside its user ``location``, and each trace's ``source_roots``, ``arguments`` and ``source_lines``
-#: (all default when absent). ``process`` and each trace's ``program`` (``trace --processes`` only) are left
+#: (all default when absent). 1.5: each trace's ``library_calls`` (the optimised HLO's custom calls, named, with
+#: the user's lines), left out while empty. ``process`` and each trace's ``program`` (``trace --processes`` only) are left
 #: out while default, so a single-process document is unchanged. The lint document keeps SCHEMA_VERSION; bench
 #: has its own.
-TRACE_SCHEMA_VERSION = "1.4"
+TRACE_SCHEMA_VERSION = "1.5"
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,6 +125,17 @@ class StagesRecord:
 
 
 @dataclass(frozen=True, slots=True)
+class LibraryCall:
+    """One custom-call target of the optimised HLO (cuBLAS, cuDNN, LAPACK, a callback ...): how many
+    instructions call it, and from which of the user's lines (schema 1.5)."""
+
+    target: str  # "__cublas$gemm"
+    what: str  # "cuBLAS matrix multiply"
+    count: int
+    lines: tuple[Location, ...] = ()  # in order of first appearance; () when none is known
+
+
+@dataclass(frozen=True, slots=True)
 class Diagnostic:
     """A trace-time failure explained: where in the user's code, what went wrong, how to fix it."""
 
@@ -171,6 +183,8 @@ class TraceRecord:
     #: ``trace --processes``: the program this process compiled (its fingerprint, as ``jitscope run`` records it,
     #: and its HLO for the first difference); left out otherwise.
     program: CompiledProgram | None = field(default=None, metadata=OMITTED_WHEN_DEFAULT)
+    #: The optimised HLO's library calls, most instructions first (schema 1.5); left out while empty.
+    library_calls: tuple[LibraryCall, ...] = field(default=(), metadata=OMITTED_WHEN_DEFAULT)
 
 
 @dataclass(frozen=True, slots=True)

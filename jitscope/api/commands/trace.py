@@ -22,7 +22,7 @@ from jitscope.load.calls import calls_from_flags, load_all
 from jitscope.load.mesh import example_mesh_scope
 from jitscope.load.specs import ArgSet
 from jitscope.load.target import TargetHandle, check_call
-from jitscope.model.trace import SourceLineRecord, TraceRecord, TraceReport
+from jitscope.model.trace import LibraryCall, SourceLineRecord, TraceRecord, TraceReport
 from jitscope.profiling.line_costs import line_costs
 from jitscope.sharding.analyse import ShardingProbe
 from jitscope.tracing.compile import CompileSkipped, lower_and_compile
@@ -191,10 +191,11 @@ def run_trace(
                 except CompileSkipped as skipped:
                     record = dataclasses.replace(record, stages=skipped.partial,
                                                  warnings=(*record.warnings, skipped.reason))
+                text = _module_text(compiled[0]) if compiled else None
                 record = dataclasses.replace(record, sharding=probe.record,
-                                             source_lines=_source_lines(handle, record, compiled))
-                text = _module_text(compiled[0]) if programs and compiled else None
-                if text:
+                                             source_lines=_source_lines(handle, record, compiled, text),
+                                             library_calls=_library_calls(handle, text))
+                if programs and text:
                     from jitscope.run.programs import compiled_program
 
                     record = dataclasses.replace(record, program=compiled_program(text))
@@ -204,15 +205,26 @@ def run_trace(
     return TraceReport(traces=tuple(records), environment=environment()), profilers
 
 
-def _source_lines(handle: TraceHandle, record: TraceRecord, compiled: list[Any]) -> tuple[SourceLineRecord, ...]:
-    """The jaxpr by line of the user's code, with XLA's FLOPs and bytes split over the lines when compiled."""
+def _library_calls(handle: TraceHandle, text: str | None) -> tuple[LibraryCall, ...]:
+    """The optimised HLO's custom calls, named, with the user's lines (read from the stack-frame tables)."""
+    if not text:
+        return ()
+    from jitscope.profiling.library_calls import library_calls
+    from jitscope.userframes import default_is_user_file
+
+    return library_calls(text, handle.project.is_user_file if handle.project is not None else default_is_user_file)
+
+
+def _source_lines(handle: TraceHandle, record: TraceRecord, compiled: list[Any],
+                  text: str | None) -> tuple[SourceLineRecord, ...]:
+    """The jaxpr by line of the user's code, with XLA's FLOPs and bytes split over the lines when compiled;
+    ``text``: the optimised HLO with its stack-frame tables."""
     if record.jaxpr is None:
         return ()
     costs = None
     if compiled and handle.project is not None:
         from jitscope.jaxcompat.stages import cost_record
 
-        text = _module_text(compiled[0])
         cost = record.stages.cost if record.stages is not None and record.stages.cost else cost_record(compiled[0])
         if text:
             costs = line_costs(text, record.jaxpr, handle.project.is_user_file, cost.flops if cost else None,

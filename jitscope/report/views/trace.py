@@ -17,6 +17,7 @@ from jitscope.model.trace import (
     ArgumentSummary,
     CostRecord,
     Diagnostic,
+    LibraryCall,
     MemoryRecord,
     TraceRecord,
     TraceReport,
@@ -159,6 +160,30 @@ def cost_section(cost: CostRecord | None) -> Section:
     return Section("cost analysis (XLA)", (KeyValues(rows),), note, id="cost")
 
 
+#: The user's lines listed per library call; the rest are counted.
+_LINES_SHOWN = 4
+
+
+def library_calls_section(record: TraceRecord, page: str = "t1") -> Section | None:
+    """The optimised HLO's custom calls (cuBLAS, cuDNN, LAPACK, callbacks ...) named, with the user's lines;
+    None when it has none (XLA generated every kernel itself, as it does for most CPU programs)."""
+    if not record.library_calls:
+        return None
+    from jitscope.report.views.profile import short_location
+
+    def lines(call: LibraryCall) -> str:
+        shown = ", ".join(short_location(line) for line in call.lines[:_LINES_SHOWN])
+        more = len(call.lines) - _LINES_SHOWN
+        return (shown + (f" (+{more})" if more > 0 else "")) or "(no line of yours)"
+
+    rows = tuple((str(c.count), c.what, c.target, lines(c)) for c in record.library_calls)
+    table = Table((Column("calls", "right"), Column("library call"), Column("custom_call_target"),
+                   Column("your lines")), rows)
+    total = sum(c.count for c in record.library_calls)
+    return Section("library calls", (table,), f"{plural(total, 'custom call')} in the optimised HLO",
+                   id=f"{page}-library-calls")
+
+
 def memory_section(memory: MemoryRecord | None) -> Section:
     m = memory or MemoryRecord()
     rows = tuple((label, fmt_bytes(value)) for label, value in (
@@ -230,6 +255,9 @@ def _stage_sections(record: TraceRecord, stages: Collection[str], shown: JaxprSh
         body: Block = (ir_listing(st.hlo, "hlo", linked, f"{page}-hlo") if st.hlo
                        else Paragraph(pieces("n/a", "jitscope.muted")))
         yield Section("HLO (optimised)", (body,), note, gap=True, id=f"{page}-hlo-section")
+        called = library_calls_section(record, page)
+        if called is not None:
+            yield called
     if "cost" in stages:
         yield cost_section(st.cost)
     if "memory" in stages:
