@@ -4,6 +4,7 @@ without flake8. No timing is asserted: the figures themselves are for a quiet ma
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
 import platform
 import subprocess
@@ -104,3 +105,66 @@ def test_memory_vs_device_reports_the_peak_and_says_when_the_device_has_none() -
     lines = result.stdout.splitlines()
     assert [line.split()[0] for line in lines] == ["memory_peak.train_step", "rnn_step"]
     assert all(" MiB   device: memory_stats() is not available on cpu" in line for line in lines), lines
+
+
+def _gpu_check() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("jitscope_benchmarks_gpu_check", BENCHMARKS / "gpu_check.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_gpu_check_quick_runs_every_check_and_skips_the_gpu_rows_on_cpu(tmp_path: Path) -> None:
+    """The CPU smoke run CI does, so the GPU check cannot rot before a GPU arrives: every check runs what
+    CPU allows; the rows a GPU needs say so; jitscope run's compile count agrees with JAX's log."""
+    import jax
+
+    if jax.default_backend() != "cpu":
+        pytest.skip("the smoke run's expectations are the CPU's")
+    result = subprocess.run([sys.executable, str(BENCHMARKS / "gpu_check.py"), "--quick", "--out", str(tmp_path)],
+                            cwd=ROOT, capture_output=True, text=True, timeout=600, check=False)
+    assert result.returncode == 0, result.stderr
+    assert "Traceback" not in result.stdout + result.stderr
+    doc = json.loads((tmp_path / "gpu_check.json").read_text())
+    rows = doc["rows"]
+    checks = {row["check"] for row in rows}
+    assert checks == {"bench", "profile", "memory", "run", "trace", "sharding"}
+    assert all(row["status"] in ("pass", "FAIL") or row["status"].startswith("skipped: ") for row in rows)
+    by = {(row["check"], row["case"]): row for row in rows}
+    for name in ("matmul", "convolution", "transformer step"):
+        bench = by[("bench", name)]["values"]
+        assert bench["jitscope_s"] > 0 and bench["timeit_s"] > 0 and bench["unblocked_s"] > 0
+        assert by[("trace", name)]["status"].startswith("skipped: no GPU")
+        assert by[("profile", name)]["values"]["events_from"] == "CPU thunks"
+    assert by[("run", "examples/train_loop.py")]["status"] == "pass"  # equal counts, not a timing
+    memory = [row for row in rows if row["check"] == "memory"]
+    assert memory and all(row["status"].startswith("skipped: no GPU") for row in memory)
+    table = (tmp_path / "gpu_check.md").read_text().splitlines()
+    assert table[0].startswith("GPU check on cpu") and "(--quick)" in table[0]
+    assert len([line for line in table if line.startswith("| ") and "---" not in line]) == len(rows) + 1
+
+
+def test_gpu_check_says_what_to_install_when_jax_cannot_use_the_gpu(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    check = _gpu_check()
+    monkeypatch.setattr(check, "gpu_present", lambda: True)
+    monkeypatch.delenv("JAX_PLATFORMS", raising=False)
+    assert check.main(["--quick", "--out", str(tmp_path)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("error: this machine has an NVIDIA GPU but JAX")
+    assert 'pip install -U "jax[cuda13]"' in err[0]
+    assert not (tmp_path / "gpu_check.json").exists()
+
+
+def test_gpu_check_row_says_when_a_case_does_not_fit_the_device(monkeypatch: pytest.MonkeyPatch,
+                                                                  tmp_path: Path) -> None:
+    check = _gpu_check()
+    monkeypatch.setattr(check, "_bytes_limit", lambda device: 1024)  # a 1 KiB device: no case fits
+    monkeypatch.setenv("JAX_PLATFORMS", "cpu")
+    assert check.main(["--quick", "--only", "bench", "--out", str(tmp_path)]) == 0
+    rows = json.loads((tmp_path / "gpu_check.json").read_text())["rows"]
+    assert [row["case"] for row in rows] == ["matmul", "convolution", "transformer step"]
+    assert all(row["status"] == "skipped: the device ran out of memory for this case" for row in rows)
+    assert "needs about" in rows[0]["detail"] and "the device has 0.0 GiB" in rows[0]["detail"]

@@ -112,7 +112,7 @@ def union_length(intervals: Sequence[tuple[float, float]]) -> float:
     return total
 
 
-def _executions(events: Sequence[XEvent], calls: int) -> list[list[XEvent]]:
+def executions(events: Sequence[XEvent], calls: int) -> list[list[XEvent]]:
     runs: dict[str, list[XEvent]] = defaultdict(list)
     if all("run_id" in e.stats for e in events):
         for event in events:
@@ -138,7 +138,7 @@ def device_times(events: Sequence[XEvent], module: str, calls: int) -> DeviceTim
     per_op: dict[str, list[float]] = defaultdict(list)
     for event, own in exclusive_times(mine):
         per_op[event.stats["hlo_op"]].append(own * NS)
-    runs = _executions(mine, calls)
+    runs = executions(mine, calls)
     busy = sum(union_length([(e.start_ns, e.end_ns) for e in run]) for run in runs) * NS
     span = sum(max(e.end_ns for e in run) - min(e.start_ns for e in run) for run in runs if run) * NS
     ops = tuple(sorted((OpTime(name, sum(times), len(times)) for name, times in per_op.items()),

@@ -26,6 +26,7 @@ from jitscope.model.profile import ProfileReport, ProfileRow, ProfileSettings, R
 from jitscope.profiling.attribute import Attribution, FunctionSpan, attribute
 from jitscope.profiling.callsites import call_chains
 from jitscope.profiling.events import DeviceTimes, device_times
+from jitscope.profiling.graphs import Resolved, resolve_graph_kernels
 from jitscope.profiling.hlo import parse_module
 from jitscope.profiling.peaks import peak_for
 from jitscope.timing import inputs as inp
@@ -35,6 +36,7 @@ from jitscope.timing.loops import measure
 from jitscope.timing.runner import PreparedCall, cached_round, device_errors, prepare_call
 from jitscope.timing.steady import default_max_warmup
 from jitscope.userframes import is_user_file
+from jitscope.units import plural
 
 Progress = Callable[[float, int, str], None]
 #: The parts of a call must add up to the measured time within this fraction.
@@ -111,6 +113,20 @@ def _notes(times: DeviceTimes, rec: Reconciliation, calls: int, module: str) -> 
     return notes
 
 
+def _graph_notes(graphs: Resolved) -> list[str]:
+    """What was done about kernels that ran inside CUDA graphs (XLA command buffers)."""
+    if not graphs.graphs:
+        return []
+    placed = graphs.by_name + graphs.by_order
+    note = (f"{plural(placed + graphs.unresolved, 'kernel')} ran inside CUDA graphs (XLA's command buffers "
+            f"{', '.join(graphs.graphs)}): {graphs.by_name} placed by kernel name, {graphs.by_order} library "
+            "kernels by the schedule's order")
+    if graphs.unresolved:
+        note += (f"; {graphs.unresolved} left on the graph, without a source line (XLA_FLAGS="
+                 "--xla_gpu_enable_command_buffer= turns the graphs off, at some cost in launch time)")
+    return [note]
+
+
 def _run(prepared: PreparedCall, argset: ArgSet) -> tuple[Any, Any, Any]:
     """(jitted, its outputs, compiled) after the first call."""
     target = prepared.target
@@ -170,7 +186,8 @@ def profile_row(target: TargetHandle, argset: ArgSet, options: ProfileOptions,
         raise user_code_failed(name, call, exc, prepared.target.options, "on a cached call", fn=target.fn,
                                argset=argset) from None
     say(step + 0.9, total, f"{name}: attributing")
-    times = device_times(events, module.name, calls)
+    graphs = resolve_graph_kernels(events, module, calls)
+    times = device_times(graphs.events, module.name, calls)
     span = function_span(target.fn)
     peak = peak_for(kind)
     attribution = attribute(times, module, span, calls, is_user_file, call_chains(target.fn, is_user_file),
@@ -184,7 +201,8 @@ def profile_row(target: TargetHandle, argset: ArgSet, options: ProfileOptions,
         function=Location(span.file, span.first, span.name),
         last_line=span.last, module=module.name, events_from=where, calls=calls, lines=attribution.lines,
         ops=attribution.ops, reconciliation=rec, cached=measured.stats,
-        warnings=(*prepared.notes, *_notes(times, rec, calls, module.name)), device_kind=kind, peak=peak,
+        warnings=(*prepared.notes, *_notes(times, rec, calls, module.name), *_graph_notes(graphs)), device_kind=kind,
+        peak=peak,
     )
 
 

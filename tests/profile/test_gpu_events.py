@@ -190,12 +190,12 @@ def test_module_stat_with_a_program_id_still_matches(gpu_events):
 
 def test_calls_without_run_ids_are_cut_at_the_widest_gaps():
     from jitscope.jaxcompat.profiler import XEvent
-    from jitscope.profiling.events import _executions
+    from jitscope.profiling.events import executions
 
     def kernel(start: float) -> XEvent:
         return XEvent("/device:GPU:0", "Stream #13", "k", start, 10, {"hlo_op": "k", "hlo_module": "jit_f"})
 
     # Three calls with 3, 2 and 3 kernels (a data-dependent loop): 1-unit gaps inside, 50 between.
     starts = [0, 11, 22, 82, 93, 153, 164, 175]
-    runs = _executions([kernel(s) for s in starts], calls=3)
+    runs = executions([kernel(s) for s in starts], calls=3)
     assert [[e.start_ns for e in run] for run in runs] == [[0, 11, 22], [82, 93], [153, 164, 175]]

@@ -47,9 +47,12 @@ class OracleRun:
         return {f["function"]: f for f in self.report["functions"] if f["kind"] not in ("jax-internal",)}
 
 
-def run_with_oracle(program: Path, tmp: Path, *args: str) -> OracleRun:
+def run_with_oracle(program: Path, tmp: Path, *args: str, platforms: str | None = "cpu") -> OracleRun:
+    """``platforms``: ``JAX_PLATFORMS`` for the program (None: whatever JAX picks, a GPU where there is one)."""
     out = tmp / f"{program.stem}.json"
-    env = {**os.environ, "JAX_LOG_COMPILES": "1", "JAX_PLATFORMS": "cpu"}
+    env = {**os.environ, "JAX_LOG_COMPILES": "1"}
+    if platforms is not None:
+        env["JAX_PLATFORMS"] = platforms
     proc = subprocess.run(
         [sys.executable, "-m", "jitscope", "run", "--log", "none", "--no-effects", "--out", str(out),
          str(program), *args],
