@@ -10,9 +10,13 @@ buffer they clear. Before the graph step, all of it was one op, ``command_buffer
 
 from __future__ import annotations
 
+import dataclasses
+import gzip
+from pathlib import Path
+
 import pytest
 
-from jitscope.jaxcompat.profiler import XEvent
+from jitscope.jaxcompat.profiler import XEvent, read_events
 from jitscope.profiling.attribute import FunctionSpan, attribute
 from jitscope.profiling.events import device_times
 from jitscope.profiling.graphs import kernel_name, resolve_graph_kernels
@@ -116,3 +120,41 @@ def test_kernel_names_follow_xla():
     assert kernel_name("loop_add_fusion.3") == "loop_add_fusion_3"
     assert kernel_name("input_reduce_fusion") == "input_reduce_fusion"
     assert kernel_name("wrapped-subtract.8") == "wrapped_subtract_8"
+
+
+# -- a real capture: the transformer step on an H200 -------------------------------------------------------
+
+CAPTURES = Path(__file__).resolve().parents[1] / "targets" / "gpu_captures"
+
+
+def _unpacked(name: str, tmp_path: Path) -> Path:
+    out = tmp_path / name.removesuffix(".gz")
+    out.write_bytes(gzip.decompress((CAPTURES / name).read_bytes()))
+    return out
+
+
+def test_real_graph_kernels_match_the_kernels_run_without_graphs(tmp_path: Path):
+    """Without graphs every kernel names its instruction; with graphs each resolved kernel names the same."""
+    module = parse_module(_unpacked("transformer_step.hlo.txt.gz", tmp_path).read_text())
+    truth = [e for e in read_events(str(_unpacked("transformer_step.no_graphs.xplane.pb.gz", tmp_path)))
+             if e.on_device and "hlo_op" in e.stats]
+    as_graph = [dataclasses.replace(e, stats={**e.stats, "hlo_op": "command_buffer_1", "cuda_graph_id": "1"})
+                for e in truth]
+    resolved = resolve_graph_kernels(as_graph, module, calls=5)
+    assert resolved.unresolved == 0
+    assert [e.stats["hlo_op"] for e in resolved.events] == [e.stats["hlo_op"] for e in truth]
+
+
+def test_real_graph_capture_puts_the_step_on_its_lines(tmp_path: Path):
+    module = parse_module(_unpacked("transformer_step.hlo.txt.gz", tmp_path).read_text())
+    events = read_events(str(_unpacked("transformer_step.graphs.xplane.pb.gz", tmp_path)))
+    resolved = resolve_graph_kernels(events, module, calls=5)
+    assert resolved.graphs == ("command_buffer_1",) and resolved.unresolved == 0
+    span = FunctionSpan("/work/main/benchmarks/targets/gpu_workloads.py", 51, 56)  # where it ran
+    result = attribute(device_times(resolved.events, module.name, calls=5), module, span, 5,
+                       lambda f: "gpu_workloads" in f or "transformer" in f)
+    on_lines = sum(line.seconds for line in result.lines)
+    per_call = device_times(events, module.name, calls=5).op_seconds / 5
+    assert result.no_source == 0 and on_lines == pytest.approx(per_call)
+    before = attribute(device_times(events, module.name, calls=5), module, span, 5, lambda f: True)
+    assert not before.lines  # what the H200 showed: 0% on lines
