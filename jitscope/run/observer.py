@@ -151,8 +151,11 @@ class RunObserver:
         state.depth += 1
         if state.depth == 1:
             previous, state.miss = state.miss, _Miss(fun, jit_info, args, kwargs)
-            if previous is not None and previous.started and not previous.compiled and previous.error is None:
-                state.open.append(previous)  # may still be lowered and compiled: this call can be part of that
+            if previous is not None and not previous.compiled and previous.error is None:
+                # May still be lowered and compiled: this call can be part of that. One not started yet had its
+                # trace cached (first traced inside another trace: jax.random.normal's _normal inside an
+                # eval_shape, then called eagerly) and goes straight to its lowering.
+                state.open.append(previous)
             if state.open:
                 if _top_level():
                     self._close_open(state)  # plain Python called: every earlier call on this thread has returned

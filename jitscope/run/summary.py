@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from jitscope.model.run import USER, CompileEvent, FunctionSummary
-from jitscope.units import fmt_duration
+from jitscope.units import fmt_duration, plural
 
 
 def should_log(event: CompileEvent, mode: str) -> bool:
@@ -20,6 +20,46 @@ def should_log(event: CompileEvent, mode: str) -> bool:
 def cause_name(component: str) -> str:
     """The kind of a cause, e.g. "batch['x']: shape" (component names are "PATH: WHAT")."""
     return component
+
+
+def recompiled(events: Sequence[CompileEvent]) -> list[CompileEvent]:
+    """The recompiles among one function's events: its compiles after the first. A trace that JAX did not
+    compile (``jax.eval_shape``, ``make_jaxpr``, ``.lower()`` alone, a trace that raised) is not one."""
+    return [e for e in events if e.compiled][1:]
+
+
+def compiles_cell(function: FunctionSummary) -> str:
+    """The functions table's count: ``3``, or ``0, traced 2x`` for a function traced but never compiled."""
+    traced_only = function.events - function.compiles
+    return f"{function.compiles}, traced {traced_only}x" if not function.compiles else str(function.compiles)
+
+
+def compiled_functions(functions: Sequence[FunctionSummary]) -> str:
+    """The headline's count: ``3 compiles of 2 jitted functions (1 recompile)``, with the user's functions that
+    were traced and never compiled (``jax.eval_shape``) said apart."""
+    mine = [f for f in functions if f.kind == USER]
+    jitted = [f for f in mine if f.compiles]
+    recompiles = sum(f.recompiles for f in jitted)
+    out = (f"{plural(sum(f.compiles for f in jitted), 'compile')} of {plural(len(jitted), 'jitted function')} "
+           f"({plural(recompiles, 'recompile')}")
+    traced = [f.function for f in mine if not f.compiles]
+    if traced:
+        out += f"; traced, never compiled: {', '.join(traced[:3])}{', ...' if len(traced) > 3 else ''}"
+    return out + ")"
+
+
+def internal_compiles(functions: Sequence[FunctionSummary]) -> str | None:
+    """The summary's line on compiles that are not the user's functions': what JAX compiled (its log's
+    count), not every trace; None when there were none."""
+    internal = [f for f in functions if f.kind != USER and f.compiles]
+    if not internal:
+        return None
+    count = sum(f.compiles for f in internal)
+    names = ", ".join(f"{f.function} x{f.compiles}" if f.compiles > 1 else f.function for f in internal[:6])
+    more = ", ..." if len(internal) > 6 else ""
+    seconds = sum(f.total_s for f in functions if f.kind != USER)
+    return (f"internal compiles (JAX's eager op-by-op execution, libraries' own jits): {count} in "
+            f"{fmt_duration(seconds)}: {names}{more}")
 
 
 def summarize(events: Sequence[CompileEvent]) -> tuple[FunctionSummary, ...]:

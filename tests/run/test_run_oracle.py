@@ -31,6 +31,7 @@ PROGRAMS: dict[str, tuple[tuple[str, ...], dict[str, int]]] = {
     "optax_schedule": (("optax",), {"step": 1, "scaled": 2}),
     "worker_thread": ((), {"preprocess": 2, "train_step": 2}),
     "nested_transforms": ((), {"model": 2}),
+    "eval_shape_module": ((), {"step": 2}),
 }
 
 _runs: dict[str, OracleRun] = {}
@@ -91,10 +92,31 @@ def test_summary_counts_add_up_and_recompiles_refer_to_logged_compiles(run: tupl
     compiles = sum(f["compiles"] for f in user)
     assert f"; {compiles} compiles of " in headline
     recompiles = sum(max(f["compiles"] - 1, 0) for f in user)
-    assert f"({recompiles} recompile{'s' * (recompiles != 1)})" in headline
+    assert f"({recompiles} recompile{'s' * (recompiles != 1)}" in headline
     user = [f for f in result.report["functions"] if f["kind"] == "jit"]
     assert sum(f["compiles"] for f in user) == sum(result.jax_compiles[n] for n in
                                                     {f["function"].rsplit(".", 1)[-1] for f in user})
+    # The summary's internal compiles are what JAX compiled besides the user's functions, not every trace.
+    internal = sum(result.jax_compiles.values()) - compiles
+    line = [line for line in result.stderr.splitlines() if line.startswith("internal compiles (")]
+    if internal:
+        assert line and line[0].split(": ")[1].startswith(f"{internal} in "), (line, internal)
+    else:
+        assert not line, line
+
+
+def test_a_function_only_traced_is_no_compile_and_no_recompile(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """`jax.eval_shape` three times at module level: JAX compiled nothing for it. Before, the summary listed
+    it as 3 compiles with 2 recompiles ("jit of a new function object")."""
+    result = oracle_run("eval_shape_module", tmp_path_factory)
+    (lam,) = [f for f in result.report["functions"] if f["function"].endswith("<lambda>")]
+    assert lam["compiles"] == 0 and lam["events"] == 3
+    assert "<lambda>" not in result.jax_compiles
+    headline = next(line for line in result.stderr.splitlines() if line.startswith("jitscope run:"))
+    assert "2 compiles of 1 jitted function (1 recompile; traced, never compiled: <listcomp>.<lambda>)" in headline \
+        or "2 compiles of 1 jitted function (1 recompile; traced, never compiled: <lambda>)" in headline
+    assert "<lambda>: " not in result.stderr  # no recompile lines for it
+    assert re.search(r"<lambda>\s+\S+\s+0, traced 3x", result.stderr), result.stderr
 
 
 _AVALS = re.compile(r"ShapedArray\(([a-z0-9]+\[[0-9,]*\])")

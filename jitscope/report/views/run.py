@@ -31,6 +31,7 @@ from jitscope.report.views.document import (
     pieces,
 )
 from jitscope.run.causes import SAME_KEY, UNKNOWN, cause_hint, describe_causes, nearest_text
+from jitscope.run.summary import compiled_functions, compiles_cell, internal_compiles, recompiled
 from jitscope.units import fmt_count, fmt_duration, fmt_share, plural
 
 PHASES = ("trace", "lower", "compile")
@@ -78,10 +79,13 @@ def timeline_chart(record: RunRecord) -> Chart:
     lanes = [f.function for f in mine]
     spans: list[Span] = []
     for lane, function in enumerate(mine):
-        for event in events_of(function, record.events):
-            label = f"compile {event.number}" + (f": {short_causes(event)}" if event.number > 1 else "")
+        events = events_of(function, record.events)
+        again = {id(e) for e in recompiled(events)}
+        for event in events:
+            label = (f"{'compile' if event.compiled else 'trace'} {event.number}"
+                     + (f": {short_causes(event)}" if id(event) in again else ""))
             spans.append(Span(lane, start_of(event), (event.trace_s, event.lower_s, event.compile_s), label,
-                              _what(event), mark=event.number > 1))
+                              _what(event), mark=id(event) in again))
     internal = [e for e in record.events if e.kind != USER]
     if internal:
         lanes.append(INTERNAL_LANE)
@@ -95,11 +99,8 @@ def timeline_chart(record: RunRecord) -> Chart:
 
 
 def headline(record: RunRecord) -> str:
-    mine = [f for f in record.functions if f.kind == USER]
-    recompiles = sum(f.recompiles for f in mine)
     return (f"{record.program}{record.process_label} {record.outcome} after {fmt_duration(record.wall_s)}; "
-            f"{plural(sum(f.compiles for f in mine), 'compile')} of {plural(len(mine), 'jitted function')} "
-            f"({plural(recompiles, 'recompile')}), {fmt_duration(record.compile_s)} tracing and compiling "
+            f"{compiled_functions(record.functions)}, {fmt_duration(record.compile_s)} tracing and compiling "
             f"= {fmt_share(record.compile_s, record.wall_s)} of wall time")
 
 
@@ -108,12 +109,13 @@ def figures(record: RunRecord) -> KeyValues:
     internal = [f for f in record.functions if f.kind != USER]
     rows = [("program", " ".join([record.program, *record.argv])), ("outcome", record.outcome),
             ("exit code", str(record.exit_code)), ("wall time", fmt_duration(record.wall_s)),
-            ("jitted functions", fmt_count(len(mine))), ("compiles", fmt_count(sum(f.compiles for f in mine))),
+            ("jitted functions", fmt_count(sum(1 for f in mine if f.compiles))),
+            ("compiles", fmt_count(sum(f.compiles for f in mine))),
             ("recompiles", fmt_count(sum(f.recompiles for f in mine))),
             ("tracing and compiling", fmt_duration(record.compile_s)),
             ("share of wall time", fmt_share(record.compile_s, record.wall_s))]
     if internal:
-        count, seconds = sum(f.events for f in internal), sum(f.total_s for f in internal)
+        count, seconds = sum(f.compiles for f in internal), sum(f.total_s for f in internal)
         rows.append(("internal compiles", f"{count:,} in {fmt_duration(seconds)}"))
     return KeyValues(tuple(rows))
 
@@ -121,9 +123,8 @@ def figures(record: RunRecord) -> KeyValues:
 def functions_section(functions: Sequence[FunctionSummary], wall_s: float) -> Section:
     rows: list[tuple[Cell, ...]] = []
     for f in functions:
-        count = f.compiles or f.events
         rows.append((f.function, str(f.defined_at or "?"),
-                     pieces(str(count), "jitscope.warn" if f.events > 1 else "jitscope.number"),
+                     pieces(compiles_cell(f), "jitscope.warn" if f.compiles > 1 else "jitscope.number"),
                      fmt_duration(f.trace_s), fmt_duration(f.lower_s), fmt_duration(f.compile_s),
                      fmt_duration(f.total_s), fmt_share(f.total_s, wall_s)))
     columns = (Column("function"), Column("defined at", style="jitscope.path"), Column("compiles", "right"),
@@ -147,8 +148,8 @@ def _cause_rows(event: CompileEvent) -> list[tuple[Cell, ...]]:
 
 
 def recompiles_section(function: FunctionSummary, events: Sequence[CompileEvent], ident: str) -> Section:
-    again = [e for e in events if e.number > 1]
-    first = events[0]
+    again = recompiled(events)
+    first = next(e for e in events if e.compiled)
     blocks: list[Block] = []
     where = f" from {first.call_site}" if first.call_site is not None else ""
     blocks.append(Paragraph((("compile 1", "jitscope.title"), (f"{where} at {fmt_duration(start_of(first))}: ", ""),
@@ -202,7 +203,7 @@ SUMMARY_CAUSES = 4
 def _summary_causes(functions: Sequence[FunctionSummary], events: Sequence[CompileEvent]) -> list[Block]:
     lines: list[Block] = []
     for f in functions:
-        again = [e for e in events_of(f, events) if e.number > 1]
+        again = recompiled(events_of(f, events))
         if not again:
             continue
         lines.append(Paragraph(pieces(f"{f.function}: {len(again)} recompile{'s' if len(again) > 1 else ''}, because:",
@@ -221,23 +222,18 @@ def summary_section(record: RunRecord) -> Section:
     """The exit summary, one group: the headline, the functions table, each recompile's causes, internal
     compiles, trace-time side effects and notes (the report's sections, each in a line or two)."""
     mine = [f for f in record.functions if f.kind == USER]
-    internal = [f for f in record.functions if f.kind != USER]
     blocks: list[Block] = [Paragraph((("jitscope run: ", "jitscope.title"), (headline(record), "")))]
     if mine:
         rows = tuple((f.function, pieces(str(f.defined_at or "?"), "jitscope.path"),
-                      pieces(str(f.compiles or f.events), "jitscope.warn" if f.events > 1 else "jitscope.number"),
+                      pieces(compiles_cell(f), "jitscope.warn" if f.compiles > 1 else "jitscope.number"),
                       fmt_duration(f.trace_s), fmt_duration(f.lower_s), fmt_duration(f.compile_s),
                       fmt_share(f.total_s, record.wall_s)) for f in mine)
         blocks.append(Table((Column("function"), Column("defined at"), Column("compiles", "right"),
                              *(Column(p, "right") for p in PHASES), Column("share", "right")), rows))
         blocks += _summary_causes(mine, record.events)
-    if internal:
-        count = sum(f.events for f in internal)
-        names = ", ".join(f"{f.function} x{f.events}" if f.events > 1 else f.function for f in internal[:6])
-        more = ", ..." if len(internal) > 6 else ""
-        blocks.append(Paragraph(pieces(f"internal compiles (JAX's eager op-by-op execution, libraries' own jits): "
-                                       f"{count} in {fmt_duration(sum(f.total_s for f in internal))}: {names}{more}",
-                                       "jitscope.muted")))
+    line = internal_compiles(record.functions)
+    if line is not None:
+        blocks.append(Paragraph(pieces(line, "jitscope.muted")))
     seen: dict[str, int] = {}
     for effect in (effect for event in record.events for effect in event.effects):
         seen[effect.describe()] = seen.get(effect.describe(), 0) + 1
@@ -268,7 +264,7 @@ def run_document(record: RunRecord, layout: Literal["report", "summary"] = "repo
         blocks.append(functions_section(mine, record.wall_s))
     for i, function in enumerate(mine):
         events = events_of(function, record.events)
-        if any(e.number > 1 for e in events):
+        if recompiled(events):
             blocks.append(recompiles_section(function, events, f"recompiles-{i + 1}"))
     effects = effects_section(record.events)
     if effects is not None:

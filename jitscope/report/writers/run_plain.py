@@ -18,6 +18,7 @@ import sys
 from collections.abc import Sequence
 
 from jitscope.model.run import USER, RunRecord
+from jitscope.run.summary import compiled_functions, compiles_cell, internal_compiles
 from jitscope.units import fmt_duration as fmt_time
 from jitscope.units import fmt_share
 
@@ -51,20 +52,15 @@ def _table(rows: Sequence[Sequence[str]], width: int) -> list[str] | None:
 def plain_summary(record: RunRecord, width: int = PIPE_WIDTH) -> str | None:
     """The summary as ``render_summary`` prints it on a colourless console ``width`` wide; None: let rich do it."""
     mine = [f for f in record.functions if f.kind == USER]
-    internal = [f for f in record.functions if f.kind != USER]
-    if any(e.number > 1 and e.function == f.function and e.defined_at == f.defined_at
-           for f in mine for e in record.events):
+    if any(f.recompiles for f in mine):
         return None  # cause lines: rich renders them
     total = record.compile_s
-    recompiles = sum(f.recompiles for f in mine)
     lines = [(f"jitscope run: {record.program}{record.process_label} {record.outcome} "
-              f"after {fmt_time(record.wall_s)}; "
-              f"{_count(sum(f.compiles for f in mine), 'compile')} of {_count(len(mine), 'jitted function')} "
-              f"({_count(recompiles, 'recompile')}), {fmt_time(total)} tracing and compiling "
-              f"= {fmt_share(total, record.wall_s)} of wall time")]
+              f"after {fmt_time(record.wall_s)}; {compiled_functions(record.functions)}, {fmt_time(total)} "
+              f"tracing and compiling = {fmt_share(total, record.wall_s)} of wall time")]
     if mine:
         rows = [_HEADERS] + [
-            (f.function, str(f.defined_at or "?"), str(f.compiles if f.compiles else f.events), fmt_time(f.trace_s),
+            (f.function, str(f.defined_at or "?"), compiles_cell(f), fmt_time(f.trace_s),
              fmt_time(f.lower_s), fmt_time(f.compile_s), fmt_share(f.total_s, record.wall_s)) for f in mine]
         if any(not cell for row in rows for cell in row):
             return None
@@ -72,12 +68,9 @@ def plain_summary(record: RunRecord, width: int = PIPE_WIDTH) -> str | None:
         if table is None:
             return None
         lines += table
-    if internal:
-        count = sum(f.events for f in internal)
-        names = ", ".join(f"{f.function} x{f.events}" if f.events > 1 else f.function for f in internal[:6])
-        more = ", ..." if len(internal) > 6 else ""
-        lines.append(f"internal compiles (JAX's eager op-by-op execution, libraries' own jits): {count} in "
-                     f"{fmt_time(sum(f.total_s for f in internal))}: {names}{more}")
+    internal = internal_compiles(record.functions)
+    if internal is not None:
+        lines.append(internal)
     effects = [e for e in record.events if e.effects]
     if effects:
         seen: dict[str, int] = {}
@@ -92,8 +85,3 @@ def plain_summary(record: RunRecord, width: int = PIPE_WIDTH) -> str | None:
     if any(not _NARROW.issuperset(line) or line != line.rstrip() for line in lines):
         return None
     return "\n".join(lines) + "\n"
-
-
-def _count(n: int, noun: str) -> str:
-    """``1 compile``, ``2 compiles`` (this module stays free of the view layer's imports)."""
-    return f"{n} {noun}{'s' * (n != 1)}"
