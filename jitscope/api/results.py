@@ -339,8 +339,26 @@ class ProfileResult(Result["ProfileReport"]):
 
     @property
     def lines(self) -> tuple[LineRecord, ...]:
-        """The (first) call's source lines, most device time first."""
-        return self.record.rows[0].lines if self.record.rows else ()
+        """The (first) call's source lines, most device time first.
+
+        Never empty without a word: a call that failed raises ``UserCodeError`` with its error, and a
+        call whose device time reached no source line warns why.
+        """
+        if not self.record.rows:
+            from jitscope.errors import UsageError, UserCodeError
+
+            if not self.record.failures:
+                raise UsageError("no profile: nothing was profiled")
+            failure = self.record.failures[0]
+            raise UserCodeError(f"no profile: {failure.error}", hint=failure.hint, detail=failure.detail)
+        row = self.record.rows[0]
+        if not row.lines:
+            import warnings
+
+            # the row's notes say why (profiling/runner.py: no events captured, or no op with a source line)
+            why = "; ".join(row.warnings) or "no device time was attributed to a source line"
+            warnings.warn(f"jitscope.profile({row.target}): {why}", stacklevel=2)
+        return row.lines
 
     def document(self, fmt: str) -> Document:
         from jitscope.report.views.profile import profile_document
@@ -351,10 +369,14 @@ class ProfileResult(Result["ProfileReport"]):
         return f"jitscope profile: {self.record.rows[0].target}" if self.record.rows else "jitscope profile"
 
     def summary(self) -> str:
-        if not self.lines:
-            return "profile: no lines"
-        top = self.lines[0]
-        return f"{self.record.rows[0].target}: top line {_where(top.location)} ({top.share:.0%} of device time)"
+        if not self.record.rows:
+            failure = self.record.failures[0].error if self.record.failures else "nothing was profiled"
+            return f"profile: no rows: {failure}"
+        row = self.record.rows[0]
+        if not row.lines:
+            return f"{row.target}: no device time on a source line"
+        top = row.lines[0]
+        return f"{row.target}: top line {_where(top.location)} ({top.share:.0%} of device time)"
 
 
 def _where(location: Location | None) -> str:
