@@ -52,6 +52,33 @@ def test_the_memory_check_counts_abstract_leaves_inside_objects():
         check_fits(big, host_available=4 * 2**20, device_free=None, on_cpu=True)
 
 
+def test_cold_process_sends_arguments_pickle_cannot_copy_as_the_examples_number():
+    import pickle
+
+    from jitscope.errors import UsageError
+    from jitscope.timing.process import ProcessRequest, _sendable
+
+    example = ArgSet((lambda: None,))  # a closure: pickle cannot copy it
+    request = ProcessRequest("m.py:f", ".", example, 0, "off", False, "r.json")
+    sent = pickle.loads(_sendable(request, (ArgSet(), example)))
+    assert sent.argset is None and sent.example == 1
+    with pytest.raises(UsageError, match="--cold-process cannot copy the arguments of m.py:f"):
+        _sendable(request, (ArgSet((lambda: None,)),))  # equal-looking, but not the target's own example
+
+
+@pytest.mark.models
+def test_the_cold_process_makes_the_example_it_is_sent_the_number_of(tmp_path):
+    """A TrainState holds optax's closures, which pickle cannot copy: the new process loads the module and makes
+    example 0 again (``_child`` is what ``python -m jitscope.timing.process`` runs)."""
+    for module in ("flax", "equinox", "optax"):
+        pytest.importorskip(module)
+    from jitscope.timing.process import ProcessRequest, _child
+
+    target = f"{MODELS / 'abstract_state.py'}:linen_step"
+    result = _child(ProcessRequest(target, str(tmp_path), None, 0, "off", False, str(tmp_path / "r.json"), 0))
+    assert result["first_call"]["total"] > 0
+
+
 def test_api_bench_and_profile_take_an_abstract_pytree():
     import jitscope
 
@@ -109,16 +136,15 @@ def test_cli_bench_and_profile_on_an_eval_shaped_train_state_and_equinox_module(
     for module in ("flax", "equinox", "optax"):
         pytest.importorskip(module)
     target = str(MODELS / "abstract_state.py")
-    bench = run_cli("bench", target, "--budget", "0.02", "--min-rounds", "3", "--format", "json")
+    bench = run_cli("bench", f"{target}:linen_step", "--budget", "0.02", "--min-rounds", "3", "--format", "json")
     assert bench.returncode == 0, bench.stderr
-    report = json.loads(bench.stdout)
-    assert report["failures"] == []
-    assert [row["target"].rsplit(":", 1)[1] for row in report["rows"]] == ["linen_step", "eqx_step"]
-    assert report["rows"][0]["call"].startswith("TrainState(")
-    profile = run_cli("profile", target, "--calls", "2", "--budget", "0.02", "--format", "json")
+    (row,) = json.loads(bench.stdout)["rows"]
+    assert row["call"].startswith("TrainState(")
+    assert row["input_bytes"] == 4 * (8 * 16 + 8 * 4) + 8 + 4 * (3 * (16 * 32 + 32 + 32 * 4 + 4) + 1) + 4  # + step
+    profile = run_cli("profile", f"{target}:eqx_step", "--calls", "2", "--budget", "0.02", "--format", "json")
     assert profile.returncode == 0, profile.stderr
-    rows = json.loads(profile.stdout)["rows"]
-    assert len(rows) == 2 and all(row["lines"] for row in rows)
+    (row,) = json.loads(profile.stdout)["rows"]
+    assert row["call"].startswith("Net(") and row["lines"]
 
 
 @pytest.mark.models
