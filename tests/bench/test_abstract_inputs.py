@@ -13,7 +13,7 @@ import warnings
 
 import pytest
 
-from jitscope.errors import ResourceError, UserCodeError
+from jitscope.errors import ResourceError, UsageError
 from jitscope.load.specs import ArgSet
 from tests.conftest import ROOT, run_cli
 
@@ -55,7 +55,6 @@ def test_the_memory_check_counts_abstract_leaves_inside_objects():
 def test_cold_process_sends_arguments_pickle_cannot_copy_as_the_examples_number():
     import pickle
 
-    from jitscope.errors import UsageError
     from jitscope.timing.process import ProcessRequest, _sendable
 
     example = ArgSet((lambda: None,))  # a closure: pickle cannot copy it
@@ -93,7 +92,7 @@ def test_api_bench_and_profile_take_an_abstract_pytree():
     assert profiled.lines and profiled.record.failures == ()
 
 
-def test_profile_lines_of_a_failed_call_raise_its_error():
+def test_profile_and_memory_lines_of_a_failed_call_raise_its_error():
     import jitscope
 
     @jax.jit
@@ -101,8 +100,13 @@ def test_profile_lines_of_a_failed_call_raise_its_error():
         return x @ jnp.ones((3, 3))
 
     result = jitscope.profile(wrong, jnp.ones(4), calls=2, budget=0.02)
-    with pytest.raises(UserCodeError, match="no profile: .*dot_general"):
+    with pytest.raises(UsageError, match="no profile: .*dot_general") as raised:
         result.lines  # noqa: B018 - the property is what is tested
+    assert raised.value.hint and "check --shapes" in raised.value.hint
+    memory = jitscope.memory(wrong, jnp.ones(4))
+    for name in ("lines", "buffers"):
+        with pytest.raises(UsageError, match="no memory analysis: .*dot_general"):
+            getattr(memory, name)
 
 
 def test_profile_lines_with_no_source_line_warn_why():
