@@ -55,7 +55,8 @@ def _map(tree: Any, leaf_fn: Any, abstract_leaves: bool) -> Any:
     return map_containers(tree, leaf)
 
 
-def map_specs(argset: ArgSet, leaf_fn: Any, *, abstract_leaves: bool = False) -> tuple[tuple[Any, ...], dict[str, Any]]:
+def map_specs(argset: ArgSet, leaf_fn: Any, *,
+              abstract_leaves: bool = False) -> tuple[tuple[Any, ...], dict[str, Any]]:
     """Apply ``leaf_fn`` to every ArraySpec of ``argset``; literals pass through.
 
     ``abstract_leaves`` (where a concrete value is needed: bench, profile): every abstract array

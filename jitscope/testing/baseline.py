@@ -171,7 +171,8 @@ def _regression(test: TestCompiles, base: TestCompiles, threshold: float, min_se
 
 
 def _tails(nodeid: str) -> list[str]:
-    """``nodeid`` without 1, 2, ... of its leading folders (``proj/tests/t.py::a`` -> ``tests/t.py::a``, ``t.py::a``)."""
+    """``nodeid`` without 1, 2, ... of its leading folders: ``proj/tests/t.py::a`` -> ``tests/t.py::a``,
+    ``t.py::a``."""
     path, sep, rest = nodeid.partition("::")
     parts = path.split("/")
     return ["/".join(parts[i:]) + sep + rest for i in range(1, len(parts))]

@@ -66,7 +66,8 @@ def _sendable(request: ProcessRequest, examples: tuple[ArgSet, ...]) -> bytes:
                          hint="declare them in the module's JITSCOPE_EXAMPLES, or drop --cold-process") from None
 
 
-def run_once(request: ProcessRequest, *, timeout: float | None = None, examples: tuple[ArgSet, ...] = ()) -> ProcessRun:
+def run_once(request: ProcessRequest, *, timeout: float | None = None,
+             examples: tuple[ArgSet, ...] = ()) -> ProcessRun:
     """Start a process for ``request`` and return what it measured (raises on failure)."""
     sent = _sendable(request, examples)
     start = time.perf_counter()
