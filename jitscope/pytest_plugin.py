@@ -76,7 +76,8 @@ def pytest_configure(config: pytest.Config) -> None:
     except JitscopeError as err:  # a bad option or baseline: pytest's one-line usage error, before any test runs
         raise pytest.UsageError(err.one_line()) from None
     config.pluginmanager.register(session, _PLUGIN_NAME)
-    for option, value in paths_read_as_tests(config.invocation_params.args, Path(config.invocation_params.dir)):
+    args = config.invocation_params.args if session.controller else ()  # said once, not by every xdist worker
+    for option, value in paths_read_as_tests(args, Path(config.invocation_params.dir)):
         config.issue_config_time_warning(pytest.PytestConfigWarning(
             f"jitscope: pytest chose its rootdir ({config.rootpath}) and config file ({config.inipath or 'none'}) "
             f"before it knew {option}, so it counted {value} as a test path; test ids are matched to the "
