@@ -25,7 +25,7 @@ test's own jitted functions count, not JAX's eager op-by-op compiles.
 
 from __future__ import annotations
 
-from collections.abc import Generator
+from collections.abc import Generator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -76,6 +76,29 @@ def pytest_configure(config: pytest.Config) -> None:
     except JitscopeError as err:  # a bad option or baseline: pytest's one-line usage error, before any test runs
         raise pytest.UsageError(err.one_line()) from None
     config.pluginmanager.register(session, _PLUGIN_NAME)
+    args = config.invocation_params.args if session.controller else ()  # said once, not by every xdist worker
+    for option, value in paths_read_as_tests(args, Path(config.invocation_params.dir)):
+        config.issue_config_time_warning(pytest.PytestConfigWarning(
+            f"jitscope: pytest chose its rootdir ({config.rootpath}) and config file ({config.inipath or 'none'}) "
+            f"before it knew {option}, so it counted {value} as a test path; test ids are matched to the "
+            f"baseline's anyway, but write {option}={value} to keep pytest's own choice"), stacklevel=2)
+
+
+#: Options whose value is a path: written ``--option PATH``, pytest counts PATH among the test paths when it
+#: chooses its rootdir (it does that before any plugin's options are known).
+_PATH_OPTIONS = ("--jitscope-compare", "--jitscope-save", "--jitscope-bench-json")
+
+
+def paths_read_as_tests(args: Sequence[str], invocation_dir: Path) -> list[tuple[str, str]]:
+    """(option, value) for each of jitscope's path options given as two words whose value is an existing path
+    outside the folder pytest was started in: pytest's rootdir and config file may have been chosen from it."""
+    found = []
+    for option, value in zip(args, args[1:], strict=False):
+        if option in _PATH_OPTIONS and not value.startswith("-"):
+            path = (invocation_dir / value).resolve()
+            if path.exists() and not path.is_relative_to(invocation_dir.resolve()):
+                found.append((option, value))
+    return found
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
@@ -167,7 +190,8 @@ class _Session:
             if self.baseline is not None:
                 self.comparison = compare_baseline(current, self.baseline, threshold=self.threshold,
                                                    min_seconds=self.min_seconds, name=str(self.compare))
-                if self.comparison.regressions and session.exitstatus == pytest.ExitCode.OK:
+                failed = self.comparison.regressions or self.comparison.matched_nothing
+                if failed and session.exitstatus == pytest.ExitCode.OK:
                     session.exitstatus = pytest.ExitCode.TESTS_FAILED
         if self.bench_json is not None:
             import json
@@ -209,10 +233,10 @@ class _Session:
         if self.comparison is not None:
             from jitscope.testing.baseline import render_comparison
 
-            terminalreporter.section("jitscope: compiles against the baseline",
-                                     red=bool(self.comparison.regressions), green=not self.comparison.regressions)
+            bad = bool(self.comparison.regressions) or self.comparison.matched_nothing
+            terminalreporter.section("jitscope: compiles against the baseline", red=bad, green=not bad)
             for line in render_comparison(self.comparison):
-                terminalreporter.write_line(line, red=line.startswith("REGRESSION"))
+                terminalreporter.write_line(line, red=line.startswith(("REGRESSION", "FAILED")))
 
 
 def _plan(item: pytest.Item) -> MarkerOptions | None:

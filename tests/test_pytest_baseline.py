@@ -14,6 +14,7 @@ from jitscope.testing.baseline import (
     TestCompiles,
     compare_baseline,
     load_baseline,
+    match_tests,
     parse_fraction,
     parse_seconds,
     render_comparison,
@@ -62,6 +63,29 @@ def test_new_and_missing_tests_never_fail_and_versions_are_noted() -> None:
     lines = render_comparison(comparison)
     assert lines[0].endswith(": 0 regressed; 1 new, 1 not run")
     assert lines[1] == "note: the baseline was taken with jax 0.4.38, this run has 0.10.2"
+
+
+def test_tests_match_across_a_moved_rootdir_and_only_unambiguously() -> None:
+    baseline = ["tests/t.py::a", "tests/t.py::b", "t.py::c", "x/t.py::d"]
+    current = ["proj/tests/t.py::a", "tests/t.py::b", "proj/t.py::c", "d/t.py::c", "t.py::d"]
+    # a: this run's rootdir is above the baseline's; b: equal; c: two of this run's tests end in t.py::c,
+    # so neither is taken for it; d: the baseline's rootdir was above this run's
+    assert match_tests(current, baseline) == {"proj/tests/t.py::a": "tests/t.py::a", "tests/t.py::b": "tests/t.py::b",
+                                              "t.py::d": "x/t.py::d"}
+    comparison = compare_baseline(_baseline(TestCompiles("proj/tests/t.py::a", 3, 0.1)),
+                                  _baseline(TestCompiles("tests/t.py::a", 1, 0.1)), name="b.json")
+    assert (comparison.compared, comparison.new, comparison.missing) == (1, 0, 0)
+    assert [r.nodeid for r in comparison.regressions] == ["proj/tests/t.py::a"]
+    assert "matched by the rest of their path" in render_comparison(comparison)[-1]
+
+
+def test_a_comparison_that_matches_nothing_says_so_and_fails() -> None:
+    comparison = compare_baseline(_baseline(TestCompiles("a.py::x", 1, 0.1)), _baseline(TestCompiles("b.py::y", 1, 0.1)),
+                                  name="b.json")
+    assert comparison.matched_nothing and not comparison.regressions
+    assert render_comparison(comparison)[1].startswith(
+        "FAILED: no test of this run is in the baseline (this run has a.py::x, the baseline b.py::y)")
+    assert not compare_baseline(_baseline(TestCompiles("a.py::x", 1, 0.1)), _baseline()).matched_nothing
 
 
 def test_baseline_round_trips_and_bad_files_are_one_line(tmp_path: Path) -> None:
@@ -155,3 +179,34 @@ def test_compare_under_xdist(pytester: pytest.Pytester) -> None:
     out = result.stdout.str()
     assert "2 tests compared with base.json" in out
     assert "REGRESSION test_steps.py::test_ragged: compiles 1 -> 2 (step 0 -> 2)" in out
+
+
+def test_compare_with_a_baseline_outside_the_rootdir_in_the_space_form(pytester: pytest.Pytester,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """``--jitscope-compare ../out/base.json``: pytest counts the path among the test paths when it chooses its
+    rootdir, so the test ids gain a folder; the tests are still compared, and the regression still fails the run."""
+    project, out = pytester.path / "proj", pytester.path / "out"
+    project.mkdir()
+    out.mkdir()
+    (project / "test_steps.py").write_text(TESTS.replace("SIZES", repr((4, 5))))
+    baseline = {"kind": "jitscope.pytest-compiles", "schema_version": "1.0", "environment": {}, "isolated": True,
+                "tests": [{"nodeid": "test_steps.py::test_one", "compiles": 1, "compile_s": 100.0},
+                          {"nodeid": "test_steps.py::test_ragged", "compiles": 1, "compile_s": 100.0}]}
+    (out / "base.json").write_text(json.dumps(baseline))
+    monkeypatch.chdir(project)
+    for args in (("--jitscope-compare", "../out/base.json"), ("--jitscope-compare=../out/base.json",)):
+        result = pytester.runpytest_inprocess(*PLUGIN, "-q", *args)
+        result.assert_outcomes(passed=2, warnings=1 if len(args) == 2 else 0)
+        assert result.ret == pytest.ExitCode.TESTS_FAILED, args
+        out_text = result.stdout.str()
+        assert "2 tests compared with ../out/base.json" in out_text, args
+        assert "test_steps.py::test_ragged: compiles 1 -> 2 (step 0 -> 2)" in out_text, args
+        space_form = len(args) == 2  # pytest's warning says why the ids moved, and what to write instead
+        assert ("counted ../out/base.json as a test path" in out_text) is space_form
+
+    (out / "base.json").write_text(json.dumps({**baseline, "tests": [{**t, "nodeid": "other.py::t"}
+                                                                      for t in baseline["tests"][:1]]}))
+    result = pytester.runpytest_inprocess(*PLUGIN, "-q", "--jitscope-compare=../out/base.json")
+    result.assert_outcomes(passed=2)
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    assert "FAILED: no test of this run is in the baseline" in result.stdout.str()

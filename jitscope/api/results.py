@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from jitscope.model.bench import BenchReport, BenchRow, TimingStats  # noqa: F401
     from jitscope.model.common import Location
     from jitscope.model.lint import Finding, LintReport
-    from jitscope.model.profile import LineRecord, ProfileReport
+    from jitscope.model.profile import LineRecord, ProfileReport, ProfileRow
     from jitscope.model.run import CompileEvent, FunctionSummary, RunRecord  # noqa: F401
     from jitscope.model.trace import CostRecord, Diagnostic, LibraryCall, MemoryRecord, TraceRecord, TraceReport
     from jitscope.report.views.document import Document
@@ -53,6 +53,19 @@ class Result(Generic[R]):
 
     def title(self) -> str:
         return f"jitscope {self.command}"
+
+    def _first_row(self, nothing: str) -> Any:
+        """The (first) call's row of a record with ``rows`` and ``failures``: never an empty answer without a
+        word, a call that failed raises its error (``UsageError``, as every mistake the API reports)."""
+        rows = self.record.rows  # type: ignore[attr-defined]
+        if rows:
+            return rows[0]
+        from jitscope.errors import UsageError
+
+        failures = self.record.failures  # type: ignore[attr-defined]
+        failure = failures[0] if failures else None
+        raise UsageError(f"{nothing}: {failure.error if failure else 'nothing was run'}",
+                         hint=failure.hint if failure else None, detail=failure.detail if failure else None)
 
     # -- the same for every command -----------------------------------------------------------------
     def to_json(self) -> str:
@@ -293,12 +306,8 @@ class BenchResult(Result["BenchReport"]):
         return self.record.rows
 
     def _row(self) -> BenchRow:
-        if not self.record.rows:
-            from jitscope.errors import UsageError
-
-            failure = self.record.failures[0].error if self.record.failures else "nothing was measured"
-            raise UsageError(f"no timings: {failure}")
-        return self.record.rows[0]
+        row: BenchRow = self._first_row("no timings")
+        return row
 
     @property
     def cached(self) -> Timing:
@@ -344,8 +353,19 @@ class ProfileResult(Result["ProfileReport"]):
 
     @property
     def lines(self) -> tuple[LineRecord, ...]:
-        """The (first) call's source lines, most device time first."""
-        return self.record.rows[0].lines if self.record.rows else ()
+        """The (first) call's source lines, most device time first.
+
+        Never empty without a word: a call that failed raises ``UsageError`` with its error, and a
+        call whose device time reached no source line warns why.
+        """
+        row: ProfileRow = self._first_row("no profile")
+        if not row.lines:
+            import warnings
+
+            # the row's notes say why (profiling/runner.py: no events captured, or no op with a source line)
+            why = "; ".join(row.warnings) or "no device time was attributed to a source line"
+            warnings.warn(f"jitscope.profile({row.target}): {why}", stacklevel=2)
+        return row.lines
 
     def document(self, fmt: str) -> Document:
         from jitscope.report.views.profile import profile_document
@@ -356,10 +376,14 @@ class ProfileResult(Result["ProfileReport"]):
         return f"jitscope profile: {self.record.rows[0].target}" if self.record.rows else "jitscope profile"
 
     def summary(self) -> str:
-        if not self.lines:
-            return "profile: no lines"
-        top = self.lines[0]
-        return f"{self.record.rows[0].target}: top line {_where(top.location)} ({top.share:.0%} of device time)"
+        if not self.record.rows:
+            failure = self.record.failures[0].error if self.record.failures else "nothing was profiled"
+            return f"profile: no rows: {failure}"
+        row = self.record.rows[0]
+        if not row.lines:
+            return f"{row.target}: no device time on a source line"
+        top = row.lines[0]
+        return f"{row.target}: top line {_where(top.location)} ({top.share:.0%} of device time)"
 
 
 def _where(location: Location | None) -> str:

@@ -2,10 +2,10 @@
 
 Every problem is one line naming the file (``UsageError``, exit 2): not a ``jitscope run``
 report; a schema this jitscope cannot read, or a single-process report (no process index); files
-of different runs (another program, arguments, process count or coordinator, or lifetimes that
-never overlapped: the processes of one job all wait for each other in
-``jax.distributed.initialize``, so they were alive at the same time); two files claiming one
-process; a process with no file.
+of different runs (another program, process count or coordinator, or lifetimes that never
+overlapped: the processes of one job all wait for each other in ``jax.distributed.initialize``,
+so they were alive at the same time; their arguments may differ, as when each is given its
+index on the command line); two files claiming one process; a process with no file.
 """
 
 from __future__ import annotations
@@ -138,12 +138,19 @@ def load_reports(paths: Sequence[str], *, allow_missing: bool = False) -> tuple[
     return [by_index[i] for i in sorted(by_index)], notes
 
 
+#: What one run's processes share. Not their arguments: a program launched by hand as JAX's multi-process
+#: documentation shows (``python prog.py PROCESS_ID NUM_PROCESSES PORT``) gives each process its own argv.
+_IDENTITY = ("program", "process count", "coordinator")
+
+
 def _check_one_run(reports: list[ProcessReport]) -> None:
-    """All reports come from one run of one program: same identity, lifetimes that overlap."""
+    """All reports come from one run of one program: the same program, process count and coordinator (every
+    process of a job joins the one coordinator), and lifetimes that overlap; each index once is checked by
+    the caller."""
     def identity(r: ProcessReport) -> tuple[object, ...]:
         p = r.record.process
         assert p is not None
-        return (r.record.program, r.record.argv, p.count, p.coordinator)
+        return (r.record.program, p.count, p.coordinator)
 
     counts: dict[tuple[object, ...], int] = {}
     for report in reports:
@@ -152,8 +159,7 @@ def _check_one_run(reports: list[ProcessReport]) -> None:
     for report in reports:
         mine = identity(report)
         if mine != common:
-            what = next(name for name, a, b in zip(("program", "arguments", "process count", "coordinator"),
-                                                   mine, common, strict=True) if a != b)
+            what = next(name for name, a, b in zip(_IDENTITY, mine, common, strict=True) if a != b)
             raise UsageError(f"{report.path} is from another run ({what} {_show(mine, what)}, not "
                              f"{_show(common, what)} as in the others)", hint="merge the reports of one run")
     # processes of one job were all alive at once (jax.distributed.initialize waits for all of them)
@@ -170,7 +176,5 @@ def _check_one_run(reports: list[ProcessReport]) -> None:
 
 
 def _show(identity: tuple[object, ...], what: str) -> str:
-    value = identity[("program", "arguments", "process count", "coordinator").index(what)]
-    if isinstance(value, tuple):
-        return repr(" ".join(map(str, value)))
+    value = identity[_IDENTITY.index(what)]
     return repr(value) if isinstance(value, str) else str(value)

@@ -85,7 +85,16 @@ def merge(reports: Sequence[ProcessReport], notes: Sequence[str] = ()) -> MergeR
     findings = _findings(reports, processes, compiles)
     return MergeReport(program=first.program, argv=first.argv, process_count=first.process.count,
                        processes=processes, findings=tuple(findings), functions=functions, compiles=compiles,
-                       notes=tuple(notes))
+                       notes=(*notes, *_argument_notes(reports)))
+
+
+def _argument_notes(reports: Sequence[ProcessReport]) -> list[str]:
+    """Each process's arguments when they differ (``prog.py PROCESS_ID NUM_PROCESSES PORT``): the title shows
+    the first process's."""
+    if len({r.record.argv for r in reports}) == 1:
+        return []
+    each = "; ".join(f"p{r.index}: {' '.join(r.record.argv) or '(none)'}" for r in reports)
+    return [f"the processes were given different arguments ({each}); the title shows p{reports[0].index}'s"]
 
 
 def _merged(key: _Key, events: dict[int, CompileEvent], indices: tuple[int, ...], starts: dict[int, float],

@@ -5,6 +5,7 @@ from __future__ import annotations
 import warnings
 from typing import Any
 
+from jitscope.load.objects import leaf_bytes
 from jitscope.load.specs import ArgSet, ArraySpec, iter_array_specs
 
 _WIDE = {"float64", "int64", "uint64", "complex128"}
@@ -26,10 +27,21 @@ def map_containers(tree: Any, leaf_fn: Any) -> Any:
     return leaf_fn(tree)
 
 
-def _map(tree: Any, leaf_fn: Any) -> Any:
+def is_abstract_leaf(value: Any) -> bool:
+    """An abstract array (``jax.ShapeDtypeStruct``, as ``jax.eval_shape`` makes for a model or train state):
+    a shape and dtype with no values. Only called where JAX is loaded."""
+    import jax
+
+    return isinstance(value, jax.ShapeDtypeStruct)
+
+
+def _map(tree: Any, leaf_fn: Any, abstract_leaves: bool) -> Any:
     """``leaf_fn`` on every ArraySpec: plain containers keep their order (a dict as the user wrote it), and
     inside registered pytree nodes (an optax state, an equinox module rebuilt from a capture) JAX's own tree
-    walk reaches the specs."""
+    walk reaches the specs. ``abstract_leaves``: abstract arrays found there are handed to ``leaf_fn`` too."""
+
+    def wanted(x: Any) -> bool:
+        return isinstance(x, ArraySpec) or (abstract_leaves and is_abstract_leaf(x))
 
     def leaf(value: Any) -> Any:
         if isinstance(value, ArraySpec):
@@ -38,15 +50,33 @@ def _map(tree: Any, leaf_fn: Any) -> Any:
             return value
         import jax
 
-        return jax.tree_util.tree_map(lambda x: leaf_fn(x) if isinstance(x, ArraySpec) else x, value,
-                                      is_leaf=lambda x: isinstance(x, ArraySpec))
+        return jax.tree_util.tree_map(lambda x: leaf_fn(x) if wanted(x) else x, value, is_leaf=wanted)
 
     return map_containers(tree, leaf)
 
 
-def map_specs(argset: ArgSet, leaf_fn: Any) -> tuple[tuple[Any, ...], dict[str, Any]]:
-    """Apply ``leaf_fn`` to every ArraySpec of ``argset``; literals pass through."""
-    return _map(argset.args, leaf_fn), {k: _map(v, leaf_fn) for k, v in argset.kwargs.items()}
+def map_specs(argset: ArgSet, leaf_fn: Any, *,
+              abstract_leaves: bool = False) -> tuple[tuple[Any, ...], dict[str, Any]]:
+    """Apply ``leaf_fn`` to every ArraySpec of ``argset``; literals pass through.
+
+    ``abstract_leaves`` (where a concrete value is needed: bench, profile): every abstract array
+    (``is_abstract_leaf``) at any depth, such as the leaves of a ``jax.eval_shape``'d TrainState or
+    equinox module, is handed to ``leaf_fn`` as well; it has ``.shape`` and ``.dtype`` as a spec has.
+    """
+    return (_map(argset.args, leaf_fn, abstract_leaves),
+            {k: _map(v, leaf_fn, abstract_leaves) for k, v in argset.kwargs.items()})
+
+
+def input_bytes(argset: ArgSet) -> int:
+    """Bytes of every array a concrete call of ``argset`` allocates: its specs and its abstract leaves."""
+    sizes: list[int] = []
+
+    def count(leaf: Any) -> Any:
+        sizes.append(leaf.nbytes if isinstance(leaf, ArraySpec) else leaf_bytes(leaf))
+        return leaf
+
+    map_specs(argset, count, abstract_leaves=True)
+    return sum(sizes)
 
 
 def warn_if_x64_disabled(argset: ArgSet) -> str | None:

@@ -35,6 +35,7 @@ from jitscope.timing.cold import user_code_failed
 from jitscope.timing.loops import measure
 from jitscope.timing.runner import PreparedCall, cached_round, device_errors, prepare_call
 from jitscope.timing.steady import default_max_warmup
+from jitscope.units import fmt_duration
 from jitscope.userframes import is_user_file
 from jitscope.units import plural
 
@@ -101,6 +102,9 @@ def _notes(times: DeviceTimes, rec: Reconciliation, calls: int, module: str) -> 
     if not times.ops:
         notes.append(f"the capture held no events of the compiled module {module}: nothing to attribute "
                      "(the program may have run on another device, or the profiler missed it)")
+    elif rec.lines == 0:
+        notes.append(f"no device time was attributed to a source line: all of it ({fmt_duration(rec.no_source)} per "
+                     f"call) is in ops with no source location (copies and layout changes XLA adds)")
     elif times.executions not in (calls, 1):
         notes.append(f"the capture held {times.executions} executions of {module}, not the {calls} profiled "
                      "calls: times per call may be off")

@@ -13,12 +13,14 @@ from __future__ import annotations
 
 import json
 import platform
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from jitscope.errors import UsageError
 from jitscope.model.common import from_jsonable, to_jsonable
+from jitscope.units import plural
 
 BASELINE_KIND = "jitscope.pytest-compiles"
 #: Version of the baseline document; bump the major number on a breaking change.
@@ -67,6 +69,12 @@ class BaselineComparison:
     new: int  # tests only in this run
     missing: int  # tests only in the baseline
     notes: tuple[str, ...] = ()
+    examples: tuple[str, ...] = ()  # a test id of this run and one of the baseline, when none matched
+
+    @property
+    def matched_nothing(self) -> bool:
+        """Both runs have tests and not one is in both: nothing was checked, which must not pass as a success."""
+        return self.compared == 0 and self.new > 0 and self.missing > 0
 
 
 def environment() -> dict[str, str]:
@@ -162,18 +170,64 @@ def _regression(test: TestCompiles, base: TestCompiles, threshold: float, min_se
     return tuple(reasons)
 
 
+def _tails(nodeid: str) -> list[str]:
+    """``nodeid`` without 1, 2, ... of its leading folders: ``proj/tests/t.py::a`` -> ``tests/t.py::a``,
+    ``t.py::a``."""
+    path, sep, rest = nodeid.partition("::")
+    parts = path.split("/")
+    return ["/".join(parts[i:]) + sep + rest for i in range(1, len(parts))]
+
+
+def _by_tail(longer: Sequence[str], shorter: Sequence[str]) -> dict[str, str]:
+    """Each id of ``longer`` -> the id of ``shorter`` that it is with leading folders removed (the longest such);
+    an id of ``shorter`` that two of ``longer`` would take is left to neither."""
+    targets = set(shorter)
+    wanted = {}
+    for nodeid in longer:
+        tail = next((t for t in _tails(nodeid) if t in targets), None)
+        if tail is not None:
+            wanted[nodeid] = tail
+    takers = Counter(wanted.values())
+    return {nodeid: tail for nodeid, tail in wanted.items() if takers[tail] == 1}
+
+
+def match_tests(current: Sequence[str], baseline: Sequence[str]) -> dict[str, str]:
+    """Each test id of ``current`` -> the same test's id in ``baseline``.
+
+    Node ids are relative to pytest's rootdir, which moves with the paths on the command line: pytest
+    chooses it before any plugin's options are known, so ``--jitscope-compare ../out/base.json`` (the space
+    form) counts the baseline's folder as a test path, and ``tests/t.py::a`` becomes ``proj/tests/t.py::a``.
+    Equal ids match first; then an id matches the one on the other side that is it without its leading
+    folders (this run's rootdir above the baseline's, or below it).
+    """
+    matched = {nodeid: nodeid for nodeid in set(current) & set(baseline)}
+    rest_current = [c for c in current if c not in matched]
+    rest_baseline = [b for b in baseline if b not in matched]
+    matched.update(_by_tail(rest_current, rest_baseline))
+    taken = set(matched.values())
+    below = _by_tail([b for b in rest_baseline if b not in taken], [c for c in rest_current if c not in matched])
+    matched.update({c: b for b, c in below.items()})
+    return matched
+
+
 def compare_baseline(current: CompileBaseline, baseline: CompileBaseline, *, threshold: float = DEFAULT_THRESHOLD,
                      min_seconds: float = DEFAULT_MIN_SECONDS, name: str = "") -> BaselineComparison:
-    """Which tests of ``current`` compile more often, or for longer, than in ``baseline``."""
+    """Which tests of ``current`` compile more often, or for longer, than in ``baseline`` (tests matched by
+    ``match_tests``: the same test under another rootdir is still the same test)."""
     old = {t.nodeid: t for t in baseline.tests}
     new = {t.nodeid: t for t in current.tests}
+    pairs = match_tests(list(new), list(old))
     regressions = []
     for nodeid, test in new.items():
-        base = old.get(nodeid)
+        base = old.get(pairs.get(nodeid, ""))
         reasons = _regression(test, base, threshold, min_seconds) if base is not None else ()
         if reasons:
             regressions.append(Regression(nodeid, reasons))
     notes = []
+    moved = sum(1 for a, b in pairs.items() if a != b)
+    if moved:
+        notes.append(f"{plural(moved, 'test id')} differed from the baseline's by leading folders (pytest's rootdir "
+                     "moved) and were matched by the rest of their path")
     for key in ("jax", "jaxlib", "python"):
         was, now = baseline.environment.get(key), current.environment.get(key)
         if was and now and was != now:
@@ -182,9 +236,9 @@ def compare_baseline(current: CompileBaseline, baseline: CompileBaseline, *, thr
         notes.append("the baseline was taken with JAX's caches " + ("cleared" if baseline.isolated else "kept")
                      + " before each test, this run " + ("clears" if current.isolated else "keeps") + " them")
     return BaselineComparison(
-        baseline=name, threshold=threshold, min_seconds=min_seconds, compared=len(set(old) & set(new)),
-        regressions=tuple(regressions), new=len(set(new) - set(old)), missing=len(set(old) - set(new)),
-        notes=tuple(notes),
+        baseline=name, threshold=threshold, min_seconds=min_seconds, compared=len(pairs),
+        regressions=tuple(regressions), new=len(new) - len(pairs), missing=len(old) - len(pairs),
+        notes=tuple(notes), examples=(min(new), min(old)) if new and old and not pairs else (),
     )
 
 
@@ -196,6 +250,11 @@ def render_comparison(comparison: BaselineComparison) -> list[str]:
             f"{len(comparison.regressions)} regressed")
     extra = [f"{n} {what}" for n, what in ((comparison.new, "new"), (comparison.missing, "not run")) if n]
     lines = [head + (f"; {', '.join(extra)}" if extra else "")]
+    if comparison.matched_nothing:
+        ours, theirs = comparison.examples or ("?", "?")
+        lines.append(f"FAILED: no test of this run is in the baseline (this run has {ours}, the baseline "
+                     f"{theirs}): nothing was compared, so the run fails; save the baseline from the same tests "
+                     "(pytest --jitscope-save FILE)")
     for regression in comparison.regressions:
         lines.append(f"REGRESSION {regression.nodeid}: {'; '.join(regression.reasons)}")
     lines += [f"note: {note}" for note in comparison.notes]

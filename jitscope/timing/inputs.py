@@ -14,7 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 from jitscope.errors import ResourceError
-from jitscope.load.abstract import leaf_sharding, map_specs
+from jitscope.load.abstract import input_bytes, leaf_sharding, map_specs
 from jitscope.load.specs import ArgSet, ArraySpec
 from jitscope.units import fmt_bytes
 
@@ -46,7 +46,7 @@ def check_fits(argset: ArgSet, *, host_available: int | None, device_free: int |
     On a CPU backend the host holds both the numpy staging copy and the device array;
     on an accelerator the host holds the staging copy and the device the array.
     """
-    need = argset.nbytes
+    need = input_bytes(argset)
     if need == 0:
         return
     name = f" for {what}" if what else ""
@@ -62,7 +62,8 @@ def check_fits(argset: ArgSet, *, host_available: int | None, device_free: int |
             )
 
 
-def _host_array(spec: ArraySpec, rng: Any) -> Any:
+def _host_array(spec: Any, rng: Any) -> Any:
+    """Values for an ArraySpec or an abstract array (anything with ``.shape`` and ``.dtype``)."""
     import jax.numpy as jnp
     import numpy as np
 
@@ -80,13 +81,20 @@ def _host_array(spec: ArraySpec, rng: Any) -> Any:
 
 
 def make_inputs(argset: ArgSet, seed: int) -> tuple[tuple[Any, ...], dict[str, Any]]:
-    """Concrete arrays for every ArraySpec of ``argset``, on the default device and ready."""
+    """Concrete arrays for every ArraySpec of ``argset``, and for every abstract leaf (``jax.ShapeDtypeStruct``)
+    of the objects it holds, as for ``--shapes``: on the default device and ready."""
     import jax
     import numpy as np
 
     rng = np.random.default_rng(seed)
-    # A spec with a sharding (f32[64,128]@(data,None)) is placed across the mesh, as the real step gets it.
-    args, kwargs = map_specs(argset, lambda spec: jax.device_put(_host_array(spec, rng), leaf_sharding(spec)))
+
+    def concrete(leaf: Any) -> Any:
+        # A spec with a sharding (f32[64,128]@(data,None)) is placed across the mesh, as the real step gets it;
+        # an abstract leaf (a jax.eval_shape'd TrainState's or module's) where its own sharding says, if any.
+        where = leaf_sharding(leaf) if isinstance(leaf, ArraySpec) else getattr(leaf, "sharding", None)
+        return jax.device_put(_host_array(leaf, rng), where)
+
+    args, kwargs = map_specs(argset, concrete, abstract_leaves=True)
     jax.block_until_ready((args, kwargs))
     return args, kwargs
 

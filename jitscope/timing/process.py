@@ -33,11 +33,12 @@ _PACKAGE_ROOT = str(Path(__file__).resolve().parents[2])
 class ProcessRequest:
     target: str  # "path.py:fn" or "pkg.mod:fn", loadable as typed
     cwd: str
-    argset: ArgSet
+    argset: ArgSet | None  # None: the target's own example number ``example``, made again by its module
     seed: int
     cache: str  # "off" or a persistent cache directory
     x64: bool
     result_path: str
+    example: int = -1
 
 
 def _child_env() -> dict[str, str]:
@@ -47,11 +48,31 @@ def _child_env() -> dict[str, str]:
     return env
 
 
-def run_once(request: ProcessRequest, *, timeout: float | None = None) -> ProcessRun:
+def _sendable(request: ProcessRequest, examples: tuple[ArgSet, ...]) -> bytes:
+    """``request`` pickled for the child. One of the target's own examples is sent as its number: loading the
+    module in the child makes it again, where pickle could not copy it (a TrainState holds optax's closures) or
+    the child could not import what it holds (a class of a module loaded from its path)."""
+    number = next((i for i, example in enumerate(examples) if example is request.argset), None)
+    if number is not None:
+        request = ProcessRequest(request.target, request.cwd, None, request.seed, request.cache, request.x64,
+                                 request.result_path, number)
+    try:
+        return pickle.dumps(request)
+    except (pickle.PicklingError, AttributeError, TypeError) as exc:
+        from jitscope.errors import UsageError
+
+        raise UsageError(f"--cold-process cannot copy the arguments of {request.target} into a new process "
+                         f"({type(exc).__name__}: {exc})",
+                         hint="declare them in the module's JITSCOPE_EXAMPLES, or drop --cold-process") from None
+
+
+def run_once(request: ProcessRequest, *, timeout: float | None = None,
+             examples: tuple[ArgSet, ...] = ()) -> ProcessRun:
     """Start a process for ``request`` and return what it measured (raises on failure)."""
+    sent = _sendable(request, examples)
     start = time.perf_counter()
     proc = subprocess.run(
-        [sys.executable, "-m", "jitscope.timing.process"], input=pickle.dumps(request), cwd=request.cwd,
+        [sys.executable, "-m", "jitscope.timing.process"], input=sent, cwd=request.cwd,
         env=_child_env(), capture_output=True, timeout=timeout, check=False,
     )
     wall = time.perf_counter() - start
@@ -76,8 +97,9 @@ def run_once(request: ProcessRequest, *, timeout: float | None = None) -> Proces
 
 
 def measure_process(target: str, argset: ArgSet, *, seed: int, cache: str, x64: bool, runs: int,
-                    cwd: str | None = None) -> ProcessRecord:
-    """``runs`` truly cold processes; the record's median is over their wall times."""
+                    cwd: str | None = None, examples: tuple[ArgSet, ...] = ()) -> ProcessRecord:
+    """``runs`` truly cold processes; the record's median is over their wall times. ``examples``: the target's
+    own, one of which ``argset`` may be (sent by its number when pickle cannot copy it)."""
     from jitscope.timing.stats import median
 
     results: list[ProcessRun] = []
@@ -87,7 +109,7 @@ def measure_process(target: str, argset: ArgSet, *, seed: int, cache: str, x64: 
         for i in range(runs):
             path = os.path.join(tmp, f"result-{i}.json")
             request = ProcessRequest(target, cwd or os.getcwd(), argset, seed, cache, x64, path)
-            results.append(run_once(request))
+            results.append(run_once(request, examples=examples))
     return ProcessRecord(runs=tuple(results), median_wall=median([r.wall for r in results]))
 
 
@@ -110,15 +132,16 @@ def _child(request: ProcessRequest) -> dict[str, Any]:
     from jitscope.timing.cold import measure_cold, user_code_failed
     from jitscope.timing.inputs import make_inputs
 
-    args, kwargs = make_inputs(request.argset, request.seed)
+    argset = request.argset if request.argset is not None else handle.examples[request.example]
+    args, kwargs = make_inputs(argset, request.seed)
     t3 = time.perf_counter()
-    options = handle.options.with_static_names(request.argset.static_names)
+    options = handle.options.with_static_names(argset.static_names)
     with persistent_cache(request.cache):
         try:
             run = measure_cold(handle.fn, options, args, kwargs, clock=perf_clock).run
         except Exception as exc:  # noqa: BLE001 - the user's code failed
-            raise user_code_failed(handle.name, request.argset.describe(), exc, options, "on its first call",
-                                   fn=handle.fn, argset=request.argset) from None
+            raise user_code_failed(handle.name, argset.describe(), exc, options, "on its first call",
+                                   fn=handle.fn, argset=argset) from None
     return {
         "import_jax": t1 - t0,
         "load_target": t2 - t1,

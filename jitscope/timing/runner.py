@@ -19,6 +19,7 @@ from typing import Any
 
 from jitscope.errors import UserCodeError
 from jitscope.jaxcompat.caches import PersistentCacheState, persistent_cache
+from jitscope.load.abstract import input_bytes
 from jitscope.load.specs import ArgSet
 from jitscope.load.target import TargetHandle, jit_options_for
 from jitscope.model.bench import (
@@ -352,11 +353,12 @@ def bench_row(target: TargetHandle, argset: ArgSet, ctx: _Context) -> tuple[Benc
 
         ctx.step(0.9, f"{name}: cold process")
         process = measure_process(_reloadable(target), argset, seed=opts.seed, cache=ctx.cache.label,
-                                  x64=bool(jax.config.read("jax_enable_x64")), runs=opts.cold_runs)
+                                  x64=bool(jax.config.read("jax_enable_x64")), runs=opts.cold_runs,
+                                  examples=target.examples)
     notes += _cold_notes(cold.median.compiles, cold.median.cache_hit, ctx.cache)
     _, _, peak = _device_state()
     row = BenchRow(
-        target=name, call=call, label=argset.label, statics=_statics(argset), input_bytes=argset.nbytes,
+        target=name, call=call, label=argset.label, statics=_statics(argset), input_bytes=input_bytes(argset),
         cold=cold, cached=cached, process=process, eager=eager, cost=cost, memory=memory, device_peak_bytes=peak,
         derived=derive(cold.median.total, cached.blocked.median, eager, cost), warnings=tuple(notes),
     )

@@ -123,6 +123,10 @@ def _fix_for(kind: str | None, exc: BaseException, options: JitOptions, settings
             f"static arguments must be hashable{what}: pass a tuple instead of a list (or a frozen "
             "dataclass), or stop marking the argument static"
         )
+    if "ShapeDtypeStruct" in str(exc) and "not a valid JAX type" in str(exc):
+        return ("an abstract value (jax.ShapeDtypeStruct) reached the call: jitscope gives values to those in "
+                "plain containers and registered pytrees (a TrainState, an equinox module); register the class "
+                "holding it as a pytree, or pass real arrays")
     if kind == "shape":
         return "the shapes do not fit this operation: check --shapes against what the function expects"
     return "this error is raised by your code while JAX traced it; see the traceback below"

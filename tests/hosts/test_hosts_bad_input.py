@@ -23,14 +23,15 @@ STARTED = 1_800_000_000.0
 
 
 def record(index: int, count: int = 2, *, argv: tuple[str, ...] = ("--steps", "3"), started: float = STARTED,
-           events: tuple[CompileEvent, ...] | None = None, partial: bool = False) -> RunRecord:
+           events: tuple[CompileEvent, ...] | None = None, partial: bool = False,
+           coordinator: str = "10.0.0.1:1234") -> RunRecord:
     if events is None:
         events = (CompileEvent(index=1, function="step", defined_at=Location("train.py", 10, "step"),
                                call_site=Location("train.py", 30, "main"), number=1, signature="x: f32[8,4]",
                                at_s=1.0, traced=True, compiled=True, trace_s=0.01, compile_s=0.1, process=index,
                                program=CompiledProgram("0123456789abcdef")),)
     process = ProcessInfo(index=index, count=count, host=f"node{index}", local_devices=(f"cpu:{index}",), pid=100,
-                          started_unix=started, coordinator="10.0.0.1:1234")
+                          started_unix=started, coordinator=coordinator)
     return RunRecord(program="train.py", argv=argv, exit_code=-1 if partial else 0,
                      outcome="still running" if partial else "exited 0", wall_s=3.0, events=events,
                      functions=summarize(events), process=process, partial=partial,
@@ -79,8 +80,8 @@ def test_two_files_claim_one_process(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(("change", "what"), [
-    ({"argv": ("--steps", "4")}, "arguments"),
-    ({"count": 3}, "process count"),
+    ({"coordinator": "10.0.0.2:1234"}, "coordinator '10.0.0.2:1234', not '10.0.0.1:1234'"),
+    ({"count": 3}, "process count 3, not 2"),
 ])
 def test_files_of_different_runs(tmp_path: Path, change: dict, what: str) -> None:
     a = write(tmp_path / "run.p0.json", record(0))
@@ -88,6 +89,18 @@ def test_files_of_different_runs(tmp_path: Path, change: dict, what: str) -> Non
     odd = write(tmp_path / "other.p1.json", record(1, **change))
     line = merge_error(a, odd, b)
     assert odd in line and "from another run" in line and what in line
+
+
+def test_processes_launched_with_their_index_in_argv_are_one_run(tmp_path: Path) -> None:
+    """``python prog.py PROCESS_ID NUM_PROCESSES PORT``, as JAX's multi-process docs launch by hand: each
+    process has its own argv; the coordinator, count, indices and start times say they are one run."""
+    paths = [write(tmp_path / f"run.p{i}.json", record(i, argv=(str(i), "2", "1234"))) for i in (0, 1)]
+    result = run_cli("merge", *paths, "--format", "json")
+    assert result.returncode == 0, result.stderr
+    data = json.loads(result.stdout)
+    assert data["notes"] == ["the processes were given different arguments (p0: 0 2 1234; p1: 1 2 1234); the "
+                             "title shows p0's"]
+    assert data["compiles"][0]["programs"] == [["0123456789abcdef", [0, 1]]]
 
 
 def test_runs_that_never_overlapped(tmp_path: Path) -> None:

@@ -29,12 +29,8 @@ class MemoryResult(Result["MemoryReport"]):
         self.failures_inline = failures_inline
 
     def _row(self) -> MemoryRow:
-        if not self.record.rows:
-            from jitscope.errors import UsageError
-
-            failure = self.record.failures[0].error if self.record.failures else "nothing was compiled"
-            raise UsageError(f"no memory analysis: {failure}")
-        return self.record.rows[0]
+        row: MemoryRow = self._first_row("no memory analysis")
+        return row
 
     @property
     def rows(self) -> tuple[MemoryRow, ...]:
@@ -53,12 +49,12 @@ class MemoryResult(Result["MemoryReport"]):
     @property
     def lines(self) -> tuple[LineMemory, ...]:
         """Bytes live at the peak by the source line that made them, most first."""
-        return self.record.rows[0].lines if self.record.rows else ()
+        return self._row().lines
 
     @property
     def buffers(self) -> tuple[BufferRecord, ...]:
         """Every buffer live at the peak, largest first."""
-        return self.record.rows[0].peak.buffers if self.record.rows else ()
+        return self._row().peak.buffers
 
     @property
     def over(self) -> bool:
