@@ -37,6 +37,30 @@ if TYPE_CHECKING:
 R = TypeVar("R")
 
 
+#: A notebook output larger than this shows the report without its IR listings (and links the whole).
+INLINE_HTML_BYTES = 512 * 1024
+#: Listings up to this long stay in the inline report (a small function's whole jaxpr).
+INLINE_LISTING_LINES = 60
+
+
+def _save_beside_notebook(title: str, page: str) -> Path | None:
+    """The whole report in ``jitscope-reports/`` of the current directory (the notebook's, in Jupyter), named
+    after its title and content; None where it cannot be written."""
+    import hashlib
+    import re
+
+    from jitscope.outputs import write_atomic
+
+    slug = re.sub(r"[^A-Za-z0-9_.-]+", "-", title.removeprefix("jitscope ")).strip("-.")[:60] or "report"
+    path = Path("jitscope-reports") / f"{slug}-{hashlib.sha256(page.encode()).hexdigest()[:10]}.html"
+    try:
+        path.parent.mkdir(exist_ok=True)
+        write_atomic(path, page)
+    except Exception:  # noqa: BLE001 - a read-only folder: the note says how to save it instead
+        return None
+    return path
+
+
 class Result(Generic[R]):
     """A command's record with its renderings. Subclasses say which view draws it."""
 
@@ -130,10 +154,29 @@ class Result(Generic[R]):
 
     def _repr_html_(self) -> str:
         """The HTML report in a frame of its own: its styles and script cannot touch the notebook's page.
-        The frame grows to the report's height once loaded."""
+        The frame grows to the report's height once loaded.
+
+        A notebook saves what a cell shows, so a large report (a model's jaxpr and HLO are megabytes) is shown
+        without its IR listings, with a link to the whole report, saved beside the notebook in
+        ``jitscope-reports/``."""
         page = self.render("html")
+        above = ""
+        if len(page) > INLINE_HTML_BYTES:
+            from jitscope.report.views.document import compact
+            from jitscope.report.writers import render_document
+            from jitscope.units import fmt_bytes
+
+            small, left_out = compact(self.document("html"), INLINE_LISTING_LINES)
+            whole = _save_beside_notebook(self.title(), page)
+            where = (f'<a href="{html.escape(whole.as_posix(), quote=True)}" target="_blank">'
+                     f"{html.escape(whole.as_posix())}</a>" if whole is not None
+                     else "<code>result.save(\"report.html\")</code>")
+            above = (f'<p class="jitscope-report-note" style="margin:0 0 4px 0">The IR listings ({left_out:,} '
+                     f"lines, {fmt_bytes(len(page))}) are left out of the notebook; the whole report: {where}"
+                     "</p>")
+            page = render_document(small, "html")
         resize = "this.style.height=(this.contentWindow.document.documentElement.scrollHeight+4)+'px'"
-        return (f'<iframe class="jitscope-report" title="{html.escape(self.title())}" '
+        return (f'{above}<iframe class="jitscope-report" title="{html.escape(self.title())}" '
                 f'srcdoc="{html.escape(page, quote=True)}" onload="{resize}" '
                 'style="width:100%;height:480px;border:1px solid #d1d9e0;border-radius:6px"></iframe>')
 

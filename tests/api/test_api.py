@@ -150,6 +150,36 @@ def test_save_picks_the_format_from_the_suffix(tmp_path: Path):
     assert not (tmp_path / "r.out").exists()
 
 
+def test_a_large_report_is_shown_in_a_notebook_without_its_ir_and_saved_whole(tmp_path: Path, monkeypatch):
+    """A notebook keeps what a cell shows: a model's report was a 4.3 MB frame in the .ipynb. Past the limit
+    the frame holds the report without its long listings, and links the whole report, saved beside it."""
+    import jitscope.api.results as results
+
+    result = jitscope.trace(_small, jnp.ones((8, 16)), jnp.ones((16, 4)))
+    monkeypatch.chdir(tmp_path)  # the notebook's folder (paths in the report are shown from it)
+    whole = result.render("html")
+    monkeypatch.setattr(results, "INLINE_HTML_BYTES", len(whole) - 1)
+    monkeypatch.setattr(results, "INLINE_LISTING_LINES", 3)
+    shown = result._repr_html_()
+    note, frame = shown.split("<iframe", 1)
+    assert "are left out of the notebook; the whole report:" in note
+    (saved,) = (tmp_path / "jitscope-reports").iterdir()
+    assert saved.read_text() == whole and f'href="jitscope-reports/{saved.name}"' in note
+    assert len(frame) < len(html_escaped(whole))
+    assert "stablehlo.dot_general" not in frame and "listing of" in frame  # the IR: a note of its length
+    assert "what the function saw" in frame  # the rest of the report stays
+
+    (tmp_path / "jitscope-reports").chmod(0o500)  # a folder it cannot write: says how to save it instead
+    monkeypatch.setattr(results, "_save_beside_notebook", lambda title, page: None)
+    assert '<code>result.save("report.html")</code>' in result._repr_html_().split("<iframe", 1)[0]
+
+
+def html_escaped(text: str) -> str:
+    import html
+
+    return html.escape(text, quote=True)
+
+
 def test_notebook_and_terminal_renderings():
     result = jitscope.trace(_small, jnp.ones((8, 16)), jnp.ones((16, 4)))
     html = result._repr_html_()

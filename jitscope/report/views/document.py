@@ -9,6 +9,7 @@ end as it can (SVG in HTML, a table in Markdown, nothing or ASCII in the termina
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Literal
@@ -222,3 +223,29 @@ class Document:
     subtitle: str = ""
     meta: tuple[tuple[str, str], ...] = ()  # environment and settings, shown in a footer
     extra: dict[str, str] = field(default_factory=dict)
+
+
+def compact(document: Document, max_lines: int) -> tuple[Document, int]:
+    """``document`` with every code listing longer than ``max_lines`` (a jaxpr, an HLO module) replaced by a note
+    of its length, and how many lines were left out: the summary, tables and charts of a report without the
+    IR, which can be megabytes (an inline notebook report)."""
+    left_out = 0
+
+    def block(b: Block, count: bool) -> Block:
+        nonlocal left_out
+        if isinstance(b, CodeListing) and len(b.lines) > max_lines:
+            left_out += len(b.lines) if count else 0
+            what = f"{b.language} listing" if b.language else "listing"
+            return Note(f"{what} of {len(b.lines):,} lines: in the full report", "muted")
+        if isinstance(b, Section):
+            return dataclasses.replace(b, blocks=blocks(b.blocks, count))
+        if isinstance(b, Panels):
+            return Panels(blocks(b.blocks, count))
+        if isinstance(b, Fit):  # the same content twice: counted once
+            return Fit(blocks(b.blocks, count), blocks(b.narrow, False))
+        return b
+
+    def blocks(bs: tuple[Block, ...], count: bool = True) -> tuple[Block, ...]:
+        return tuple(block(b, count) for b in bs)
+
+    return dataclasses.replace(document, blocks=blocks(document.blocks)), left_out
