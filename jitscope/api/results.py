@@ -54,8 +54,8 @@ def _save_beside_notebook(title: str, page: str) -> Path | None:
     slug = re.sub(r"[^A-Za-z0-9_.-]+", "-", title.removeprefix("jitscope ")).strip("-.")[:60] or "report"
     path = Path("jitscope-reports") / f"{slug}-{hashlib.sha256(page.encode()).hexdigest()[:10]}.html"
     try:
-        path.parent.mkdir(exist_ok=True)
-        write_atomic(path, page)
+        (Path.cwd() / path.parent).mkdir(exist_ok=True)
+        write_atomic(Path.cwd() / path, page)
     except Exception:  # noqa: BLE001 - a read-only folder: the note says how to save it instead
         return None
     return path
