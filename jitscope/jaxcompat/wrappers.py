@@ -1,0 +1,127 @@
+"""Every jit wrapper jitscope recognises, and what each makes static and traced: the one place that knows.
+
+Every path that loads a callable asks :func:`recognise` (a target in a module with
+``JITSCOPE_EXAMPLES`` or ``--shapes``, the Python API, ``--from-run``, ``--from``, the
+``jit_bench`` fixture), and ``jitscope run`` names the same rules on a live cache miss
+(``run/wrappers.py``), so one wrapper means one thing everywhere:
+
+- ``jax.jit``/``pjit`` (with ``partial``, ``static_argnums``/``static_argnames``,
+  ``donate_argnums``, shardings): the function inside and the wrapper's own options; a Python
+  number not named static is traced (weak-typed), as JAX traces it;
+- ``equinox.filter_jit``: the function inside; every leaf that is not an array is static,
+  Python numbers included (a new ``lr=1e-3`` compiles again), array leaves are traced;
+- flax's ``nnx.jit`` (and any other library's wrapper): called as it is, its graph state split
+  by the wrapper itself; leaves jax.jit cannot take (a module's functions and strings) are
+  static, Python numbers traced, as ``nnx.jit`` traces them; the state it writes into its
+  argument objects is returned too (``returning_updates``);
+- a plain function (haiku's transformed ``apply`` is one): ``jax.jit(fn)``, exactly (a leaf it
+  cannot take is the error jax.jit gives, explained); the Python API and ``--from-run``, handed
+  live objects, make those leaves static instead (``load/live.py``), so a model passes as it is.
+
+Which leaves a call actually makes static is decided per call (:func:`static_leaves_in`): a
+wrapper whose rule finds none there is jitted as plain ``jax.jit``, exactly.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from jitscope.jaxcompat.jit import NO_LEAVES, NON_ARRAYS, OBJECTS, JitOptions, is_static_leaf, unwrap_jit
+
+#: Wrapper kinds (``Recognised.kind``; ``CompileEvent.via`` names the library ones).
+JAX_JIT = "jax.jit"
+EQUINOX = "equinox.filter_jit"
+NNX = "flax.nnx.jit"
+LIBRARY = "a library's jit wrapper"
+FUNCTION = "function"
+
+#: Which argument leaves each kind makes static besides the arguments it names (``JitOptions.static_leaves``).
+STATIC_LEAVES = {JAX_JIT: NO_LEAVES, EQUINOX: NON_ARRAYS, NNX: OBJECTS, LIBRARY: OBJECTS, FUNCTION: NO_LEAVES}
+
+
+@dataclass(frozen=True, slots=True)
+class Recognised:
+    """A user's callable as jitscope jits it (a handle: it holds live objects)."""
+
+    kind: str
+    fn: Callable[..., Any]  # the function to trace: a wrapper's inside where it can be taken out
+    options: JitOptions
+
+    @property
+    def calls_python_per_call(self) -> bool:
+        """The user's call runs the wrapper's own Python before the compiled program (equinox, nnx):
+        bench times that call, not only the program (``jax.jit``'s call is the program's C++ fast path)."""
+        return self.kind in (EQUINOX, NNX, LIBRARY)
+
+
+def recognise(obj: Any) -> Recognised:
+    """What ``obj`` is and how jitscope jits it (see the module docstring)."""
+    unwrapped = unwrap_jit(obj)
+    if unwrapped is not None:
+        fn, options = unwrapped
+        return Recognised(JAX_JIT, fn, options)
+    if is_equinox_jit(obj):
+        return Recognised(EQUINOX, obj.__wrapped__, JitOptions(static_leaves=STATIC_LEAVES[EQUINOX]))
+    if is_plain_function(obj):
+        return Recognised(FUNCTION, obj, JitOptions(static_leaves=STATIC_LEAVES[FUNCTION]))
+    # a library's jit wrapper (nnx.jit): its updates are written into the arguments; keep them
+    kind = NNX if _defined_in(obj, "flax") else LIBRARY
+    return Recognised(kind, obj, JitOptions(static_leaves=STATIC_LEAVES[kind], return_updates=True))
+
+
+def is_equinox_jit(obj: Any) -> bool:
+    """``equinox.filter_jit``'s wrapper object (``_JitWrapper``), whose ``__wrapped__`` is the user's function."""
+    return _defined_in(obj, "equinox") and callable(getattr(obj, "__wrapped__", None)) \
+        and not inspect.isfunction(obj)
+
+
+def _defined_in(obj: Any, package: str) -> bool:
+    module = getattr(type(obj), "__module__", "") if not inspect.isfunction(obj) else obj.__module__
+    code = getattr(obj, "__code__", None)
+    return str(module).split(".")[0] == package or (
+        code is not None and f"/{package}/" in code.co_filename.replace("\\", "/"))
+
+
+def is_plain_function(fn: Any) -> bool:
+    """A function or bound method, not a library's jit wrapper: an object (flax >= 0.11 ``nnx.jit``,
+    equinox ``filter_jit``) or a wrapper function defined in a library around the user's (older
+    flax's ``nnx.jit``: a ``functools.wraps`` function whose code is flax's)."""
+    if not (inspect.isfunction(fn) or inspect.ismethod(fn) or inspect.isbuiltin(fn)):
+        return False
+    if getattr(fn, "__wrapped__", None) is None:
+        return True
+    from jitscope.userframes import default_is_user_file
+
+    code = getattr(getattr(fn, "__func__", fn), "__code__", None)
+    return code is None or default_is_user_file(code.co_filename)
+
+
+def static_leaves_in(options: JitOptions, args: Any) -> list[tuple[Any, Any]]:
+    """``(path, leaf)`` of every leaf of ``args`` (any pytree: ``(args, kwargs)``) that ``options``' rule
+    makes static; jitscope's ``ArraySpec`` leaves (shape and dtype) are arrays."""
+    if not options.static_leaves:
+        return []
+    import jax
+
+    flat, _ = jax.tree_util.tree_flatten_with_path(args)
+    return [(path, leaf) for path, leaf in flat if is_static_leaf(leaf, options.static_leaves)]
+
+
+def for_call(options: JitOptions, args: Any) -> JitOptions:
+    """``options`` for one call: :class:`~jitscope.jaxcompat.jit.FilteredJit` where its rule makes a leaf of
+    ``args`` static, plain ``jax.jit`` otherwise."""
+    filtered = bool(static_leaves_in(options, args))
+    return options if filtered == options.filter_static else dataclasses.replace(options, filter_static=filtered)
+
+
+def describe_rule(kind: str) -> str:
+    """The note a report gives where a call's leaves were made static by its wrapper's rule."""
+    if kind == EQUINOX:
+        return "non-array leaves static, as its wrapper (equinox.filter_jit) makes them"
+    if kind == FUNCTION:
+        return "leaves jax.jit cannot take static (Python numbers traced, as jax.jit traces them)"
+    return f"leaves jax.jit cannot take static, as its wrapper ({kind}) makes them"
