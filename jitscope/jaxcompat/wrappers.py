@@ -111,6 +111,27 @@ def static_leaves_in(options: JitOptions, args: Any) -> list[tuple[Any, Any]]:
     return [(path, leaf) for path, leaf in flat if is_static_leaf(leaf, options.static_leaves)]
 
 
+def static_values(options: JitOptions, args: tuple[Any, ...], kwargs: dict[str, Any],
+                  params: list[str]) -> list[tuple[str, Any]]:
+    """``(name, value)`` of the Python values (numbers, strings) among the leaves ``options``' rule makes
+    static, named by parameter and path (``lr``, ``config['dropout']``): a call's statics as a report lists
+    them. Objects (a model's functions) are left out."""
+    import jax
+
+    out = []
+    for path, leaf in static_leaves_in(options, (args, kwargs)):
+        if not isinstance(leaf, (bool, int, float, complex, str)) or len(path) < 2:
+            continue
+        where, key, rest = path[0], path[1], path[2:]
+        index = getattr(key, "idx", None)
+        if getattr(where, "idx", None) == 0 and index is not None:
+            name = params[index] if index < len(params) else f"args[{index}]"
+        else:
+            name = str(getattr(key, "key", key))
+        out.append((name + jax.tree_util.keystr(tuple(rest)), leaf))
+    return out
+
+
 def for_call(options: JitOptions, args: Any) -> JitOptions:
     """``options`` for one call: :class:`~jitscope.jaxcompat.jit.FilteredJit` where its rule makes a leaf of
     ``args`` static, plain ``jax.jit`` otherwise."""

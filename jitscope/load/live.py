@@ -8,8 +8,9 @@ unchanged.
 Arguments are split into traced and static as the user's own wrapper splits them, by the rules
 every other path follows (``jaxcompat/wrappers.py``): a ``jax.jit`` wrapper's own options;
 ``equinox.filter_jit``: every non-array leaf static, Python numbers included; ``nnx.jit``: the leaves
-jax.jit cannot take static (models' functions, strings), Python numbers traced. A plain function, which
-jax.jit alone would refuse a model, gets ``nnx.jit``'s rule here: these paths are handed live objects.
+jax.jit cannot take static (models' functions, strings), Python numbers traced. A bare function, whose
+jit the user has not written yet, gets equinox's rule here, so models, optimizers and Python values pass
+as they are (``jitscope.trace(f, x, 3)``: ``3`` static, as for ``range(n)``).
 ``static_argnums``/``static_argnames`` given explicitly add those, and a Python number not named is
 then traced (a weak-typed scalar), as jax.jit traces it.
 """
@@ -23,9 +24,9 @@ import types
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from jitscope.jaxcompat.jit import OBJECTS, JitOptions, unwrap_jit
-from jitscope.jaxcompat.wrappers import FUNCTION, JAX_JIT, recognise, static_leaves_in
+from jitscope.jaxcompat.jit import NON_ARRAYS, OBJECTS, JitOptions, unwrap_jit
 from jitscope.jaxcompat.values import detached
+from jitscope.jaxcompat.wrappers import FUNCTION, JAX_JIT, recognise, static_leaves_in
 from jitscope.load.specs import ArgSet
 from jitscope.load.target import TargetHandle, parameter_names
 
@@ -51,9 +52,9 @@ def live_target(
     """
     found = recognise(fn)
     inner, options = found.fn, found.options
-    if found.kind == FUNCTION:  # live objects (a model) pass as they are; Python numbers traced, as jax.jit does
-        options = dataclasses.replace(options, static_leaves=OBJECTS)
-    if found.kind != JAX_JIT and static_leaves_in(options, (tuple(args), dict(kwargs))):
+    if found.kind == FUNCTION:  # a bare function's live objects (a model) and Python values pass as they are
+        options = dataclasses.replace(options, static_leaves=NON_ARRAYS)
+    if found.kind != JAX_JIT and (options.return_updates or static_leaves_in(options, (tuple(args), dict(kwargs)))):
         # a library's jit may write new state into the model and optimizer objects: into copies
         args, kwargs = detached((tuple(args), dict(kwargs)))
     if static_argnums is not None or static_argnames is not None:
