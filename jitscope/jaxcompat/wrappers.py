@@ -15,8 +15,8 @@ Every path that loads a callable asks :func:`recognise` (a target in a module wi
   static, Python numbers traced, as ``nnx.jit`` traces them; the state it writes into its
   argument objects is returned too (``returning_updates``);
 - a plain function (haiku's transformed ``apply`` is one): ``jax.jit(fn)``, exactly (a leaf it
-  cannot take is the error jax.jit gives, explained); the Python API and ``--from-run``, handed
-  live objects, make those leaves static instead (``load/live.py``), so a model passes as it is.
+  cannot take is the error jax.jit gives, explained); handed live arguments (the Python API,
+  ``--from-run``, ``jit_bench``: :func:`recognise_live`), every non-array leaf static instead.
 
 Which leaves a call actually makes static is decided per call (:func:`static_leaves_in`): a
 wrapper whose rule finds none there is jitted as plain ``jax.jit``, exactly.
@@ -32,7 +32,7 @@ from typing import Any
 
 from jitscope.jaxcompat.jit import NO_LEAVES, NON_ARRAYS, OBJECTS, JitOptions, is_static_leaf, unwrap_jit
 
-#: Wrapper kinds (``Recognised.kind``; ``CompileEvent.via`` names the library ones).
+#: Wrapper kinds (``Recognised.kind``; ``jitscope run``'s ``via`` names equinox's by EQUINOX too).
 JAX_JIT = "jax.jit"
 EQUINOX = "equinox.filter_jit"
 NNX = "flax.nnx.jit"
@@ -65,12 +65,35 @@ def recognise(obj: Any) -> Recognised:
         fn, options = unwrapped
         return Recognised(JAX_JIT, fn, options)
     if is_equinox_jit(obj):
-        return Recognised(EQUINOX, obj.__wrapped__, JitOptions(static_leaves=STATIC_LEAVES[EQUINOX]))
+        return Recognised(EQUINOX, obj.__wrapped__, JitOptions(static_leaves=STATIC_LEAVES[EQUINOX],
+                                                               donate_argnums=_equinox_donated(obj)))
     if is_plain_function(obj):
         return Recognised(FUNCTION, obj, JitOptions(static_leaves=STATIC_LEAVES[FUNCTION]))
     # a library's jit wrapper (nnx.jit): its updates are written into the arguments; keep them
     kind = NNX if _defined_in(obj, "flax") else LIBRARY
     return Recognised(kind, obj, JitOptions(static_leaves=STATIC_LEAVES[kind], return_updates=True))
+
+
+def recognise_live(obj: Any) -> Recognised:
+    """:func:`recognise` for a callable handed with live arguments (the Python API, ``--from-run``,
+    ``jit_bench``): a bare function, whose jit the user has not written, gets equinox's rule, so models,
+    optimizers and Python values pass as they are (``jitscope.trace(f, x, 3)``: ``3`` static, as for
+    ``range(n)``)."""
+    found = recognise(obj)
+    if found.kind != FUNCTION:
+        return found
+    return dataclasses.replace(found, options=dataclasses.replace(found.options, static_leaves=NON_ARRAYS))
+
+
+def _equinox_donated(wrapper: Any) -> tuple[int, ...]:
+    """The positions whose arrays ``filter_jit(donate=...)`` donates: the first argument
+    (``donate_first``: "all" and "warn"), the rest (``donate_rest``: "all"), read defensively."""
+    first, rest = bool(getattr(wrapper, "donate_first", False)), bool(getattr(wrapper, "donate_rest", False))
+    try:
+        count = len(inspect.signature(wrapper.__wrapped__).parameters)
+    except (TypeError, ValueError):
+        count = 1
+    return tuple(i for i in range(max(count, 1)) if (first if i == 0 else rest))
 
 
 def is_equinox_jit(obj: Any) -> bool:
@@ -139,10 +162,10 @@ def for_call(options: JitOptions, args: Any) -> JitOptions:
     return options if filtered == options.filter_static else dataclasses.replace(options, filter_static=filtered)
 
 
-def describe_rule(kind: str) -> str:
-    """The note a report gives where a call's leaves were made static by its wrapper's rule."""
-    if kind == EQUINOX:
-        return "non-array leaves static, as its wrapper (equinox.filter_jit) makes them"
-    if kind == FUNCTION:
-        return "leaves jax.jit cannot take static (Python numbers traced, as jax.jit traces them)"
-    return f"leaves jax.jit cannot take static, as its wrapper ({kind}) makes them"
+def describe_rule(kind: str, rule: str) -> str:
+    """The note a report gives where a call's leaves were made static by ``rule`` (its wrapper's)."""
+    if rule == NON_ARRAYS:
+        return ("non-array leaves static, as its wrapper (equinox.filter_jit) makes them" if kind == EQUINOX
+                else "non-array leaves static (objects and Python values passed as they are)")
+    owner = f"as its wrapper ({kind}) makes them" if kind in (NNX, LIBRARY) else "Python numbers traced"
+    return f"leaves jax.jit cannot take static, {owner}"

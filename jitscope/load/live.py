@@ -24,9 +24,9 @@ import types
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from jitscope.jaxcompat.jit import NON_ARRAYS, OBJECTS, JitOptions, unwrap_jit
+from jitscope.jaxcompat.jit import OBJECTS, JitOptions, unwrap_jit
 from jitscope.jaxcompat.values import detached
-from jitscope.jaxcompat.wrappers import FUNCTION, JAX_JIT, recognise, static_leaves_in
+from jitscope.jaxcompat.wrappers import JAX_JIT, recognise_live, static_leaves_in
 from jitscope.load.specs import ArgSet
 from jitscope.load.target import TargetHandle, parameter_names
 
@@ -50,10 +50,8 @@ def live_target(
     ``abstract`` (trace): array leaves in plain containers become their abstract values (shape,
     dtype, weak type, sharding): nothing is allocated; arrays inside other objects stay as they are.
     """
-    found = recognise(fn)
+    found = recognise_live(fn)
     inner, options = found.fn, found.options
-    if found.kind == FUNCTION:  # a bare function's live objects (a model) and Python values pass as they are
-        options = dataclasses.replace(options, static_leaves=NON_ARRAYS)
     if found.kind != JAX_JIT and (options.return_updates or static_leaves_in(options, (tuple(args), dict(kwargs)))):
         # a library's jit may write new state into the model and optimizer objects: into copies
         args, kwargs = detached((tuple(args), dict(kwargs)))

@@ -165,7 +165,7 @@ def jit_options_for(target: TargetHandle, argset: ArgSet) -> tuple[JitOptions, s
     static (``jaxcompat/wrappers.py``), where the call holds any."""
     options = for_call(target.options.with_static_names(argset.static_names), (argset.args, argset.kwargs))
     if options.filter_static and not target.options.filter_static:
-        return options, describe_rule(recognise(target.original).kind)
+        return options, describe_rule(recognise(target.original).kind, options.static_leaves)
     return options, ""
 
 

@@ -32,15 +32,14 @@ class TimedCall:
     note: str = ""
 
 
-def timed_call(target: TargetHandle, jitted: Any, out: Any, args: tuple[Any, ...], kwargs: dict[str, Any],
-               *, donated: bool) -> TimedCall:
+def timed_call(target: TargetHandle, jitted: Any, out: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
+               ) -> TimedCall:
     """The user's own wrapper where it does per-call work of its own, else ``jitted`` (whose first output was
-    ``out``). The wrapper is called once here, untimed: it compiles into its own cache, and its outputs tell
-    how to block on every leaf of them. Donated arguments get fresh copies per call: only ``jitted`` knows
-    which it donates, so it is timed then."""
+    ``out``). The wrapper is called once here, untimed, with the arguments as given (fresh copies of what
+    it donates): it compiles into its own cache, and its outputs tell how to block on every leaf of them."""
     own = TimedCall(jitted, inp.blocker_for(out))
     found = recognise(target.original)
-    if donated or not found.calls_python_per_call:
+    if not found.calls_python_per_call:
         return own
     try:
         first = target.original(*args, **kwargs)

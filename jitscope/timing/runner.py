@@ -161,23 +161,20 @@ def _cached(target: TargetHandle, argset: ArgSet, cold: ColdOutcome, args: tuple
     compiled: TimingStats | None = None
     try:
         # the user's own call: a library wrapper (equinox, nnx) with its per-call Python, else jitscope's jit
-        timed = timed_call(target, cold.jitted, cold.out, args, kwargs, donated=bool(donated))
+        timed = timed_call(target, cold.jitted, cold.out, *donated.fresh(args, kwargs))
         notes += [timed.note] if timed.note else []
-        block = timed.block
+        rounds, max_loops = cached_round(timed.fn, args, kwargs, donated, timed.block, clock)
+        measured = ctx.measure(rounds, max_loops=max_loops)
         if donated:
-            rounds, max_loops = cached_round(cold.jitted, args, kwargs, donated, block, clock)
-            measured = ctx.measure(rounds, max_loops=max_loops)
             notes.append("donated arguments: every call got fresh copies, made outside the timed region; "
                          "dispatch-only time not measured")
-        else:
-            measured = ctx.measure(blocked_round(timed.fn, args, kwargs, block, clock))
-            if opts.dispatch:
-                ctx.step(0.7, f"{target.name}: dispatch-only calls")
-                dispatch = _side_rounds(dispatch_round(timed.fn, args, kwargs, block, clock), measured, ctx)
-            if timed.called:  # the compiled program alone: the wrapper's own work is the difference
-                ctx.step(0.75, f"{target.name}: the compiled program alone")
-                program = blocked_round(cold.jitted, args, kwargs, inp.blocker_for(cold.out), clock)
-                compiled = _side_rounds(program, measured, ctx)
+        elif opts.dispatch:
+            ctx.step(0.7, f"{target.name}: dispatch-only calls")
+            dispatch = _side_rounds(dispatch_round(timed.fn, args, kwargs, timed.block, clock), measured, ctx)
+        if timed.called:  # the compiled program alone: the wrapper's own work is the difference
+            ctx.step(0.75, f"{target.name}: the compiled program alone")
+            program, _ = cached_round(cold.jitted, args, kwargs, donated, inp.blocker_for(cold.out), clock)
+            compiled = _side_rounds(program, measured, ctx)
     except Exception as exc:  # noqa: BLE001 - the user's compiled function failed when run again
         raise user_code_failed(target.name, argset.describe(), exc, target.options, "on a cached call",
                                fn=target.fn, argset=argset) from None

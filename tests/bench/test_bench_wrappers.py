@@ -48,6 +48,13 @@ def test_statics_list_the_lr_the_wrapper_makes_static() -> None:
     assert [row.statics for row in report.rows] == [{"lr": "0.01"}, {"lr": "0.001"}]
 
 
+def test_a_donating_filter_jit_is_timed_with_fresh_copies_of_what_it_donates() -> None:
+    (target,) = load_targets(f"{TARGET}:donating_step")
+    (row,) = bench_calls([(target, target.examples[0])], FAST).report.rows
+    assert row.cached.called == "equinox.filter_jit" and row.cached.fresh_inputs
+    assert target.options.donate_argnums == (0, 1, 2)
+
+
 def test_a_jax_jit_call_is_timed_as_before_without_a_second_figure() -> None:
     (target,) = load_targets(f"{TARGET}:jax_step")
     from jitscope.load.specs import build_argset

@@ -23,6 +23,13 @@ def sgd(params, x, lr):
     return {"w": params["w"] - lr * grads["w"]}
 
 
+@eqx.filter_jit(donate="all")
+def donating_step(model, x, lr):
+    """Donates its model and batch, as training loops do: each timed call needs fresh copies."""
+    grads = eqx.filter_grad(lambda m: jnp.mean(jax.vmap(m)(x) ** 2))(model)
+    return jax.tree.map(lambda p, g: p - lr * g, model, grads)
+
+
 class Scaled(nnx.Module):
     def __init__(self) -> None:
         self.w = nnx.Param(jnp.ones((4, 2)))
@@ -51,5 +58,6 @@ def schedule(lrs=(1e-2, 1e-3)):
 
 JITSCOPE_EXAMPLES = {
     "step": [{"args": (model, X, 1e-2)}, {"args": (model, X, 1e-3)}],
+    "donating_step": {"args": (model, X, 1e-2)},
     "nnx_step": [{"args": (nnx_model, X, 1e-2)}, {"args": (nnx_model, X, 1e-3)}],
 }
