@@ -99,7 +99,7 @@ def main() -> None:
         print(f"bench cached median / timeit of the user's call: {spread(ratios, 'pairs')}  (target 0.9-1.1)")
         print(f"compiled program alone / timeit of the user's call: {spread(program_shares, 'pairs')}")
         if overheads:
-            print(f"the wrapper's own per-call work, as bench reports it: median "
+            print(f"the wrapper's own per-call work (bench, paired rounds): median "
                   f"{statistics.median(overheads) * 1e6:.1f} µs")
 
 

@@ -126,13 +126,12 @@ class CachedRecord:
     #: ``jax.jit`` wrapper, or ``jax.jit(fn)`` of a plain function); else the library wrapper whose call, as
     #: the user makes it, ``blocked`` times ("equinox.filter_jit", "flax.nnx.jit"): its Python included.
     called: str = field(default="", metadata=OMITTED_WHEN_DEFAULT)
-    #: With ``called``: the compiled program alone (jitscope's jax.jit of the function), timed the same way.
+    #: With ``called``: the compiled program alone (jitscope's jax.jit of the function), timed the same way,
+    #: its rounds alternating with rounds of the wrapper's call.
     compiled: TimingStats | None = field(default=None, metadata=OMITTED_WHEN_DEFAULT)
-
-    @property
-    def wrapper_overhead(self) -> float | None:
-        """The wrapper's own per-call work: its call's median minus the compiled program's (None: not measured)."""
-        return None if self.compiled is None else self.blocked.median - self.compiled.median
+    #: With ``called``: the wrapper's own per-call work, the median over those pairs of rounds of (the
+    #: wrapper's call - the program alone), so both sides saw the same load; None: not measured.
+    wrapper_overhead: float | None = field(default=None, metadata=OMITTED_WHEN_DEFAULT)
 
     @property
     def wrapper_overhead_large(self) -> bool:

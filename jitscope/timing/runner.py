@@ -44,10 +44,11 @@ from jitscope.timing.loops import (
     blocked_round,
     dispatch_round,
     measure,
+    paired_rounds,
     run_rounds,
 )
 from jitscope.timing.scaling import scaling_records
-from jitscope.timing.stats import summarize
+from jitscope.timing.stats import median, summarize
 from jitscope.timing.steady import default_max_warmup, steady_note
 
 #: (completed steps, total steps, what is happening now)
@@ -159,6 +160,7 @@ def _cached(target: TargetHandle, argset: ArgSet, cold: ColdOutcome, args: tuple
     donated = donated_arguments(target, args, kwargs)
     dispatch: TimingStats | None = None
     compiled: TimingStats | None = None
+    overhead: float | None = None
     try:
         # the user's own call: a library wrapper (equinox, nnx) with its per-call Python, else jitscope's jit
         timed = timed_call(target, cold.jitted, cold.out, *donated.fresh(args, kwargs))
@@ -174,7 +176,7 @@ def _cached(target: TargetHandle, argset: ArgSet, cold: ColdOutcome, args: tuple
         if timed.called:  # the compiled program alone: the wrapper's own work is the difference
             ctx.step(0.75, f"{target.name}: the compiled program alone")
             program, _ = cached_round(cold.jitted, args, kwargs, donated, inp.blocker_for(cold.out), clock)
-            compiled = _side_rounds(program, measured, ctx)
+            compiled, overhead = _program_alone(rounds, program, measured, ctx)
     except Exception as exc:  # noqa: BLE001 - the user's compiled function failed when run again
         raise user_code_failed(target.name, argset.describe(), exc, target.options, "on a cached call",
                                fn=target.fn, argset=argset) from None
@@ -194,8 +196,23 @@ def _cached(target: TargetHandle, argset: ArgSet, cold: ColdOutcome, args: tuple
         steady_state=measured.steady,
         called=timed.called,
         compiled=compiled,
+        wrapper_overhead=overhead,
     )
     return record, notes
+
+
+def _program_alone(wrapper: RoundTimer, program: RoundTimer, measured: Measured, ctx: _Context
+                   ) -> tuple[TimingStats, float]:
+    """The compiled program alone, and the wrapper's own per-call work: rounds of the wrapper's call and of
+    the program alternate (a share of the budget, or the lockstep's fixed rounds), so both see the same
+    load; the work is the median of the pairs' differences."""
+    opts = ctx.options
+    lockstep = opts.lockstep_rounds
+    loops = measured.stats.loops
+    program(1), program(1)  # its first calls since the cold call pay one-off costs
+    ones, twos, spent = paired_rounds(wrapper, program, loops, min_rounds=lockstep or opts.min_rounds,
+                                      budget=0.0 if lockstep else opts.budget * DISPATCH_SHARE, clock=opts.clock)
+    return summarize(twos, loops, total_seconds=spent), median([a - b for a, b in zip(ones, twos, strict=True)])
 
 
 def _side_rounds(time_round: RoundTimer, measured: Measured, ctx: _Context) -> TimingStats:
