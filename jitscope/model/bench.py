@@ -15,8 +15,9 @@ from jitscope.model.trace import CostRecord, MemoryRecord
 BENCH_KIND = "jitscope.bench"
 #: Version of the ``jitscope.bench`` document. 1.1: ``environment.device_count`` is an int and
 #: ``environment.x64`` a bool (both were strings); new ``failures``, ``cached.steady_state``,
-#: ``eager.steady_state`` and ``settings.max_warmup``. 1.2: ``cached.called`` and ``cached.compiled`` (a
-#: library wrapper's call timed as the user makes it, and its compiled program alone). 1.0 documents still
+#: ``eager.steady_state`` and ``settings.max_warmup``. 1.2: ``cached.called``, ``cached.compiled`` and
+#: ``cached.wrapper_overhead`` (a library wrapper's call timed as the user makes it, its compiled program
+#: alone, and the wrapper's own per-call work). 1.0 documents still
 #: load as baselines.
 BENCH_SCHEMA_VERSION = "1.2"
 #: A wrapper's own per-call work is worth a line in the report when it exceeds this share of the compiled
