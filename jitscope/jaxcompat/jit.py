@@ -23,8 +23,10 @@ class JitOptions:
     #: The wrapper's declared ``in_shardings``/``out_shardings`` (live sharding pytrees), None where not given.
     in_shardings: Any = None
     out_shardings: Any = None
-    #: Every leaf that is not an array is static (equinox's filter_jit rule): for a library's own jit
-    #: wrapper called with objects jax.jit cannot take (an equinox module holding its activation).
+    #: Which argument leaves the wrapper makes static besides the ones it names (NO_LEAVES, NON_ARRAYS,
+    #: OBJECTS below; ``jaxcompat/wrappers.py`` says which wrapper has which rule).
+    static_leaves: str = ""
+    #: This call holds leaves ``static_leaves`` makes static: jit it as :class:`FilteredJit`.
     filter_static: bool = False
     #: Also return the argument leaves the function replaced in place (see :func:`returning_updates`):
     #: for a library's jit wrapper (flax's ``nnx.jit``) whose updates live in its argument objects.
@@ -33,6 +35,23 @@ class JitOptions:
     def with_static_names(self, names: tuple[str, ...]) -> JitOptions:
         merged = tuple(dict.fromkeys(self.static_argnames + names))
         return dataclasses.replace(self, static_argnames=merged)
+
+
+#: ``JitOptions.static_leaves``: jax.jit's rule, no leaf is static (one it cannot take is an error) ...
+NO_LEAVES = ""
+#: ... equinox's ``filter_jit``: every leaf that is not an array, Python numbers included ...
+NON_ARRAYS = "non-arrays"
+#: ... flax's ``nnx.jit`` (a module's non-array state), a plain function called with objects: the leaves
+#: jax.jit cannot take (functions, strings, other objects); Python numbers are traced, as jax.jit traces them.
+OBJECTS = "objects"
+_PYTHON_NUMBERS = (bool, int, float, complex)
+
+
+def is_static_leaf(leaf: Any, rule: str) -> bool:
+    """Whether ``rule`` (a ``static_leaves`` value) makes ``leaf`` static."""
+    if rule == NO_LEAVES or is_array(leaf):
+        return False
+    return rule == NON_ARRAYS or not isinstance(leaf, _PYTHON_NUMBERS)
 
 
 def is_jitted(obj: Any) -> bool:
@@ -65,7 +84,7 @@ def make_jit(fn: Callable[..., Any], options: JitOptions) -> Any:
 
     fn = exits_as_errors(fn)  # sys.exit in the user's function: a failure of the call, not of jitscope
     if options.filter_static:
-        return FilteredJit(fn)  # returns the updates itself
+        return FilteredJit(fn, options.static_leaves or NON_ARRAYS)  # returns the updates itself
     if options.return_updates:
         fn = returning_updates(fn)
 
@@ -130,14 +149,15 @@ class _Same:
 
 
 class FilteredJit:
-    """``jax.jit`` with every non-array leaf of the arguments static, as ``equinox.filter_jit`` does.
+    """``jax.jit`` with the argument leaves ``rule`` makes static (:func:`is_static_leaf`) static: every
+    non-array leaf, as ``equinox.filter_jit`` does, or only those jax.jit cannot take (``nnx.jit``).
 
     ``__call__``, ``trace`` and ``lower`` take the arguments as the function does; the array leaves
     become the jitted function's arguments and the rest rides along as one static argument. It
     returns the list of the output's array leaves, then the argument leaves the function replaced in
     place (nnx.jit's state updates): what a trace shows and a timing blocks on.
 
-    The array leaves are passed in the user's own argument structure (every other leaf replaced by
+    The traced leaves are passed in the user's own argument structure (every other leaf replaced by
     None, which JAX reads as an empty subtree) under the user's parameter names, so JAX names them
     as it names a plain jit's arguments (``model.blocks[0].attention.query.kernel.value``,
     ``optimizer.opt_state[0].mu...``) in the jaxpr, the HLO and every report built on them, instead
@@ -145,10 +165,11 @@ class FilteredJit:
     rebuilt around None, the leaves go in flat.
     """
 
-    def __init__(self, fn: Callable[..., Any]) -> None:
+    def __init__(self, fn: Callable[..., Any], rule: str = NON_ARRAYS) -> None:
         import jax
 
         self.fn = fn
+        self.rule = rule
         self.__wrapped__ = fn
 
         def named(_jitscope_static: Any, *args: Any, **kwargs: Any) -> Any:
@@ -175,7 +196,7 @@ class FilteredJit:
         given = [next(it) if s is None else s.value for s in leaves]
         args, kwargs = jax.tree_util.tree_unflatten(treedef, given)
         # only the outputs' arrays come out (a returned equinox module's functions stay behind)
-        outs = [leaf for leaf in jax.tree_util.tree_leaves(self.fn(*args, **kwargs)) if _is_array(leaf)]
+        outs = [leaf for leaf in jax.tree_util.tree_leaves(self.fn(*args, **kwargs)) if is_array(leaf)]
         # flax's nnx.jit writes the new state (parameters, optimizer moments) into the argument objects
         # instead of returning it: returned here too, so the compiled program keeps the backward pass and
         # the update, as nnx's own program does (left out, XLA drops them as dead code, and a timing or a
@@ -185,14 +206,14 @@ class FilteredJit:
             return outs
         returned = {id(leaf) for leaf in outs}
         return outs + [new for old, new in zip(given, after, strict=True)
-                       if new is not old and _is_array(new) and id(new) not in returned]
+                       if new is not old and is_array(new) and id(new) not in returned]
 
     def _bound(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, Any, tuple[Any, ...], dict[str, Any]]:
         """(the static part, the jitted function to call, its dynamic args and kwargs)."""
         import jax
 
         leaves, treedef = jax.tree_util.tree_flatten((args, kwargs))
-        keep = [_is_array(leaf) for leaf in leaves]
+        keep = [not is_static_leaf(leaf, self.rule) for leaf in leaves]
         static = (treedef, tuple(None if k else _Same(leaf) for leaf, k in zip(leaves, keep, strict=True)))
         arrays = [leaf for leaf, k in zip(leaves, keep, strict=True) if k]
         if self._jit_named is not None:
@@ -256,9 +277,11 @@ def _borrowed_signature(fn: Callable[..., Any]) -> Any:
         return None
 
 
-def _is_array(value: Any) -> bool:
+def is_array(value: Any) -> bool:
+    """An array leaf, concrete or abstract: what ``equinox.is_array`` calls one (NumPy scalars included),
+    and anything else with a shape and a dtype (``ShapeDtypeStruct``, jitscope's ``ArraySpec``)."""
     import jax
     import numpy as np
 
-    return isinstance(value, (jax.Array, np.ndarray, jax.ShapeDtypeStruct)) or (
+    return isinstance(value, (jax.Array, np.ndarray, np.generic, jax.ShapeDtypeStruct)) or (
         hasattr(value, "shape") and hasattr(value, "dtype") and not isinstance(value, type))

@@ -5,15 +5,14 @@ Used by ``--from-run`` (the call the running program made) and by the Python API
 ``TargetHandle`` whose one example is that call, so tracing, timing and profiling run on it
 unchanged.
 
-How arguments are split into traced and static, as the user's own jit would:
-
-- a ``jax.jit`` wrapper: its ``static_argnums``/``static_argnames``/``donate_argnums``;
-- a plain function called with arrays only (in any pytree): ``jax.jit(fn)``, exactly;
-- a library's wrapper (flax ``nnx.jit``, equinox ``filter_jit``), or a plain function called with
-  anything else: every leaf that is not an array is static (equinox's rule; what ``nnx.jit`` does
-  for a module's non-array state), so models, optimizers and Python numbers pass as they are;
-- ``static_argnums``/``static_argnames`` given explicitly: ``jax.jit``'s rule with those
-  (a Python number not named is traced, as a weak-typed scalar).
+Arguments are split into traced and static as the user's own wrapper splits them, by the rules
+every other path follows (``jaxcompat/wrappers.py``): a ``jax.jit`` wrapper's own options;
+``equinox.filter_jit``: every non-array leaf static, Python numbers included; ``nnx.jit``: the leaves
+jax.jit cannot take static (models' functions, strings), Python numbers traced. A bare function, whose
+jit the user has not written yet, gets equinox's rule here, so models, optimizers and Python values pass
+as they are (``jitscope.trace(f, x, 3)``: ``3`` static, as for ``range(n)``).
+``static_argnums``/``static_argnames`` given explicitly add those, and a Python number not named is
+then traced (a weak-typed scalar), as jax.jit traces it.
 """
 
 from __future__ import annotations
@@ -25,10 +24,11 @@ import types
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from jitscope.jaxcompat.jit import JitOptions, unwrap_jit
+from jitscope.jaxcompat.jit import OBJECTS, JitOptions, unwrap_jit
 from jitscope.jaxcompat.values import detached
+from jitscope.jaxcompat.wrappers import JAX_JIT, recognise_live, static_leaves_in
 from jitscope.load.specs import ArgSet
-from jitscope.load.target import TargetHandle, is_plain_function, parameter_names
+from jitscope.load.target import TargetHandle, parameter_names
 
 
 def live_target(
@@ -50,17 +50,14 @@ def live_target(
     ``abstract`` (trace): array leaves in plain containers become their abstract values (shape,
     dtype, weak type, sharding): nothing is allocated; arrays inside other objects stay as they are.
     """
-    unwrapped = unwrap_jit(fn)
-    if unwrapped is not None:
-        inner, options = unwrapped
-    elif is_plain_function(fn) and _all_arrays((args, kwargs)):
-        inner, options = fn, JitOptions()  # what jax.jit(fn) makes of it, exactly
-    else:
-        inner, options = fn, JitOptions(filter_static=True)
+    found = recognise_live(fn)
+    inner, options = found.fn, found.options
+    if found.kind != JAX_JIT and (options.return_updates or static_leaves_in(options, (tuple(args), dict(kwargs)))):
         # a library's jit may write new state into the model and optimizer objects: into copies
         args, kwargs = detached((tuple(args), dict(kwargs)))
     if static_argnums is not None or static_argnames is not None:
-        options = dataclasses.replace(options, filter_static=False,
+        rule = OBJECTS if options.static_leaves else options.static_leaves
+        options = dataclasses.replace(options, static_leaves=rule,
                                       static_argnums=tuple(dict.fromkeys(options.static_argnums
                                                                          + tuple(static_argnums or ()))),
                                       static_argnames=tuple(dict.fromkeys(options.static_argnames
@@ -74,15 +71,6 @@ def live_target(
     argset = ArgSet(tuple(args), dict(kwargs), static, label=label)
     return TargetHandle(text=text, name=text, attr_path=attr_path, fn=inner, original=fn, options=options,
                         module=module if module is not None else module_of(inner), how=how, examples=(argset,))
-
-
-def _all_arrays(tree: Any) -> bool:
-    import jax
-
-    from jitscope.load.specs import ArraySpec
-
-    leaves = jax.tree_util.tree_leaves(tree, is_leaf=lambda x: isinstance(x, ArraySpec))
-    return all(isinstance(leaf, ArraySpec) or (hasattr(leaf, "shape") and hasattr(leaf, "dtype")) for leaf in leaves)
 
 
 def module_of(fn: Any) -> types.ModuleType:

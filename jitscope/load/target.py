@@ -8,11 +8,9 @@ undone, so loading a target never leaves the interpreter different.
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import difflib
 import importlib
 import importlib.util
-import inspect
 import os
 import sys
 from collections.abc import Callable, Iterator
@@ -22,9 +20,10 @@ from types import ModuleType
 from typing import Any
 
 from jitscope.errors import SpecError, TargetError, UserCodeError
-from jitscope.jaxcompat.jit import JitOptions, is_jitted, unwrap_jit
+from jitscope.jaxcompat.jit import JitOptions, is_jitted
+from jitscope.jaxcompat.wrappers import EQUINOX, JAX_JIT, describe_rule, for_call, recognise
 from jitscope.load.examples import example_names, examples_for, examples_from_config
-from jitscope.load.specs import ArgSet, ArraySpec
+from jitscope.load.specs import ArgSet
 from jitscope.userframes import format_user_traceback
 
 
@@ -160,44 +159,13 @@ def resolve_attr(module: ModuleType, attr_path: str, shown: str) -> Any:
     return obj
 
 
-def is_plain_function(fn: Any) -> bool:
-    """A function or bound method, not a library's jit wrapper: an object (flax >= 0.11 ``nnx.jit``,
-    equinox ``filter_jit``) or a wrapper function defined in a library around the user's (older
-    flax's ``nnx.jit``: a ``functools.wraps`` function whose code is flax's)."""
-    if not (inspect.isfunction(fn) or inspect.ismethod(fn) or inspect.isbuiltin(fn)):
-        return False
-    if getattr(fn, "__wrapped__", None) is None:
-        return True
-    from jitscope.userframes import default_is_user_file
-
-    code = getattr(getattr(fn, "__func__", fn), "__code__", None)
-    return code is None or default_is_user_file(code.co_filename)
-
-
-def holds_unjittable(argset: ArgSet) -> bool:
-    """True when an argument holds a leaf ``jax.jit`` cannot take: a function or another object that is
-    neither an array nor a Python scalar (an equinox module's activation, a flax module's methods)."""
-    import jax
-
-    from jitscope.load.objects import is_array
-
-    leaves = jax.tree_util.tree_leaves((argset.args, argset.kwargs))
-    return any(not is_array(leaf) and (callable(leaf) or not isinstance(leaf, _JITTABLE)) for leaf in leaves)
-
-
-_JITTABLE = (ArraySpec, str, bytes, int, float, complex, bool, type(None))
-
-
 def jit_options_for(target: TargetHandle, argset: ArgSet) -> tuple[JitOptions, str]:
-    """How to jit ``target`` for ``argset`` (trace, bench, profile and memory alike), and a note saying
-    what that changed ("" when nothing): the argset's statics added; for a library's own jit wrapper
-    (equinox.filter_jit) called with objects jax.jit cannot take, every non-array leaf static, as that
-    wrapper makes them."""
-    options = target.options.with_static_names(argset.static_names)
-    if not (options.from_user_jit or options.filter_static or is_plain_function(target.original)) \
-            and holds_unjittable(argset):
-        return (dataclasses.replace(options, filter_static=True),
-                "non-array leaves static, as its wrapper (equinox.filter_jit) makes them")
+    """How to jit ``target`` for ``argset`` (trace, bench, profile, memory and lint alike), and a note saying
+    what that changed ("" when nothing): the argset's statics added, and the leaves its wrapper's rule makes
+    static (``jaxcompat/wrappers.py``), where the call holds any."""
+    options = for_call(target.options.with_static_names(argset.static_names), (argset.args, argset.kwargs))
+    if options.filter_static and not target.options.filter_static:
+        return options, describe_rule(recognise(target.original).kind, options.static_leaves)
     return options, ""
 
 
@@ -209,13 +177,10 @@ def _make_handle(
             f"{shown}:{attr_path} is a {type(obj).__name__}, not a function",
             hint="point at a function, a jitted function or a bound method",
         )
-    unwrapped = unwrap_jit(obj)
-    if unwrapped is not None:
-        fn, options = unwrapped
-        how += "; unwrapped its jax.jit wrapper"
-    else:
-        # a library's jit wrapper (nnx.jit): its updates are written into the arguments; keep them
-        fn, options = obj, JitOptions(return_updates=not is_plain_function(obj))
+    found = recognise(obj)
+    fn, options = found.fn, found.options
+    if found.kind in (JAX_JIT, EQUINOX):
+        how += f"; unwrapped its {found.kind} wrapper"
     return TargetHandle(
         text=text,
         name=f"{shown}:{attr_path}",

@@ -15,8 +15,15 @@ from jitscope.model.trace import CostRecord, MemoryRecord
 BENCH_KIND = "jitscope.bench"
 #: Version of the ``jitscope.bench`` document. 1.1: ``environment.device_count`` is an int and
 #: ``environment.x64`` a bool (both were strings); new ``failures``, ``cached.steady_state``,
-#: ``eager.steady_state`` and ``settings.max_warmup``. 1.0 documents still load as baselines.
-BENCH_SCHEMA_VERSION = "1.1"
+#: ``eager.steady_state`` and ``settings.max_warmup``. 1.2: ``cached.called``, ``cached.compiled`` and
+#: ``cached.wrapper_overhead`` (a library wrapper's call timed as the user makes it, its compiled program
+#: alone, and the wrapper's own per-call work). 1.0 documents still
+#: load as baselines.
+BENCH_SCHEMA_VERSION = "1.2"
+#: A wrapper's own per-call work is worth a line in the report when it exceeds this share of the compiled
+#: program's time, or this many seconds, per call (``CachedRecord.wrapper_overhead_large``).
+WRAPPER_OVERHEAD_SHARE = 0.10
+WRAPPER_OVERHEAD_SECONDS = 20e-6
 #: The comparison metric of the device memory a program needs (bytes; the others are seconds).
 MEMORY_METRIC = "device memory"
 #: What the environment dict holds: versions, backend and device kind are strings, the rest are not.
@@ -116,6 +123,22 @@ class CachedRecord:
     output_leaves: int  # array leaves blocked on after each call (0: waits on effects only)
     fresh_inputs: bool = False  # donated arguments: each call gets fresh copies, made outside the timing
     steady_state: SteadyState | None = None  # None in reports written before jitscope measured it
+    #: "" when ``blocked`` times jitscope's ``jax.jit`` of the function (the same call as the user's
+    #: ``jax.jit`` wrapper, or ``jax.jit(fn)`` of a plain function); else the library wrapper whose call, as
+    #: the user makes it, ``blocked`` times ("equinox.filter_jit", "flax.nnx.jit"): its Python included.
+    called: str = field(default="", metadata=OMITTED_WHEN_DEFAULT)
+    #: With ``called``: the compiled program alone (jitscope's jax.jit of the function), timed the same way,
+    #: its rounds alternating with rounds of the wrapper's call.
+    compiled: TimingStats | None = field(default=None, metadata=OMITTED_WHEN_DEFAULT)
+    #: With ``called``: the wrapper's own per-call work, the median over those pairs of rounds of (the
+    #: wrapper's call - the program alone), so both sides saw the same load; None: not measured.
+    wrapper_overhead: float | None = field(default=None, metadata=OMITTED_WHEN_DEFAULT)
+
+    @property
+    def wrapper_overhead_large(self) -> bool:
+        overhead = self.wrapper_overhead
+        return overhead is not None and self.compiled is not None and (
+            overhead > WRAPPER_OVERHEAD_SECONDS or overhead > WRAPPER_OVERHEAD_SHARE * self.compiled.median)
 
 
 @dataclass(frozen=True, slots=True)

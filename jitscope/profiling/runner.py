@@ -33,7 +33,8 @@ from jitscope.timing import inputs as inp
 from jitscope.timing.clock import Clock, clock_resolution, perf_clock
 from jitscope.timing.cold import user_code_failed
 from jitscope.timing.loops import measure
-from jitscope.timing.runner import PreparedCall, cached_round, device_errors, prepare_call
+from jitscope.timing.donated import cached_round
+from jitscope.timing.runner import PreparedCall, device_errors, prepare_call
 from jitscope.timing.steady import default_max_warmup
 from jitscope.units import fmt_duration
 from jitscope.userframes import is_user_file

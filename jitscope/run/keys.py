@@ -14,6 +14,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from jitscope.jaxcompat.compile_hooks import LeafInfo, describe_leaf
+from jitscope.jaxcompat.jit import is_static_leaf
 from jitscope.load.specs import SHORT_NAMES
 from jitscope.tracing import cachekeys
 from jitscope.tracing.cachekeys import Key, shorten
@@ -70,15 +71,15 @@ def live_key(call: UserCall, *, x64: bool, statics: cachekeys.StaticValues | Non
     for index, value in enumerate(call.args):
         name = params[index] if index < len(params) else f"args[{index}]"
         cachekeys.add_passed(key, name, keyword=False)
-        parts.append(_add_argument(key, name, value, index in nums or name in names, x64, call.non_arrays_static,
+        parts.append(_add_argument(key, name, value, index in nums or name in names, x64, call.static_leaves,
                                    statics))
     for name, value in call.kwargs.items():
         cachekeys.add_passed(key, name, keyword=True)
-        parts.append(_add_argument(key, name, value, name in names, x64, call.non_arrays_static, statics))
+        parts.append(_add_argument(key, name, value, name in names, x64, call.static_leaves, statics))
     return key, ", ".join(parts)
 
 
-def _add_argument(key: Key, name: str, value: Any, static: bool, x64: bool, non_arrays_static: bool,
+def _add_argument(key: Key, name: str, value: Any, static: bool, x64: bool, static_leaves: str,
                   statics: cachekeys.StaticValues) -> str:
     if static:
         cachekeys.add_static(key, name, value, statics)
@@ -90,9 +91,10 @@ def _add_argument(key: Key, name: str, value: Any, static: bool, x64: bool, non_
     texts = []
     for path, leaf in flat:
         where = name + jax.tree_util.keystr(path)
-        info = None if non_arrays_static and _is_python_value(leaf) else describe_leaf(leaf, x64)
+        static_leaf = is_static_leaf(leaf, static_leaves)
+        info = None if static_leaf else describe_leaf(leaf, x64)
         if info is None:
-            if non_arrays_static:
+            if static_leaf:
                 cachekeys.add_static(key, where, leaf, statics)
                 texts.append(f"{where}={shorten(repr(leaf), 40)}")
             else:
@@ -103,11 +105,6 @@ def _add_argument(key: Key, name: str, value: Any, static: bool, x64: bool, non_
     if len(texts) == len(flat) and 0 < len(texts) <= 3:
         return ", ".join(texts)
     return f"{name}: {type(value).__name__} of {len(flat)} leaves"
-
-
-def _is_python_value(leaf: Any) -> bool:
-    """Not an array: equinox's ``is_array`` is false (Python scalars, strings, None, functions)."""
-    return getattr(leaf, "shape", None) is None or isinstance(leaf, (bool, int, float, complex))
 
 
 def _other_structure(value: Any) -> str:

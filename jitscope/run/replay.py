@@ -12,7 +12,6 @@ import inspect
 from pathlib import Path
 
 from jitscope.errors import UsageError
-from jitscope.jaxcompat.jit import unwrap_jit
 from jitscope.load.target import TargetHandle, load_targets
 from jitscope.run.signature import pick_call, read_capture, rebuild_argset
 
@@ -26,12 +25,9 @@ def load_from_capture(target: str, directory: Path, compile_number: int = 1) -> 
     saved = pick_call(calls, name if any(c.function == name for c in calls) else handle.attr_path.rsplit(".", 1)[-1],
                       compile_number, str(directory))
     argset = rebuild_argset(saved, _parameters(handle.fn), handle.module)
-    options = handle.options
-    if unwrap_jit(handle.original) is None and not inspect.isfunction(handle.original):
-        # a library's wrapper (equinox filter_jit, nnx.jit): its non-array arguments are static, as it makes them
-        options = dataclasses.replace(options, filter_static=True)
     how = f"{handle.how}; arguments of compile {saved.compile} of {saved.function} saved in {directory}"
-    return dataclasses.replace(handle, examples=(argset,), options=options, how=how)
+    # static and traced as the wrapper makes them: handle.options hold its rule (jaxcompat/wrappers.py)
+    return dataclasses.replace(handle, examples=(argset,), how=how)
 
 
 def _parameters(fn: object) -> list[str]:

@@ -22,13 +22,17 @@ def observe_sequence(target: Any, argsets: tuple[ArgSet, ...]) -> list[bool | No
     """
     from jitscope.jaxcompat.compile_hooks import installed
     from jitscope.jaxcompat.jit import make_jit
+    from jitscope.jaxcompat.wrappers import for_call
     from jitscope.load.abstract import to_abstract
     from jitscope.run.observer import RunObserver
 
     statics: tuple[str, ...] = ()
     for argset in argsets:
         statics += argset.static_names
-    jitted = make_jit(target.fn, target.options.with_static_names(tuple(dict.fromkeys(statics))))
+    # static and traced as the wrapper makes them (jaxcompat/wrappers.py), on one wrapper for every call
+    options = for_call(target.options.with_static_names(tuple(dict.fromkeys(statics))),
+                       [(argset.args, argset.kwargs) for argset in argsets])
+    jitted = make_jit(target.fn, options)
     observer = RunObserver(effects=False)
     observed: list[bool | None] = []
     with installed(observer) as status:

@@ -26,11 +26,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from jitscope.jaxcompat.compile_hooks import pmap_user_call, static_arg_options
+from jitscope.jaxcompat.jit import NO_LEAVES
+from jitscope.jaxcompat.wrappers import EQUINOX, STATIC_LEAVES
 
 #: ``CompileEvent.via`` for a plain ``jax.jit`` call.
 PLAIN = ""
-EQUINOX = "equinox.filter_jit"
 LINEN = "flax.linen.jit"
+__all__ = ["EQUINOX", "LINEN", "PLAIN", "UserCall", "user_call"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,8 +45,9 @@ class UserCall:
     static_argnums: tuple[int, ...] = ()
     static_argnames: tuple[str, ...] = ()
     via: str = PLAIN  # "", "jax.pmap", "equinox.filter_jit"
-    #: Leaves that are not arrays are static (equinox: Python ints and floats are compile-time constants).
-    non_arrays_static: bool = False
+    #: Which leaves the wrapper makes static besides the named arguments (``JitOptions.static_leaves``; the
+    #: rules every other path follows, ``jaxcompat/wrappers.py``): equinox's, every non-array leaf.
+    static_leaves: str = NO_LEAVES
 
 
 def user_call(fun: Any, jit_info: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> UserCall:
@@ -83,7 +86,8 @@ def _equinox(fun: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> UserCal
         user_args: tuple[Any, ...] = (first, *rest)[:-1]  # equinox appends a None: no call is argument-free
     except Exception:  # noqa: BLE001 - another equinox release: report the miss as JAX saw it
         return None
-    return UserCall(user_fun, tuple(user_args), dict(user_kwargs), via=EQUINOX, non_arrays_static=True)
+    return UserCall(user_fun, tuple(user_args), dict(user_kwargs), via=EQUINOX,
+                    static_leaves=STATIC_LEAVES[EQUINOX])
 
 
 def _linen(fun: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> UserCall | None:

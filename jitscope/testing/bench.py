@@ -6,10 +6,11 @@ compile and first run by JAX's monitoring events; then cached calls on the compi
 each blocked on every output leaf, calibrated on a 1-2-5 ladder, warmed up to a steady state,
 timed in rounds until the budget is spent, with garbage collection off inside each round.
 
-What is jitted: a ``jax.jit`` wrapper's own function and options (static and donated
-arguments, shardings); anything else (an ``equinox.filter_jit`` or ``nnx.jit`` wrapper, a
-plain function) inside a jit that makes every non-array leaf static, as ``equinox.filter_jit``
-does, which is also how ``--from-run`` benchmarks a captured call.
+What is jitted, and what is static, follows the wrapper's own rules, as on every other path
+(``jaxcompat/wrappers.py``): a ``jax.jit`` wrapper's own function and options (static and donated
+arguments, shardings); ``equinox.filter_jit``: every non-array leaf static; ``nnx.jit``: the leaves
+jax.jit cannot take static; a plain function: every non-array leaf static. The cached calls time the
+wrapper the test calls.
 
 The cold calls clear JAX's in-memory caches: what the test compiled before ``jit_bench`` compiles
 again if the test calls it afterwards (``jit_bench``'s own compiles are not charged to the test).
@@ -58,13 +59,13 @@ def _function_name(fn: Any) -> str:
 
 def target_for(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[TargetHandle, ArgSet]:
     """A target handle and its one call for a live ``fn``: a jax.jit's function and options, or filter-static."""
-    from jitscope.jaxcompat.jit import JitOptions, unwrap_jit
+    from jitscope.jaxcompat.wrappers import recognise_live
 
     if not callable(fn):
         raise UsageError(f"jit_bench needs a function to call, got {type(fn).__name__}",
                          hint="jit_bench(step, params, batch)")
-    unwrapped = unwrap_jit(fn)
-    inner, options = unwrapped if unwrapped is not None else (fn, JitOptions(filter_static=True))
+    found = recognise_live(fn)  # static and traced as the user's wrapper makes them, as every command does
+    inner, options = found.fn, found.options
     try:
         names = list(inspect.signature(inner).parameters)
     except (TypeError, ValueError):

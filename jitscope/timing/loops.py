@@ -125,6 +125,35 @@ def run_rounds(
     return samples, spent
 
 
+def paired_rounds(
+    first: RoundTimer, second: RoundTimer, loops: int, *, budget: float, min_rounds: int, clock: Clock,
+    max_rounds: int = MAX_ROUNDS,
+) -> tuple[list[float], list[float], float]:
+    """Pairs of rounds of two calls, one round of each, which goes first alternating, so both see the same
+    background load (a difference of two figures measured minutes apart is mostly noise on a busy machine).
+
+    Returns the per-call time of each round of ``first`` and of ``second`` (pair by pair), and the total time
+    spent inside timed rounds.
+    """
+    ones: list[float] = []
+    twos: list[float] = []
+    spent = 0.0
+    start = clock()
+    while len(ones) < max_rounds:
+        if len(ones) >= min_rounds and clock() - start >= budget:
+            break
+        if len(ones) % 2:
+            two = second(loops)
+            one = first(loops)
+        else:
+            one = first(loops)
+            two = second(loops)
+        ones.append(one / loops)
+        twos.append(two / loops)
+        spent += one + two
+    return ones, twos, spent
+
+
 @dataclass(frozen=True, slots=True)
 class Measured:
     stats: TimingStats

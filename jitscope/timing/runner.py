@@ -19,9 +19,10 @@ from typing import Any
 
 from jitscope.errors import UserCodeError
 from jitscope.jaxcompat.caches import PersistentCacheState, persistent_cache
+from jitscope.jaxcompat.wrappers import static_values
 from jitscope.load.abstract import input_bytes
 from jitscope.load.specs import ArgSet
-from jitscope.load.target import TargetHandle, jit_options_for
+from jitscope.load.target import TargetHandle, jit_options_for, parameter_names
 from jitscope.model.bench import (
     BenchFailure,
     BenchReport,
@@ -34,25 +35,25 @@ from jitscope.model.bench import (
 )
 from jitscope.timing import inputs as inp
 from jitscope.timing.calibrate import MAX_LOOPS
+from jitscope.timing.called import timed_call
 from jitscope.timing.clock import Clock, clock_name, clock_resolution, perf_clock
 from jitscope.timing.cold import ColdOutcome, cold_record, measure_cold, prime_process, user_code_failed
+from jitscope.timing.donated import Donated, cached_round, donated_arguments
 from jitscope.timing.loops import (
     Measured,
     RoundTimer,
     blocked_round,
     dispatch_round,
-    fresh_input_round,
     measure,
+    paired_rounds,
     run_rounds,
 )
 from jitscope.timing.scaling import scaling_records
-from jitscope.timing.stats import summarize
+from jitscope.timing.stats import median, summarize
 from jitscope.timing.steady import default_max_warmup, steady_note
 
 #: (completed steps, total steps, what is happening now)
 Progress = Callable[[float, int, str], None]
-#: Donated inputs are copied for every call; keep the copies of one round below this.
-FRESH_INPUT_BYTES = 256 * 2**20
 #: The dispatch-only measurement gets this fraction of the budget.
 DISPATCH_SHARE = 0.25
 
@@ -134,8 +135,12 @@ def _device_state() -> tuple[bool, int | None, int | None]:
     return jax.default_backend() == "cpu", mem.free if mem else None, mem.peak_bytes_in_use if mem else None
 
 
-def _statics(argset: ArgSet) -> dict[str, str]:
-    return {name: repr(argset.kwargs[name]) for name in argset.static_names if name in argset.kwargs}
+def _statics(target: TargetHandle, argset: ArgSet) -> dict[str, str]:
+    """Static name -> repr: the named statics, then the Python values the wrapper's rule makes static
+    (equinox: ``lr: 0.01``), by their path."""
+    named = {name: repr(argset.kwargs[name]) for name in argset.static_names if name in argset.kwargs}
+    return named | {path: repr(leaf) for path, leaf in static_values(target.options, argset.args, argset.kwargs,
+                                                                    parameter_names(target.fn))}
 
 
 def harness_overhead(clock: Clock, resolution: float, budget: float) -> float:
@@ -153,25 +158,26 @@ def harness_overhead(clock: Clock, resolution: float, budget: float) -> float:
 def _cached(target: TargetHandle, argset: ArgSet, cold: ColdOutcome, args: tuple[Any, ...],
             kwargs: dict[str, Any], ctx: _Context) -> tuple[CachedRecord, list[str]]:
     opts, clock, notes = ctx.options, ctx.options.clock, []
-    block = inp.blocker_for(cold.out)
-    donated = _donated(target, args, kwargs)
+    donated = donated_arguments(target, args, kwargs)
     dispatch: TimingStats | None = None
+    compiled: TimingStats | None = None
+    overhead: float | None = None
     try:
+        # the user's own call: a library wrapper (equinox, nnx) with its per-call Python, else jitscope's jit
+        timed = timed_call(target, cold.jitted, cold.out, *donated.fresh(args, kwargs))
+        notes += [timed.note] if timed.note else []
+        rounds, max_loops = cached_round(timed.fn, args, kwargs, donated, timed.block, clock)
+        measured = ctx.measure(rounds, max_loops=max_loops)
         if donated:
-            rounds, max_loops = cached_round(cold.jitted, args, kwargs, donated, block, clock)
-            measured = ctx.measure(rounds, max_loops=max_loops)
             notes.append("donated arguments: every call got fresh copies, made outside the timed region; "
                          "dispatch-only time not measured")
-        else:
-            measured = ctx.measure(blocked_round(cold.jitted, args, kwargs, block, clock))
-            if opts.dispatch:
-                ctx.step(0.7, f"{target.name}: dispatch-only calls")
-                unblocked = dispatch_round(cold.jitted, args, kwargs, block, clock)
-                lockstep = opts.lockstep_rounds
-                samples, spent = run_rounds(unblocked, measured.stats.loops,
-                                            budget=0.0 if lockstep else opts.budget * DISPATCH_SHARE,
-                                            min_rounds=lockstep or opts.min_rounds, clock=clock)
-                dispatch = summarize(samples, measured.stats.loops, total_seconds=spent)
+        elif opts.dispatch:
+            ctx.step(0.7, f"{target.name}: dispatch-only calls")
+            dispatch = _side_rounds(dispatch_round(timed.fn, args, kwargs, timed.block, clock), measured, ctx)
+        if timed.called:  # the compiled program alone: the wrapper's own work is the difference
+            ctx.step(0.75, f"{target.name}: the compiled program alone")
+            program, _ = cached_round(cold.jitted, args, kwargs, donated, inp.blocker_for(cold.out), clock)
+            compiled, overhead = _program_alone(rounds, program, measured, ctx)
     except Exception as exc:  # noqa: BLE001 - the user's compiled function failed when run again
         raise user_code_failed(target.name, argset.describe(), exc, target.options, "on a cached call",
                                fn=target.fn, argset=argset) from None
@@ -189,22 +195,35 @@ def _cached(target: TargetHandle, argset: ArgSet, cold: ColdOutcome, args: tuple
         output_leaves=inp.count_array_leaves(cold.out),
         fresh_inputs=bool(donated),
         steady_state=measured.steady,
+        called=timed.called,
+        compiled=compiled,
+        wrapper_overhead=overhead,
     )
     return record, notes
 
 
-def cached_round(jitted: Any, args: tuple[Any, ...], kwargs: dict[str, Any], donated: _Donated, block: Any,
-                 clock: Clock) -> tuple[RoundTimer, int]:
-    """The timed round of cached calls, and the most loops a round may have: donated arguments get
-    fresh copies, made outside the timed region, and a round's copies stay under FRESH_INPUT_BYTES."""
-    if not donated:
-        return blocked_round(jitted, args, kwargs, block, clock), MAX_LOOPS
+def _program_alone(wrapper: RoundTimer, program: RoundTimer, measured: Measured, ctx: _Context
+                   ) -> tuple[TimingStats, float]:
+    """The compiled program alone, and the wrapper's own per-call work: rounds of the wrapper's call and of
+    the program alternate (a share of the budget, or the lockstep's fixed rounds), so both see the same
+    load; the work is the median of the pairs' differences."""
+    opts = ctx.options
+    lockstep = opts.lockstep_rounds
+    loops = measured.stats.loops
+    program(1), program(1)  # its first calls since the cold call pay one-off costs
+    ones, twos, spent = paired_rounds(wrapper, program, loops, min_rounds=lockstep or opts.min_rounds,
+                                      budget=0.0 if lockstep else opts.budget * DISPATCH_SHARE, clock=opts.clock)
+    return summarize(twos, loops, total_seconds=spent), median([a - b for a, b in zip(ones, twos, strict=True)])
 
-    def prepare() -> tuple[tuple[Any, ...], dict[str, Any]]:
-        return donated.fresh(args, kwargs)
 
-    donated_bytes = max(1, donated.nbytes(args, kwargs))
-    return fresh_input_round(jitted, prepare, block, clock), max(1, FRESH_INPUT_BYTES // donated_bytes)
+def _side_rounds(time_round: RoundTimer, measured: Measured, ctx: _Context) -> TimingStats:
+    """A second figure of the same calls (dispatch-only, the compiled program alone): the main measurement's
+    loops, a share of the budget (or the lockstep's fixed rounds)."""
+    opts = ctx.options
+    lockstep = opts.lockstep_rounds
+    samples, spent = run_rounds(time_round, measured.stats.loops, budget=0.0 if lockstep else opts.budget * DISPATCH_SHARE,
+                                min_rounds=lockstep or opts.min_rounds, clock=opts.clock)
+    return summarize(samples, measured.stats.loops, total_seconds=spent)
 
 
 @dataclass(frozen=True, slots=True)
@@ -214,7 +233,7 @@ class PreparedCall:
     target: TargetHandle
     args: tuple[Any, ...]
     kwargs: dict[str, Any]
-    donated: _Donated
+    donated: Donated
     notes: tuple[str, ...] = ()
 
 
@@ -228,46 +247,7 @@ def prepare_call(target: TargetHandle, argset: ArgSet, seed: int) -> PreparedCal
     notes = tuple(w for w in [warn_if_x64_disabled(argset)] if w)
     args, kwargs = inp.make_inputs(argset, seed)
     target = dataclasses.replace(target, options=jit_options_for(target, argset)[0])
-    return PreparedCall(target, args, kwargs, _donated(target, args, kwargs), notes)
-
-
-@dataclass(frozen=True, slots=True)
-class _Donated:
-    """The donated arguments of one call: by position, and by name when passed as keywords."""
-
-    positions: tuple[int, ...] = ()
-    names: tuple[str, ...] = ()
-
-    def __bool__(self) -> bool:
-        return bool(self.positions or self.names)
-
-    def fresh(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[tuple[Any, ...], dict[str, Any]]:
-        """Arguments with device copies of the donated ones: a donated buffer is gone after the call."""
-        if not self:
-            return args, kwargs
-        args = tuple(inp.copy_arrays(a) if i in self.positions else a for i, a in enumerate(args))
-        return args, {k: inp.copy_arrays(v) if k in self.names else v for k, v in kwargs.items()}
-
-    def nbytes(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> int:
-        return sum(inp.tree_nbytes(args[i]) for i in self.positions) + sum(inp.tree_nbytes(kwargs[k])
-                                                                             for k in self.names)
-
-
-def _donated(target: TargetHandle, args: tuple[Any, ...], kwargs: dict[str, Any]) -> _Donated:
-    """Which arguments the call donates. JAX resolves ``donate_argnames`` to positions and back through the
-    signature, so a donated parameter passed as a keyword (``--arg``) is donated too and needs copies."""
-    import inspect
-
-    nums = target.options.donate_argnums
-    names: tuple[str, ...] = ()
-    if nums and kwargs:
-        try:
-            params = list(inspect.signature(target.fn).parameters.values())
-        except (TypeError, ValueError):  # builtins and some C callables have no signature
-            params = []
-        names = tuple(p.name for i, p in enumerate(params) if i in nums and p.name in kwargs
-                      and p.kind is inspect.Parameter.POSITIONAL_OR_KEYWORD)
-    return _Donated(tuple(i for i in nums if i < len(args)), names)
+    return PreparedCall(target, args, kwargs, donated_arguments(target, args, kwargs), notes)
 
 
 def _eager(target: TargetHandle, args: tuple[Any, ...], kwargs: dict[str, Any], jit_median: float,
@@ -358,7 +338,7 @@ def bench_row(target: TargetHandle, argset: ArgSet, ctx: _Context) -> tuple[Benc
     notes += _cold_notes(cold.median.compiles, cold.median.cache_hit, ctx.cache)
     _, _, peak = _device_state()
     row = BenchRow(
-        target=name, call=call, label=argset.label, statics=_statics(argset), input_bytes=input_bytes(argset),
+        target=name, call=call, label=argset.label, statics=_statics(target, argset), input_bytes=input_bytes(argset),
         cold=cold, cached=cached, process=process, eager=eager, cost=cost, memory=memory, device_peak_bytes=peak,
         derived=derive(cold.median.total, cached.blocked.median, eager, cost), warnings=tuple(notes),
     )

@@ -17,6 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from jitscope.jaxcompat.jit import NO_LEAVES, is_static_leaf
 from jitscope.jaxcompat.values import python_scalar_dtype
 from jitscope.load.partition import format_partition
 from jitscope.load.specs import SHORT_NAMES, ArgSet, ArraySpec
@@ -64,8 +65,12 @@ def _leaves(path: str, value: Any) -> list[tuple[str, Any]]:
     return [(path, value)]
 
 
-def _add_leaf(key: Key, path: str, leaf: Any, x64: bool) -> None:
-    if isinstance(leaf, ArraySpec):
+def _add_leaf(key: Key, path: str, leaf: Any, x64: bool, static_leaves: str = NO_LEAVES,
+              statics: cachekeys.StaticValues | None = None) -> None:
+    if statics is not None and is_static_leaf(leaf, static_leaves):
+        # the wrapper makes this leaf static (equinox: a Python float lr): its value is in the key
+        cachekeys.add_static(key, path, leaf, statics)
+    elif isinstance(leaf, ArraySpec):
         dtype = SHORT_NAMES.get(leaf.dtype, leaf.dtype)
         sharding = None if leaf.sharding is None else format_partition(leaf.sharding)
         cachekeys.add_array(key, path, leaf.shape, dtype, leaf.weak_type, sharding, x64=x64)
@@ -86,11 +91,13 @@ def x64_enabled() -> bool:
 
 def cache_key(argset: ArgSet, param_names: list[str], static_names: tuple[str, ...],
               static_nums: tuple[int, ...] = (), *, statics: cachekeys.StaticValues | None = None,
-              x64: bool | None = None) -> Key:
+              x64: bool | None = None, static_leaves: str = NO_LEAVES) -> Key:
     """The components of JAX's compile-cache key for one call, as readable strings.
 
     Keys compared with each other must share one ``statics`` (it tells equal static
-    values from distinct ones); ``x64`` defaults to JAX's current setting.
+    values from distinct ones); ``x64`` defaults to JAX's current setting. ``static_leaves``
+    is the wrapper's rule for leaves it makes static (``JitOptions.static_leaves``): their
+    values are in the key, and objects (an equinox module) are keyed leaf by leaf.
     """
     statics = cachekeys.StaticValues() if statics is None else statics
     wide = x64_enabled() if x64 is None else x64
@@ -98,26 +105,33 @@ def cache_key(argset: ArgSet, param_names: list[str], static_names: tuple[str, .
     named = [(param_names[i] if i < len(param_names) else f"args[{i}]", v, i) for i, v in enumerate(argset.args)]
     for name, value, index in named:
         cachekeys.add_passed(key, name, keyword=False)
-        _add_argument(key, name, value, name in static_names or index in static_nums, statics, wide)
+        _add_argument(key, name, value, name in static_names or index in static_nums, statics, wide, static_leaves)
     for name, value in argset.kwargs.items():
         cachekeys.add_passed(key, name, keyword=True)
-        _add_argument(key, name, value, name in static_names, statics, wide)
+        _add_argument(key, name, value, name in static_names, statics, wide, static_leaves)
     return key
 
 
 def _add_argument(key: Key, name: str, value: Any, static: bool, statics: cachekeys.StaticValues,
-                  x64: bool) -> None:
+                  x64: bool, static_leaves: str) -> None:
     if static:
         cachekeys.add_static(key, name, value, statics)
         return
     cachekeys.add_structure(key, name, cachekeys.structure(value))
     for path, leaf in _leaves(name, value):
-        _add_leaf(key, path, leaf, x64)
+        if static_leaves == NO_LEAVES:
+            _add_leaf(key, path, leaf, x64)
+            continue
+        import jax
+
+        # an object the wrapper takes (an equinox module, an nnx model) is a pytree: keyed leaf by leaf
+        for inner, item in jax.tree_util.tree_flatten_with_path(leaf)[0]:
+            _add_leaf(key, path + jax.tree_util.keystr(inner), item, x64, static_leaves, statics)
 
 
 def analyse_sequence(target: str, argsets: tuple[ArgSet, ...], param_names: list[str],
                      static_names: tuple[str, ...], static_nums: tuple[int, ...] = (), *,
-                     x64: bool | None = None) -> SequenceRecord:
+                     x64: bool | None = None, static_leaves: str = NO_LEAVES) -> SequenceRecord:
     """Predict which calls compile, and why, from their cache keys."""
     wide = x64_enabled() if x64 is None else x64
     values = cachekeys.StaticValues()
@@ -125,7 +139,8 @@ def analyse_sequence(target: str, argsets: tuple[ArgSet, ...], param_names: list
     calls = []
     for index, argset in enumerate(argsets, start=1):
         statics = tuple(dict.fromkeys(static_names + argset.static_names))
-        key = cache_key(argset, param_names, statics, static_nums, statics=values, x64=wide)
+        key = cache_key(argset, param_names, statics, static_nums, statics=values, x64=wide,
+                        static_leaves=static_leaves)
         same = next((i for i, k in compiled if k == key), 0)
         if same:
             calls.append(CallRecord(index, argset.describe(), compiles=False, nearest=same))
@@ -140,11 +155,12 @@ def analyse_sequence(target: str, argsets: tuple[ArgSet, ...], param_names: list
 
 
 def analyse_target(target: Any, argsets: tuple[ArgSet, ...] | list[ArgSet]) -> SequenceRecord:
-    """``analyse_sequence`` for a loaded target: its parameter names and jit options."""
+    """``analyse_sequence`` for a loaded target: its parameter names and jit options (its wrapper's rules)."""
     from jitscope.load.target import parameter_names
 
-    return analyse_sequence(target.name, tuple(argsets), parameter_names(target.fn), target.options.static_argnames,
-                            target.options.static_argnums)
+    options = target.options
+    return analyse_sequence(target.name, tuple(argsets), parameter_names(target.fn), options.static_argnames,
+                            options.static_argnums, static_leaves=options.static_leaves)
 
 
 def cache_hits(target: Any, argsets: tuple[ArgSet, ...] | list[ArgSet]) -> list[int]:

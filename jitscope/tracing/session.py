@@ -24,7 +24,7 @@ from typing import Any
 from jitscope.jaxcompat.jit import make_jit, returning_updates
 from jitscope.load.abstract import to_abstract, warn_if_x64_disabled
 from jitscope.load.specs import ArgSet
-from jitscope.load.target import TargetHandle, is_plain_function, jit_options_for
+from jitscope.load.target import TargetHandle, jit_options_for
 from jitscope.model.jaxpr import summarize
 from jitscope.model.trace import ArgumentSummary, SeenArg, TraceRecord
 from jitscope.tracing.diagnose import diagnose, settings_in_call
@@ -137,8 +137,7 @@ def trace_target(
     """Trace ``target`` with abstract ``argset``; never raises for failures in user code."""
     options, changed = jit_options_for(target, argset)
     how = target.how + (f"; {changed}" if changed else "")
-    library_jit = not (options.from_user_jit or is_plain_function(target.original))
-    observer = _Observer(_param_names(target.fn, len(argset.args)), argset, return_updates=library_jit)
+    observer = _Observer(_param_names(target.fn, len(argset.args)), argset, return_updates=options.return_updates)
     # the observer returns the updates itself (and counts them for the report)
     jitted = make_jit(observer.wrap(target.fn), dataclasses.replace(options, return_updates=False))
     args, kwargs = to_abstract(argset)

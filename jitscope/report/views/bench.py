@@ -119,7 +119,25 @@ def cached_section(rows: Sequence[BenchRow], names: Sequence[str]) -> Section:
                                 y_unit="seconds", caption="box: interquartile range; line: median; dots: rounds"))
     table = Table(_columns("median", "IQR", "min", "mean ± stddev", "dispatch", "rounds×loops", "outliers"),
                   tuple(table_rows))
-    return Section("cached calls", (table, *charts), "every call blocks on every output leaf", id="cached")
+    wrappers = [note for row, name in zip(rows, names, strict=True) if (note := wrapper_note(row, name))]
+    return Section("cached calls", (table, *wrappers, *charts), "every call blocks on every output leaf",
+                   id="cached")
+
+
+def wrapper_note(row: BenchRow, name: str) -> Note | None:
+    """What a row's cached figure times when it is a library wrapper's call, and that wrapper's own per-call work
+    where it is large (``CachedRecord.wrapper_overhead_large``)."""
+    cached = row.cached
+    overhead = cached.wrapper_overhead
+    if not cached.called or overhead is None or cached.compiled is None:
+        return None
+    program = fmt_duration(cached.compiled.median)
+    if not cached.wrapper_overhead_large:
+        return Note(f"{name}: times your {cached.called} call; the compiled program alone: {program}", wrap=True)
+    share = overhead / cached.compiled.median if cached.compiled.median > 0 else None
+    return Note(f"{name}: times your {cached.called} call; the compiled program alone takes {program}, and the "
+                f"wrapper's own work adds {fmt_duration(overhead)} per call"
+                + (f" ({share:.0%} of the program's time)" if share is not None else ""), "warning", wrap=True)
 
 
 def derived_section(rows: Sequence[BenchRow], names: Sequence[str]) -> Section:
