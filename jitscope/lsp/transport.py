@@ -41,6 +41,7 @@ _CONTENT_LENGTH = re.compile(rb"content-length[ \t]*:", re.IGNORECASE)
 PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
 INVALID_PARAMS = -32602
+INTERNAL_ERROR = -32603
 
 
 @dataclass(frozen=True, slots=True)
@@ -200,6 +201,13 @@ class Dispatcher:
             self.protocol.handle_message(message)
         except SystemExit as done:  # pygls's `exit` handler: sys.exit(0 after shutdown, else 1)
             self.exit_code = done.code if isinstance(done.code, int) else 1
+            return
+        except BrokenPipeError:
+            raise  # the client is gone: the server ends
+        except Exception as err:  # noqa: BLE001 - a jitscope or pygls bug: said, answered, and serving goes on
+            log.exception("jitscope lsp: internal error handling %s", method or "a response")
+            if request:
+                self.write(error_response(answer_to, INTERNAL_ERROR, f"Internal error: {_short(err)}"))
             return
         if method == "shutdown":
             self.shut_down = True

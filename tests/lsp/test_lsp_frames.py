@@ -15,7 +15,7 @@ import sys
 
 import pytest
 
-from jitscope.lsp.transport import MAX_BODY_BYTES, BadFrame, FrameReader
+from jitscope.lsp.transport import MAX_BODY_BYTES, BadFrame, Dispatcher, FrameReader
 
 #: Seconds a whole exchange may take (a cold start imports the linter: about a second).
 TIMEOUT_S = 60
@@ -150,3 +150,23 @@ def test_memory_stays_bounded_on_lies_and_endless_lines() -> None:
 def test_a_stream_that_ends_inside_a_frame_is_a_bad_frame_then_the_end() -> None:
     assert _read_all(b"Content-Length: 10\r\n\r\n{}") == [BadFrame("the stream ended inside a body of 10 bytes")]
     assert _read_all(b"Content-Length: 10") == [BadFrame("the stream ended inside a header")]
+
+
+class _Raising:
+    """A protocol whose handler fails: a bug must not end the server or leave the request unanswered."""
+
+    def structure_message(self, data: dict[str, object]) -> dict[str, object]:
+        return data
+
+    def handle_message(self, message: object) -> None:
+        raise ValueError("boom")
+
+
+def test_a_failing_handler_is_answered_with_an_internal_error() -> None:
+    written: list[bytes] = []
+    dispatcher = Dispatcher(_Raising(), written.append)
+    dispatcher.dispatch(b'{"jsonrpc": "2.0", "id": 4, "method": "textDocument/hover", "params": {}}')
+    dispatcher.dispatch(b'{"jsonrpc": "2.0", "method": "textDocument/didSave", "params": {}}')
+    (answer,) = _responses(b"".join(written))
+    assert answer["id"] == 4 and answer["error"]["code"] == -32603  # type: ignore[index]
+    assert dispatcher.exit_code is None
