@@ -168,9 +168,9 @@ class ModuleContext(ValueOrigins):
             spans = {}
             for node, _ in self.body(facts):
                 if isinstance(node, ast.expr) and getattr(node, "end_lineno", None) is not None:
+                    end = node.end_lineno or 0
                     spans.setdefault((node.lineno, self.char_column(node.lineno, node.col_offset) + 1,
-                                      node.end_lineno or 0,
-                                      self.char_column(node.end_lineno or 0, node.end_col_offset or 0) + 1), node)
+                                      end, self.char_column(end, node.end_col_offset or 0) + 1), node)
             self.memo[key] = spans
         return spans.get((finding.line, finding.column, finding.end_line, finding.end_column))
 

@@ -118,7 +118,8 @@ class FrameReader:
                 if header is None:
                     continue
                 if headers:
-                    log.warning("jitscope lsp: skipped a frame: %s", problem or "a header line is not `Name: value`")
+                    log.warning("jitscope lsp: skipped a frame: %s",
+                                problem or "a header line is not `Name: value`")
                 length, problem, headers = None, "", 0  # the frame starts here
             headers += 1
             if header.group(1).lower() == b"content-length":
@@ -173,10 +174,12 @@ class Dispatcher:
             data = json.loads(body)
         except (ValueError, RecursionError) as err:  # UnicodeDecodeError is a ValueError
             log.warning("jitscope lsp: a message is not JSON (%s); answered with a parse error", _short(err))
-            self.write(error_response(None, PARSE_ERROR, f"Parse error: the message is not JSON ({_short(err)})"))
+            self.write(error_response(None, PARSE_ERROR,
+                                      f"Parse error: the message is not JSON ({_short(err)})"))
             return
         msg_id = data.get("id", _NO_ID) if isinstance(data, dict) else _NO_ID
-        valid_id = msg_id is _NO_ID or msg_id is None or (isinstance(msg_id, int | str) and not isinstance(msg_id, bool))
+        valid_id = msg_id is _NO_ID or msg_id is None or (
+            isinstance(msg_id, int | str) and not isinstance(msg_id, bool))
         answer_to = msg_id if valid_id and msg_id is not _NO_ID else None
         problem = _envelope_problem(data, msg_id, valid_id)
         if problem:
@@ -187,7 +190,8 @@ class Dispatcher:
         method = data.get("method")
         request = method is not None and msg_id is not _NO_ID
         if request and self.shut_down and method != "exit":
-            self.write(error_response(answer_to, INVALID_REQUEST, f"Invalid request: {method} after shutdown"))
+            self.write(error_response(answer_to, INVALID_REQUEST,
+                                      f"Invalid request: {method} after shutdown"))
             return
         try:
             message = self.protocol.structure_message(data)
@@ -195,7 +199,8 @@ class Dispatcher:
             reason = _validation_reason(err.__cause__ or err)
             log.warning("jitscope lsp: invalid params for %s: %s", method or "a response", reason)
             if request:
-                self.write(error_response(answer_to, INVALID_PARAMS, f"Invalid params for {method}: {reason}"))
+                self.write(error_response(answer_to, INVALID_PARAMS,
+                                          f"Invalid params for {method}: {reason}"))
             return
         try:
             self.protocol.handle_message(message)
@@ -204,7 +209,7 @@ class Dispatcher:
             return
         except BrokenPipeError:
             raise  # the client is gone: the server ends
-        except Exception as err:  # noqa: BLE001 - a jitscope or pygls bug: said, answered, and serving goes on
+        except Exception as err:  # noqa: BLE001 - a bug here or in pygls: said, answered, serving goes on
             log.exception("jitscope lsp: internal error handling %s", method or "a response")
             if request:
                 self.write(error_response(answer_to, INTERNAL_ERROR, f"Internal error: {_short(err)}"))
@@ -235,7 +240,8 @@ def _validation_reason(err: BaseException) -> str:
     textDocument: required field missing``."""
     path: list[str] = []
     while True:
-        path += [note.rpartition(" @ ")[2].removeprefix("attribute ") for note in getattr(err, "__notes__", ())]
+        notes = getattr(err, "__notes__", ())
+        path += [note.rpartition(" @ ")[2].removeprefix("attribute ") for note in notes]
         inner = getattr(err, "exceptions", None)
         if not inner:
             break

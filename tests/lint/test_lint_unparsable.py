@@ -51,7 +51,8 @@ def test_one_bad_file_does_not_hide_the_others(tmp_path: Path) -> None:
     assert sorted(_lint_dir(tmp_path)) == [("bad.py", "JS000"), ("good.py", "JS101")]
 
 
-@pytest.mark.parametrize("expression", ["-" * 100_000 + "x", "x" + ".a" * 100_000, " + ".join(["x"] * 100_000)])
+@pytest.mark.parametrize("expression",
+                         ["-" * 100_000 + "x", "x" + ".a" * 100_000, " + ".join(["x"] * 100_000)])
 def test_nesting_100k_deep_is_a_warning_naming_the_nesting(expression: str) -> None:
     """Python's parser gives up (RecursionError, or a MemoryError with no message): one JS000 warning
     that says why, never a traceback."""

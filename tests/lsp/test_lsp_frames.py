@@ -63,10 +63,11 @@ def _exchange(payload: bytes) -> tuple[int, dict[object, dict[str, object]], str
 
 @pytest.mark.lsp
 def test_bad_frames_are_skipped_and_every_later_request_is_answered() -> None:
-    hover = {"textDocument": {"uri": "file:///nowhere/never_opened.py"}, "position": {"line": 0, "character": 0}}
+    hover = {"textDocument": {"uri": "file:///nowhere/never_opened.py"},
+             "position": {"line": 0, "character": 0}}
     payload = b"".join((
         INITIALIZE,
-        b"Content-Length: abc\r\n\r\n" + json.dumps({"jsonrpc": "2.0", "id": 50, "method": "shutdown"}).encode(),
+        b"Content-Length: abc\r\n\r\n" + json.dumps({"jsonrpc": "2.0", "id": 50, "method": "exit"}).encode(),
         _request(2, "textDocument/hover", hover),
         b"Content-Length: -5\r\n\r\n",
         _request(3, "textDocument/hover", hover),
@@ -76,7 +77,7 @@ def test_bad_frames_are_skipped_and_every_later_request_is_answered() -> None:
         b"Content-Length: 5\r\n\r\nhello",  # not JSON: a parse error, id null
         b"Content-Length: 2\r\n\r\n[]",  # JSON, not a message: invalid request, id null
         _request(6, "textDocument/hover", {"position": "here"}),  # params that do not fit
-        _frame({"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {"x": 1}}),  # a bad notification
+        _frame({"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {"x": 1}}),  # bad notification
         _frame({"jsonrpc": "1.0", "id": 7, "method": "textDocument/hover", "params": hover}),
         _request(8, "textDocument/hover", hover),
         SHUTDOWN_EXIT,
@@ -97,7 +98,8 @@ def test_bad_frames_are_skipped_and_every_later_request_is_answered() -> None:
 
 @pytest.mark.lsp
 def test_every_request_gets_a_response_even_after_shutdown() -> None:
-    code, answers, log = _exchange(INITIALIZE + _request(2, "shutdown") + _request(3, "textDocument/hover", {})
+    after = _request(3, "textDocument/hover", {})
+    code, answers, log = _exchange(INITIALIZE + _request(2, "shutdown") + after
                                    + _frame({"jsonrpc": "2.0", "method": "exit"}))
     assert code == 0, log
     assert answers[2]["result"] is None
@@ -148,7 +150,8 @@ def test_memory_stays_bounded_on_lies_and_endless_lines() -> None:
 
 
 def test_a_stream_that_ends_inside_a_frame_is_a_bad_frame_then_the_end() -> None:
-    assert _read_all(b"Content-Length: 10\r\n\r\n{}") == [BadFrame("the stream ended inside a body of 10 bytes")]
+    ended = BadFrame("the stream ended inside a body of 10 bytes")
+    assert _read_all(b"Content-Length: 10\r\n\r\n{}") == [ended]
     assert _read_all(b"Content-Length: 10") == [BadFrame("the stream ended inside a header")]
 
 

@@ -205,7 +205,7 @@ def parse_source(path: str, data: bytes) -> ParsedSource | Finding:
         return file_finding(path, f"syntax error: {err.msg}", line, col, col + 1)
     except ValueError as err:  # null bytes: the interpreter refuses the file too
         return file_finding(path, f"file cannot be parsed: {type(err).__name__}: {err}")
-    except (RecursionError, MemoryError) as err:  # Python's parser gives up on deep nesting (its message may be empty)
+    except (RecursionError, MemoryError) as err:  # the parser's limit on nesting (its message may be empty)
         return file_finding(path, f"file is nested too deeply for Python's parser ({type(err).__name__})",
                             certain=False)
     return ParsedSource(path, text, tree)

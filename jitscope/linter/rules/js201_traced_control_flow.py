@@ -141,12 +141,12 @@ class TracedControlFlow(TracedValueRule):
                 traced = [(test, kind) for test, kind in tests if facts.is_traced(test)]
                 if traced:
                     test, kind = traced[0]
-                    more = f" (and {plural(len(traced) - 1, 'more traced operand')})" if len(traced) > 1 else ""
+                    more = f" (and {plural(len(traced) - 1, 'more traced operand')})" if traced[1:] else ""
                     yield ctx.finding(
                         self,
                         test,
-                        f"Python {kind} on traced value `{label(test)}`{more} in `{facts.qualname}`: its truth "
-                        "is unknown while tracing" + traced_because(facts),
+                        f"Python {kind} on traced value `{label(test)}`{more} in `{facts.qualname}`: its "
+                        "truth is unknown while tracing" + traced_because(facts),
                         facts.qualname,
                         _suggestion(kind),
                     )

@@ -199,7 +199,8 @@ def _binding_problem(ctx: ModuleContext, facts: TracedFunction, name: str) -> st
     return _per_name(ctx, facts, "bindings", _binding_problems).get(name)
 
 
-def _binding_problems(ctx: ModuleContext, facts: TracedFunction, parents: dict[int, ast.AST]) -> dict[str, str]:
+def _binding_problems(ctx: ModuleContext, facts: TracedFunction,
+                      parents: dict[int, ast.AST]) -> dict[str, str]:
     """For each name of ``facts``'s body, the first binding that may give it an array shared with another."""
     problems: dict[str, str] = {}
     for node, _ in ctx.body(facts):
@@ -237,7 +238,8 @@ def _targets(node: ast.AST) -> list[ast.AST]:
 
 def _bound(targets: list[ast.expr] | list[ast.AST]) -> set[str]:
     """The names assigned to in ``targets``."""
-    return {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+    return {n.id for t in targets for n in ast.walk(t)
+            if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
 
 
 def _fresh(ctx: ModuleContext, facts: TracedFunction, value: ast.expr) -> bool:
