@@ -173,3 +173,11 @@ def test_a_failing_handler_is_answered_with_an_internal_error() -> None:
     (answer,) = _responses(b"".join(written))
     assert answer["id"] == 4 and answer["error"]["code"] == -32603  # type: ignore[index]
     assert dispatcher.exit_code is None
+
+
+@pytest.mark.parametrize("body", [b"\xff\xfe{}", b"[" * 100_000 + b"]" * 100_000, b'{"jsonrpc": "2.0", "id": '])
+def test_bodies_that_are_not_json_get_a_parse_error(body: bytes) -> None:
+    written: list[bytes] = []
+    Dispatcher(_Raising(), written.append).dispatch(body)
+    (answer,) = _responses(b"".join(written))
+    assert answer["id"] is None and answer["error"]["code"] == -32700  # type: ignore[index]
