@@ -34,10 +34,12 @@ def lsp(
     if sys.stdin is not None and sys.stdin.isatty():
         print("jitscope lsp: speaking the Language Server Protocol on stdin/stdout; start it from your editor "
               "(README: Editors). Ctrl-C to stop.", file=sys.stderr)
-    serve(debounce)
+    code = serve(debounce)
+    if code:
+        raise typer.Exit(code)
 
 
-def _load_server() -> Callable[[float], None]:
+def _load_server() -> Callable[[float], int]:
     """``jitscope.lsp.server.serve``, or one line saying how to install pygls 2."""
     try:
         from jitscope.lsp.server import serve

@@ -36,7 +36,7 @@ from jitscope.linter.analysis.module_index import FuncNode, block_statements
 from jitscope.linter.analysis.parameters import literal_ints, literal_strs, param_defaults, positional_params
 from jitscope.linter.analysis.qualified_names import is_static_result, last_name, words
 from jitscope.linter.analysis.ragged_batches import BatchLoops
-from jitscope.linter.analysis.source import char_column, match_lines
+from jitscope.linter.analysis.source import match_lines
 from jitscope.linter.analysis.taint_calls import MUTATORS
 from jitscope.linter.analysis.taint_flags import ARRAY, CONTAINER, FRESH, TAINT, FunctionFacts
 from jitscope.linter.context_values import Origin, ValueOrigins, root_name
@@ -126,17 +126,16 @@ class ModuleContext(ValueOrigins):
             severity=rule.severity,
             file=self.path,
             line=line,
-            column=self._char(line, col) + 1,
+            column=self.char_column(line, col) + 1,
             end_line=end_line,
-            end_column=self._char(end_line, end_col) + 1,
+            end_column=self.char_column(end_line, end_col) + 1,
             function=function,
             suggestion=suggestion,
         )
 
-    def _char(self, line: int, byte_col: int) -> int:
-        if 1 <= line <= len(self.lines):
-            return char_column(self.lines[line - 1], byte_col)
-        return byte_col
+    def char_column(self, line: int, byte_col: int) -> int:
+        """The character offset of an AST column (a UTF-8 byte offset) on 1-based line ``line``."""
+        return self._index.parsed.char_column(line, byte_col)
 
     # -- traced code -----------------------------------------------------------------------------
 
@@ -163,13 +162,17 @@ class ModuleContext(ValueOrigins):
 
     def node_at(self, facts: TracedFunction, finding: Finding) -> ast.expr | None:
         """The expression of ``facts``'s body that ``finding`` spans (made by :meth:`finding`), if any."""
-        for node, _ in self.body(facts):
-            if (isinstance(node, ast.expr) and getattr(node, "lineno", 0) == finding.line
-                    and getattr(node, "end_lineno", 0) == finding.end_line
-                    and self._char(node.lineno, node.col_offset) + 1 == finding.column
-                    and self._char(finding.end_line, node.end_col_offset or 0) + 1 == finding.end_column):
-                return node
-        return None
+        key = f"node_at.{id(facts.func)}"
+        spans: dict[tuple[int, int, int, int], ast.expr] | None = self.memo.get(key)
+        if spans is None:  # indexed once per function: a generated body can have thousands of findings
+            spans = {}
+            for node, _ in self.body(facts):
+                if isinstance(node, ast.expr) and getattr(node, "end_lineno", None) is not None:
+                    end = node.end_lineno or 0
+                    spans.setdefault((node.lineno, self.char_column(node.lineno, node.col_offset) + 1,
+                                      end, self.char_column(end, node.end_col_offset or 0) + 1), node)
+            self.memo[key] = spans
+        return spans.get((finding.line, finding.column, finding.end_line, finding.end_column))
 
     def calls_in_traced_code(self) -> list[tuple[TracedFunction, ast.Call]]:
         """Every call inside traced code (computed once per module; several rules look at calls)."""

@@ -36,8 +36,8 @@ def line_starts(source: str) -> list[int]:
 def span(ctx: ModuleContext, node: ast.AST) -> tuple[int, int, int, int]:
     """``node``'s (line, column, end_line, end_column): 1-based, character columns, end exclusive."""
     line, end_line = node.lineno, node.end_lineno or node.lineno  # type: ignore[attr-defined]
-    return (line, _char(ctx, line, node.col_offset) + 1,  # type: ignore[attr-defined]
-            end_line, _char(ctx, end_line, node.end_col_offset or 0) + 1)  # type: ignore[attr-defined]
+    return (line, ctx.char_column(line, node.col_offset) + 1,  # type: ignore[attr-defined]
+            end_line, ctx.char_column(end_line, node.end_col_offset or 0) + 1)  # type: ignore[attr-defined]
 
 
 def replace(ctx: ModuleContext, node: ast.AST, text: str) -> Edit:
@@ -169,14 +169,6 @@ def _import_edit(ctx: ModuleContext, statement: str) -> Edit:
         return Edit(line, 1, line, 1, statement + "\n")
     end = len(ctx.lines[-1]) + 1  # the last line has no newline: start one
     return Edit(len(ctx.lines), end, len(ctx.lines), end, "\n" + statement)
-
-
-def _char(ctx: ModuleContext, line: int, byte_col: int) -> int:
-    from jitscope.linter.analysis.source import char_column
-
-    if 1 <= line <= len(ctx.lines):
-        return char_column(ctx.lines[line - 1], byte_col)
-    return byte_col
 
 
 def attach_fix(ctx: ModuleContext, rule: Rule, finding: Finding) -> Finding:

@@ -7,6 +7,8 @@
 - :mod:`.edits`: the edits the server offers (a suppression comment), and columns in the client's units.
 - :mod:`.protocol`: findings in LSP's terms (diagnostics, ranges); :mod:`.actions`: the code actions;
   :mod:`.hover`: the hover text.
+- :mod:`.transport`: the JSON-RPC frames read within bounds (a bad one skipped), and an answer for every
+  request, where pygls's own reader would go deaf.
 - :mod:`.server`: the pygls server (diagnostics, hover, code actions). Only it imports pygls, and only it,
   :mod:`.protocol` and :mod:`.actions` import lsprotocol (pygls's types); only ``jitscope lsp`` imports
   them: pygls is an optional extra (``pip install 'jitscope[lsp]'``). :mod:`.buffers`, :mod:`.edits` and

@@ -20,9 +20,14 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import sys
+import threading
 import time
+from concurrent.futures import CancelledError
+from functools import partial
 from pathlib import Path
+from typing import BinaryIO
 from urllib.parse import unquote
 
 from lsprotocol import types as lsp
@@ -35,6 +40,7 @@ from jitscope.lsp.buffers import Linted, lint_buffer
 from jitscope.lsp.hover import rule_markdown
 from jitscope.lsp.neighbours import Neighbours
 from jitscope.lsp.protocol import ClientText, covers
+from jitscope.lsp.transport import BadFrame, Dispatcher, FrameReader
 
 log = logging.getLogger(__name__)
 
@@ -57,8 +63,11 @@ class JitscopeServer(LanguageServer):
     # -- linting -----------------------------------------------------------------------------------
 
     def lint(self, uri: str) -> Linted | None:
-        """Lint the buffer now and publish its diagnostics; None for a buffer that is not Python."""
+        """Lint the buffer now and publish its diagnostics; None for a buffer that is not Python, or not open
+        (pygls would read the file: a FIFO or /dev/zero there would block the server)."""
         self.cancel(uri)
+        if not self.is_open(uri):
+            return None
         document = self.workspace.get_text_document(uri)
         path = _path_of(uri)
         if not _is_python(document.language_id, path):
@@ -87,7 +96,8 @@ class JitscopeServer(LanguageServer):
     def current(self, uri: str) -> Linted | None:
         """The lint of the buffer as it is now (linted again if it changed since)."""
         linted = self.linted.get(uri)
-        if linted is not None and linted.version == self.workspace.get_text_document(uri).version:
+        if linted is not None and self.is_open(uri) and linted.version == self.workspace.get_text_document(
+                uri).version:
             return linted
         return self.lint(uri)
 
@@ -115,8 +125,10 @@ class JitscopeServer(LanguageServer):
 
     def _lint_if_open(self, uri: str) -> None:
         self._pending.pop(uri, None)
-        if unquote(uri) in self.workspace.text_documents:
-            self.lint(uri)
+        self.lint(uri)
+
+    def is_open(self, uri: str) -> bool:
+        return unquote(uri) in self.workspace.text_documents
 
     def _open_text(self, path: Path) -> str | None:
         """The unsaved text of ``path`` where it is open in the editor."""
@@ -200,13 +212,70 @@ def build_server(debounce_s: float = DEBOUNCE_S) -> JitscopeServer:
     return server
 
 
-def serve(debounce_s: float = DEBOUNCE_S) -> None:
-    """Serve over stdin/stdout until the client says exit (or closes the pipe)."""
+def serve(debounce_s: float = DEBOUNCE_S) -> int:
+    """Serve over stdin/stdout until the client says exit (or closes the pipe); the exit status: 1 for an
+    ``exit`` without ``shutdown``, as the LSP says, else 0."""
     server = build_server(debounce_s)
     protocol_out = sys.stdout.buffer
     # stdout is the JSON-RPC stream: a stray print anywhere in the process must not land in it.
     sys.stdout = sys.stderr
-    server.start_io(sys.stdin.buffer, protocol_out)
+    writer = _Writer(protocol_out)
+    server.protocol.set_writer(writer)
+    # pygls logs a traceback for params that do not fit their type; the dispatcher says it in one line
+    logging.getLogger("pygls.protocol.json_rpc").addFilter(_no_deserialize_traceback)
+    dispatcher = Dispatcher(server.protocol, writer.write)
+    try:
+        return asyncio.run(_serve_frames(FrameReader(partial(os.read, sys.stdin.fileno())), dispatcher))
+    except BrokenPipeError:
+        log.error("jitscope lsp: the client closed the connection")
+        return 1
+    finally:
+        server.shutdown()
+
+
+async def _serve_frames(reader: FrameReader, dispatcher: Dispatcher) -> int:
+    """Hand each frame to the dispatcher, on the event loop (where pygls runs the handlers), until ``exit``
+    or the end of the input. A daemon thread reads: one blocked in a read never keeps the process alive."""
+    loop = asyncio.get_running_loop()
+    frames: asyncio.Queue[bytes | BadFrame | None] = asyncio.Queue(maxsize=1)
+
+    def read_all() -> None:
+        item: bytes | BadFrame | None = b""
+        while item is not None:
+            item = reader.read()
+            try:
+                asyncio.run_coroutine_threadsafe(frames.put(item), loop).result()
+            except (RuntimeError, CancelledError):  # the loop ended (exit): nobody reads any more
+                return
+
+    threading.Thread(target=read_all, name="jitscope-lsp-reader", daemon=True).start()
+    while dispatcher.exit_code is None:
+        item = await frames.get()
+        if item is None:
+            return 0
+        if isinstance(item, BadFrame):
+            log.warning("jitscope lsp: skipped a frame: %s", item.reason)
+            continue
+        dispatcher.dispatch(item)
+    return dispatcher.exit_code
+
+
+class _Writer:
+    """pygls's writer interface over the binary stdout."""
+
+    def __init__(self, stream: BinaryIO) -> None:
+        self._stream = stream
+
+    def write(self, data: bytes) -> None:
+        self._stream.write(data)
+        self._stream.flush()
+
+    def close(self) -> None:
+        self._stream.close()
+
+
+def _no_deserialize_traceback(record: logging.LogRecord) -> bool:
+    return not str(record.msg).startswith("Unable to deserialize message")
 
 
 def _path_of(uri: str) -> Path | None:

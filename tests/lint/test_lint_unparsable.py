@@ -49,3 +49,19 @@ def test_one_bad_file_does_not_hide_the_others(tmp_path: Path) -> None:
     (tmp_path / "bad.py").write_text("def (\n")
     (tmp_path / "good.py").write_text("import jax\n@jax.jit\ndef f(x):\n    print(x)\n    return x\n")
     assert sorted(_lint_dir(tmp_path)) == [("bad.py", "JS000"), ("good.py", "JS101")]
+
+
+@pytest.mark.parametrize("expression",
+                         ["-" * 100_000 + "x", "x" + ".a" * 100_000, " + ".join(["x"] * 100_000)])
+def test_nesting_100k_deep_is_a_warning_naming_the_nesting(expression: str) -> None:
+    """Python's parser gives up (RecursionError, or a MemoryError with no message): one JS000 warning
+    that says why, never a traceback."""
+    (finding,) = lint_source(f"import jax\n\n@jax.jit\ndef f(x):\n    return {expression}\n", "deep.py")
+    assert (finding.code, finding.severity) == ("JS000", "warning")
+    assert "nested too deeply for Python's parser" in finding.message
+
+
+def test_nesting_the_parser_takes_but_the_analysis_cannot_is_a_warning() -> None:
+    (finding,) = lint_source("import jax\n\n@jax.jit\ndef f(x):\n    return " + "-" * 2500 + "x\n", "deep.py")
+    assert (finding.code, finding.severity, finding.message) == ("JS000", "warning",
+                                                                 "file is too deeply nested to analyse")

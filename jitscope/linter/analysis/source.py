@@ -11,6 +11,7 @@ CRLF line ends become LF, so line numbers are the interpreter's).
 from __future__ import annotations
 
 import ast
+import bisect
 import os
 import re
 import stat
@@ -114,19 +115,32 @@ def split_lines(text: str) -> list[str]:
 class ParsedSource:
     """A decoded, parsed file. ``lines`` is split on first use: most files never need it."""
 
-    __slots__ = ("_lines", "path", "text", "tree")
+    __slots__ = ("_columns", "_lines", "path", "text", "tree")
 
     def __init__(self, path: str, text: str, tree: ast.Module) -> None:
         self.path = path
         self.text = text
         self.tree = tree
         self._lines: list[str] | None = None
+        self._columns: dict[int, _NonAscii | None] = {}
 
     @property
     def lines(self) -> list[str]:
         if self._lines is None:
             self._lines = split_lines(self.text)
         return self._lines
+
+    def char_column(self, line: int, byte_offset: int) -> int:
+        """An AST column (a UTF-8 byte offset) on 1-based line ``line`` as a character offset (``byte_offset``
+        itself past the last line): O(log n) after one pass over the line, so the findings on a generated
+        1 MB line do not each scan it."""
+        if not 1 <= line <= len(self.lines):
+            return byte_offset
+        if line not in self._columns:
+            text = self.lines[line - 1]
+            self._columns[line] = None if text.isascii() else _NonAscii(text)
+        table = self._columns[line]
+        return byte_offset if table is None else table.char_column(byte_offset)
 
     @property
     def line_count(self) -> int:
@@ -191,8 +205,9 @@ def parse_source(path: str, data: bytes) -> ParsedSource | Finding:
         return file_finding(path, f"syntax error: {err.msg}", line, col, col + 1)
     except ValueError as err:  # null bytes: the interpreter refuses the file too
         return file_finding(path, f"file cannot be parsed: {type(err).__name__}: {err}")
-    except (RecursionError, MemoryError) as err:
-        return file_finding(path, f"file cannot be parsed: {type(err).__name__}: {err}", certain=False)
+    except (RecursionError, MemoryError) as err:  # the parser's limit on nesting (its message may be empty)
+        return file_finding(path, f"file is nested too deeply for Python's parser ({type(err).__name__})",
+                            certain=False)
     return ParsedSource(path, text, tree)
 
 
@@ -219,8 +234,24 @@ def word_start_lines(pattern: re.Pattern[str], text: str) -> Iterator[tuple[int,
             yield line, m
 
 
-def char_column(line: str, byte_offset: int) -> int:
-    """Convert an AST column (a UTF-8 byte offset) into a character offset on ``line``."""
-    if line.isascii():
-        return byte_offset
-    return len(line.encode("utf-8")[:byte_offset].decode("utf-8", errors="replace"))
+_NON_ASCII = re.compile(r"[^\x00-\x7f]")
+
+
+class _NonAscii:
+    """Byte offset -> character offset on one line, from where its non-ASCII characters start (in bytes)
+    and how many bytes more than characters the line has up to the end of each."""
+
+    __slots__ = ("extra", "starts")
+
+    def __init__(self, line: str) -> None:
+        self.starts: list[int] = []
+        self.extra: list[int] = []
+        extra = 0
+        for m in _NON_ASCII.finditer(line):
+            self.starts.append(m.start() + extra)
+            extra += len(m.group().encode("utf-8", errors="surrogatepass")) - 1
+            self.extra.append(extra)
+
+    def char_column(self, byte_offset: int) -> int:
+        before = bisect.bisect_left(self.starts, byte_offset)  # the non-ASCII characters before the offset
+        return byte_offset - (self.extra[before - 1] if before else 0)

@@ -126,7 +126,7 @@ class PrintInTracedCode(Rule):
         if not args:
             return "it prints no traced value (a message meant for trace time?)"
         fmt = _escape(sep).join(parts)
-        prints = sum(1 for n, _ in ctx.body(facts) if isinstance(n, ast.Call) and _is_print(ctx, facts, n))
+        prints = _prints(ctx, facts)
         if prints > 1 and facts.kind == "pmap":
             return "several prints under pmap, which has no ordered effects"
         found = module_alias(ctx, "jax", "jax", facts)
@@ -136,6 +136,16 @@ class PrintInTracedCode(Rule):
         ordered = ", ordered=True" if prints > 1 else ""
         text = f"{jax}.debug.print({_literal(fmt)}, {', '.join(args)}{ordered})"
         return Fix(f"Replace with `{jax}.debug.print(...)`", (replace(ctx, node, text), *imports))
+
+
+def _prints(ctx: ModuleContext, facts: TracedFunction) -> int:
+    """How many prints ``facts``'s body has (counted once per function, not once per print fixed)."""
+    key = f"JS101.prints.{id(facts.func)}"
+    count: int | None = ctx.memo.get(key)
+    if count is None:
+        count = sum(1 for n, _ in ctx.body(facts) if isinstance(n, ast.Call) and _is_print(ctx, facts, n))
+        ctx.memo[key] = count
+    return count
 
 
 def _is_print(ctx: ModuleContext, facts: TracedFunction, call: ast.Call) -> bool:

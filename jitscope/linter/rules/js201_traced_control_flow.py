@@ -15,6 +15,7 @@ from jitscope.linter.context import (
 from jitscope.linter.fix_builder import has_comment, module_alias, replace_between, segment, text_between
 from jitscope.linter.rule import TracedValueRule
 from jitscope.model.lint import Finding, Fix
+from jitscope.units import plural
 
 _TESTED = (ast.If, ast.While, ast.IfExp, ast.Assert)
 #: the nodes _check looks at: tests, comprehension filters, `and`/`or`, `not`
@@ -135,16 +136,20 @@ class TracedControlFlow(TracedValueRule):
                     and not _in_test(node, parent)
                 ):
                     tests = [(t, "`not`") for t in _tests(node.operand)]
-                for test, kind in tests:
-                    if facts.is_traced(test):
-                        yield ctx.finding(
-                            self,
-                            test,
-                            f"Python {kind} on traced value `{label(test)}` in `{facts.qualname}`: its truth is "
-                            "unknown while tracing" + traced_because(facts),
-                            facts.qualname,
-                            _suggestion(kind),
-                        )
+                # one finding per condition, at its first traced operand: a generated `a and b and ...`
+                # of thousands of terms is one mistake, not thousands
+                traced = [(test, kind) for test, kind in tests if facts.is_traced(test)]
+                if traced:
+                    test, kind = traced[0]
+                    more = f" (and {plural(len(traced) - 1, 'more traced operand')})" if traced[1:] else ""
+                    yield ctx.finding(
+                        self,
+                        test,
+                        f"Python {kind} on traced value `{label(test)}`{more} in `{facts.qualname}`: its "
+                        "truth is unknown while tracing" + traced_because(facts),
+                        facts.qualname,
+                        _suggestion(kind),
+                    )
 
     def fix(self, ctx: ModuleContext, facts: TracedFunction, node: ast.expr,
             parents: dict[int, ast.AST]) -> Fix | str | None:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 from jitscope.linter.context import (
     TAINT,
@@ -196,15 +196,37 @@ def _binding_problem(ctx: ModuleContext, facts: TracedFunction, name: str) -> st
     args = facts.func.args
     if name in {a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)} and not facts.boundary:
         return f"`{name}` is an argument of a helper: its callers may rely on the update"
+    return _per_name(ctx, facts, "bindings", _binding_problems).get(name)
+
+
+def _binding_problems(ctx: ModuleContext, facts: TracedFunction,
+                      parents: dict[int, ast.AST]) -> dict[str, str]:
+    """For each name of ``facts``'s body, the first binding that may give it an array shared with another."""
+    problems: dict[str, str] = {}
     for node, _ in ctx.body(facts):
-        if isinstance(node, ast.Assign) and any(_binds(t, name) for t in node.targets):
+        if isinstance(node, ast.Assign):
             if node.targets != [t for t in node.targets if isinstance(t, ast.Name)] or not _fresh(
                     ctx, facts, node.value):
-                return f"`{name}` may share its memory with another array (`{label(node.value)}`)"
+                for name in _bound(node.targets):
+                    problems.setdefault(name, f"`{name}` may share its memory with another array "
+                                              f"(`{label(node.value)}`)")
         elif isinstance(node, ast.AnnAssign | ast.For | ast.AsyncFor | ast.With | ast.AsyncWith | ast.comprehension
-                        | ast.NamedExpr) and any(_binds(t, name) for t in _targets(node)):
-            return f"`{name}` is bound by a {type(node).__name__.lower()}"
-    return None
+                        | ast.NamedExpr):
+            for name in _bound(_targets(node)):
+                problems.setdefault(name, f"`{name}` is bound by a {type(node).__name__.lower()}")
+    return problems
+
+
+def _per_name(ctx: ModuleContext, facts: TracedFunction, what: str,
+              find: Callable[[ModuleContext, TracedFunction, dict[int, ast.AST]], dict[str, str]],
+              parents: dict[int, ast.AST] | None = None) -> dict[str, str]:
+    """``find``'s problems for every name at once, found once per function: a generated body with
+    thousands of updates would otherwise be walked once for each."""
+    key = f"JS204.{what}.{id(facts.func)}"
+    found: dict[str, str] | None = ctx.memo.get(key)
+    if found is None:
+        found = ctx.memo[key] = find(ctx, facts, parents or {})
+    return found
 
 
 def _targets(node: ast.AST) -> list[ast.AST]:
@@ -214,8 +236,10 @@ def _targets(node: ast.AST) -> list[ast.AST]:
     return [target] if target is not None else []
 
 
-def _binds(target: ast.AST, name: str) -> bool:
-    return any(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store) for n in ast.walk(target))
+def _bound(targets: list[ast.expr] | list[ast.AST]) -> set[str]:
+    """The names assigned to in ``targets``."""
+    return {n.id for t in targets for n in ast.walk(t)
+            if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
 
 
 def _fresh(ctx: ModuleContext, facts: TracedFunction, value: ast.expr) -> bool:
@@ -237,14 +261,19 @@ def _fresh(ctx: ModuleContext, facts: TracedFunction, value: ast.expr) -> bool:
 
 def _alias_problem(ctx: ModuleContext, facts: TracedFunction, name: str, parents: dict[int, ast.AST]) -> str | None:
     """Why another name may end up holding ``name``'s array (or a NumPy view of it)."""
+    return _per_name(ctx, facts, "aliases", _alias_problems, parents).get(name)
+
+
+def _alias_problems(ctx: ModuleContext, facts: TracedFunction, parents: dict[int, ast.AST]) -> dict[str, str]:
+    problems: dict[str, str] = {}
     for node in ast.walk(facts.func):
-        if not (isinstance(node, ast.Name) and node.id == name):
+        if not isinstance(node, ast.Name) or node.id in problems:
             continue
         if id(node) not in parents:
-            return f"`{name}` is used in a nested function"
-        if isinstance(node.ctx, ast.Load) and _escapes(ctx, facts, node, parents):
-            return f"`{name}` may also be held elsewhere (`{_holder(node, parents)}`)"
-    return None
+            problems[node.id] = f"`{node.id}` is used in a nested function"
+        elif isinstance(node.ctx, ast.Load) and _escapes(ctx, facts, node, parents):
+            problems[node.id] = f"`{node.id}` may also be held elsewhere (`{_holder(node, parents)}`)"
+    return problems
 
 
 def _escapes(ctx: ModuleContext, facts: TracedFunction, node: ast.expr, parents: dict[int, ast.AST]) -> bool:

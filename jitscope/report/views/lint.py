@@ -28,6 +28,8 @@ from jitscope.userframes import read_source_lines
 #: Lines of source shown above and below the flagged line: in a report, and in the terminal's list.
 CONTEXT_LINES = 2
 FLAT_CONTEXT_LINES = 1
+#: Characters of one source line quoted at most (a generated file can have a megabyte on one line).
+MAX_QUOTED = 160
 Layout = Literal["grouped", "flat"]
 
 
@@ -53,20 +55,38 @@ def summary_line(report: LintReport) -> str:
 
 
 def code_frame(finding: Finding, lines: Sequence[str], context: int = CONTEXT_LINES, indent: int = 0) -> CodeListing | None:
-    """The flagged line between ``context`` lines of source, its column span underlined."""
+    """The flagged line between ``context`` lines of source, its column span underlined; a line longer
+    than ``MAX_QUOTED`` characters is cut to that many around the span."""
     if not 1 <= finding.line <= len(lines):
         return None
     first, last = max(1, finding.line - context), min(len(lines), finding.line + context)
     frame = []
     for n in range(first, last + 1):
-        text = lines[n - 1].rstrip().expandtabs(4)
+        text = lines[n - 1]
         underline = None
         if n == finding.line:
             start = max(finding.column - 1, 0)
-            underline = (start, finding.end_column - 1 if finding.end_line == finding.line else max(len(text), start + 1))
+            end = finding.end_column - 1 if finding.end_line == finding.line else max(len(text), start + 1)
+            text, shift, cut = clip_line(text, start)
+            underline = (start - shift, min(end - shift, len(text)) if cut else end - shift)
+        else:
+            text, _, _ = clip_line(text, 0)
         frame.append(CodeLine(((text, ""),), number=n, mark=n == finding.line, underline=underline,
                               underline_style=f"lint.{finding.severity}"))
     return CodeListing(tuple(frame), "python", indent=indent)
+
+
+def clip_line(text: str, at: int, limit: int = MAX_QUOTED) -> tuple[str, int, bool]:
+    """``text`` (trailing space dropped, tabs expanded) cut to ``limit`` characters that show column ``at``,
+    ``…`` standing for what was cut; how many characters fewer the cut text has before ``at``; and whether
+    it was cut."""
+    text = text.rstrip()
+    if len(text) <= limit:
+        return text.expandtabs(4), 0, False
+    start = max(0, min(at - limit // 4, len(text) - limit))
+    end = start + limit
+    shown = ("…" if start else "") + text[start:end] + ("…" if end < len(text) else "")
+    return shown.expandtabs(4), start - (1 if start else 0), True
 
 
 def _head(finding: Finding, path: bool) -> Paragraph:
