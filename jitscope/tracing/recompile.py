@@ -17,9 +17,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from jitscope.dtypes import short_name
 from jitscope.jaxcompat.values import python_scalar_dtype
 from jitscope.load.partition import format_partition
-from jitscope.load.specs import SHORT_NAMES, ArgSet, ArraySpec
+from jitscope.load.specs import ArgSet, ArraySpec
 from jitscope.model.keys import KeyDiff
 from jitscope.tracing import cachekeys
 from jitscope.tracing.cachekeys import Key, diff
@@ -66,7 +67,7 @@ def _leaves(path: str, value: Any) -> list[tuple[str, Any]]:
 
 def _add_leaf(key: Key, path: str, leaf: Any, x64: bool) -> None:
     if isinstance(leaf, ArraySpec):
-        dtype = SHORT_NAMES.get(leaf.dtype, leaf.dtype)
+        dtype = short_name(leaf.dtype)
         sharding = None if leaf.sharding is None else format_partition(leaf.sharding)
         cachekeys.add_array(key, path, leaf.shape, dtype, leaf.weak_type, sharding, x64=x64)
     elif isinstance(leaf, (bool, int, float, complex)):
