@@ -47,7 +47,7 @@ def key_impl_name(tag: str) -> str | None:
     """The PRNG implementation (``threefry2x32``) of a key tag (``fry``); None for "", JAX's default."""
     if not tag:
         return None  # jax.random's impl=None: jax_default_prng_impl, read when the key is made
-    impls = _key_impls()
+    impls = key_implementations()
     if tag in impls:
         return impls[tag]
     known = ", ".join(f"key<{t}> ({name})" for t, name in impls.items())
@@ -55,7 +55,7 @@ def key_impl_name(tag: str) -> str | None:
 
 
 @functools.cache
-def _key_impls() -> dict[str, str]:
+def key_implementations() -> dict[str, str]:
     """Tag -> implementation name of every PRNG implementation this JAX has (its registry, else the known ones)."""
     try:  # the registry moved from jax._src.prng (0.4.x) to jax._src.random.prng
         from jax._src.random import prng
