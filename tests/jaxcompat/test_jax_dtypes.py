@@ -35,3 +35,14 @@ def test_keys_are_made_from_seeded_key_data(name: str) -> None:
     again = make_keys(name, (2, 3), np.random.default_rng(7))
     assert np.array_equal(jax.random.key_data(keys), jax.random.key_data(again))
     assert jax.random.normal(keys[0, 0], (2,)).shape == (2,)  # usable as a key
+
+
+def test_jaxpr_records_name_extended_dtypes_as_jax_prints_them() -> None:
+    """float0 was recorded as "void" (NumPy's name for it), so its bytes were unknown."""
+    from jitscope.jaxcompat.jaxpr import jaxpr_to_record
+
+    jaxpr = jax.make_jaxpr(lambda t, k, q: (t, k, q))(np.zeros(2, jax.dtypes.float0), jax.random.key(0),
+                                                       jax.numpy.ones(2, jax.numpy.uint2))
+    record = jaxpr_to_record(jaxpr)
+    assert [(str(v.aval), v.aval.nbytes) for v in record.invars] == [("float0[2]", 0), ("key<fry>[]", 8),
+                                                                      ("u2[2]", 1)]
