@@ -133,10 +133,12 @@ LABEL_LIMIT = 120
 _LITERALS = (type(None), bool, int, float, complex, str, bytes)
 
 
-_EMPTY_SUBSCRIPT = re.compile(r"\[\s*\]")
+#: A quoted string: the rewrites below leave the text of string literals (``mode='[]'``) as it is.
+_STRING = r"'(?:[^'\\\n]|\\.)*'" + "|" + r'"(?:[^"\\\n]|\\.)*"'
+_EMPTY_SUBSCRIPT = re.compile(rf"({_STRING})|\[\s*\]")
 #: A typed key's dtype as JAX prints it, ``key<fry>``: not Python, so it is rewritten to an identifier of the
 #: same length (``key_fry_``) before parsing, which keeps error columns where the user typed them.
-_KEY_DTYPE = re.compile(r"\bkey<(\w+)>")
+_KEY_DTYPE = re.compile(rf"({_STRING})|\bkey<(\w+)>")
 _KEY_NAME = re.compile(r"key_(\w+)_")
 
 
@@ -161,8 +163,10 @@ class _Parser:
         # Rewrite `f32[]` -> `f32[()]`; remember where we inserted so columns map back.
         self.inserts: list[int] = []
         out, last = [], 0
-        text = _KEY_DTYPE.sub(lambda m: f"key_{m.group(1)}_", text)
+        text = _KEY_DTYPE.sub(lambda m: m.group(1) or f"key_{m.group(2)}_", text)
         for m in _EMPTY_SUBSCRIPT.finditer(text):
+            if m.group(1):  # a string literal
+                continue
             out.append(text[last : m.start()] + "[()]")
             self.inserts.append(m.start())
             last = m.end()

@@ -127,3 +127,11 @@ def test_keys_inside_pytrees_shardings_and_errors_at_the_users_column():
         with pytest.raises(SpecError) as info:
             parse_shapes(text)
         assert f"at column {column}:" in info.value.message and fragment in info.value.message
+
+
+def test_string_literals_are_kept_as_written():
+    """The spec rewrites (``f32[]``, ``key<fry>``) changed strings too: ``'[]'`` became ``'[()]'``."""
+    assert parse_value("'[]'") == "[]" and parse_value("'key<fry>[]'") == "key<fry>[]"
+    assert parse_shapes("\"a[ ]\\\"b\", {'k': key<fry>[]}") == ('a[ ]"b', {"k": ArraySpec((), "key<fry>")})
+    with pytest.raises(SpecError, match="at column 11:"):
+        parse_shapes("'[]', f32[-1]")
