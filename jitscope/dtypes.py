@@ -1,11 +1,12 @@
 """Dtype names: the spec language's short ones (``f32``) against NumPy's (``float32``), JAX's extended
 dtypes (typed PRNG keys ``key<fry>``, ``float0``), and bytes per element.
 
-Plain tables and string functions with no imports, at the bottom of the house: the spec parser
-(``load/specs.py``), object summaries (``load/objects.py``), captures (``run/signature.py``) and the
-JAX adapter (``jaxcompat/values.py``, ``jaxcompat/dtypes.py``) all name dtypes the same way through
-them. A name is what JAX prints in a jaxpr (``bfloat16``, ``key<fry>``, ``float0``), so a spec
-written from a report or a capture reads back as the same dtype.
+Plain tables and functions that import neither JAX nor the rest of jitscope (NumPy only to name a
+scalar type), at the bottom of the house: the spec parser (``load/specs.py``), object summaries
+(``load/objects.py``), captures (``run/signature.py``) and the JAX adapter (``jaxcompat/values.py``,
+``jaxcompat/dtypes.py``) all name dtypes the same way through them. A name is what JAX prints in a
+jaxpr (``bfloat16``, ``key<fry>``, ``float0``), so a spec written from a report or a capture reads
+back as the same dtype.
 """
 
 from __future__ import annotations
@@ -46,7 +47,8 @@ ITEMSIZE: dict[str, float] = {
 }  # fmt: skip
 
 #: Typed PRNG keys: JAX names a key array's dtype ``key<TAG>`` by its implementation's tag. A spec writes
-#: ``key<fry>[4]`` as JAX prints it, or ``key[4]`` for JAX's default implementation (``jax_default_prng_impl``).
+#: ``key<fry>[4]`` as JAX prints it, or ``key[4]`` for JAX's default implementation
+#: (``jax_default_prng_impl``).
 KEY = "key"
 #: Implementation name -> the tag JAX prints (jax.random.key(0, impl=NAME).dtype is key<TAG>).
 KEY_TAGS: dict[str, str] = {"threefry2x32": "fry", "rbg": "rbg", "unsafe_rbg": "urbg", "threefry4x32": "fry4",
@@ -127,5 +129,5 @@ def dtype_name(dtype: Any) -> str:
 
 
 def short_name(name: str) -> str:
-    """The spec language's name for a dtype name: ``f32`` for ``float32``; others (``key<fry>``) as they are."""
+    """The spec language's name for a dtype name: ``f32`` for ``float32``; others (``key<fry>``) as is."""
     return SHORT_NAMES.get(name, name)

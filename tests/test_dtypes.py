@@ -28,15 +28,16 @@ def test_float0_is_not_void_and_scalar_types_are_named_by_their_dtype() -> None:
 
 def test_every_narrow_dtype_jax_has_is_a_spec_dtype() -> None:
     names = [n for n in ("int2", "uint2", "int4", "uint4", "float4_e2m1fn", "float8_e3m4", "float8_e4m3",
-                         "float8_e4m3fn", "float8_e5m2", "float8_e4m3fnuz", "float8_e5m2fnuz", "float8_e4m3b11fnuz",
-                         "float8_e8m0fnu") if hasattr(jnp, n)]
+                         "float8_e4m3fn", "float8_e5m2", "float8_e4m3fnuz", "float8_e5m2fnuz",
+                         "float8_e4m3b11fnuz", "float8_e8m0fnu") if hasattr(jnp, n)]
     assert names
     for name in names:
         assert dtype_name(getattr(jnp, name)) == name and canonical_dtype(name) == name and name in ITEMSIZE
 
 
 def test_key_names_and_sizes() -> None:
-    assert (key_tag("key<fry>"), key_tag("key"), key_tag("float32"), key_tag("key<>")) == ("fry", "", None, None)
+    tags = (key_tag("key<fry>"), key_tag("key"), key_tag("float32"), key_tag("key<>"))
+    assert tags == ("fry", "", None, None)
     assert canonical_dtype("key") == "key" and is_key("key") and not is_key("keys")
     assert canonical_dtype("key<not a tag>") is None
     assert array_nbytes((3,), "key<rbg>") == 48 and array_nbytes((4,), "key") == 32

@@ -321,7 +321,8 @@ def describe_leaf(value: Any, x64: bool) -> LeafInfo | None:
     shape = getattr(aval, "shape", None)
     if shape is not None:
         sharding = _sharding_text(value) if not _is_tracer(value) else None
-        return LeafInfo(tuple(shape), dtype_name(aval.dtype), bool(getattr(aval, "weak_type", False)), sharding)
+        weak_type = bool(getattr(aval, "weak_type", False))
+        return LeafInfo(tuple(shape), dtype_name(aval.dtype), weak_type, sharding)
     if isinstance(value, (np.ndarray, np.generic)):
         return LeafInfo(tuple(value.shape), dtype_name(value.dtype), False, "uncommitted")
     return None

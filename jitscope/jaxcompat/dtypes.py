@@ -17,7 +17,7 @@ from jitscope.errors import SpecError
 
 
 def jax_dtype(name: str) -> Any:
-    """The dtype object for ``name``: ``jax.ShapeDtypeStruct(shape, jax_dtype(name))`` is that spec's value."""
+    """The dtype object for ``name``: ``jax.ShapeDtypeStruct(shape, jax_dtype(name))`` is the spec's value."""
     tag = key_tag(name)
     if tag is not None:
         return key_dtype(key_impl_name(tag))
@@ -51,12 +51,13 @@ def key_impl_name(tag: str) -> str | None:
     if tag in impls:
         return impls[tag]
     known = ", ".join(f"key<{t}> ({name})" for t, name in impls.items())
-    raise SpecError(f"unknown PRNG key implementation key<{tag}>", hint=f"this JAX has {known}; key[] is its default")
+    raise SpecError(f"unknown PRNG key implementation key<{tag}>",
+                    hint=f"this JAX has {known}; key[] is its default")
 
 
 @functools.cache
 def key_implementations() -> dict[str, str]:
-    """Tag -> implementation name of every PRNG implementation this JAX has (its registry, else the known ones)."""
+    """Tag -> name of every PRNG implementation this JAX has (its registry, else the ones jitscope knows)."""
     try:  # the registry moved from jax._src.prng (0.4.x) to jax._src.random.prng
         from jax._src.random import prng
     except ImportError:

@@ -29,7 +29,9 @@ class ArraySpec:
     """An abstract array argument: shape and dtype, no data."""
 
     shape: tuple[int, ...]
-    dtype: str  # numpy name, e.g. "float32"; extended ones as JAX prints them: "key<fry>", "key" (default), "float0"
+    #: NumPy name, e.g. "float32"; JAX's extended ones as JAX prints them: "key<fry>", "float0" ("key": the
+    #: default PRNG implementation)
+    dtype: str
     weak_type: bool = False
     #: How it is laid out over the mesh (``@(data,None)``), one entry per leading dimension; None: unsaid.
     sharding: Partition | None = None
@@ -248,9 +250,10 @@ class _Parser:
         dtype = canonical_dtype(_dtype_text(name)) if name else None
         if dtype is None:
             raise self.error(
-                f"unknown dtype '{_dtype_text(name) if name else ast.unparse(base)}' (use bf16, f16, f32, f64, "
-                "i8..i64, u8..u64, bool, c64, c128, a numpy or ml_dtypes name such as float32 or float8_e4m3fn, "
-                "float0, or a typed PRNG key: key<fry>, key<rbg>, key<urbg>, key for JAX's default)",
+                f"unknown dtype '{_dtype_text(name) if name else ast.unparse(base)}' (use bf16, f16, f32, "
+                "f64, i8..i64, u8..u64, bool, c64, c128, a numpy or ml_dtypes name such as float32 or "
+                "float8_e4m3fn, float0, or a typed PRNG key: key<fry>, key<rbg>, key<urbg>, key for JAX's "
+                "default)",
                 base,
             )
         dims_node = node.slice

@@ -94,7 +94,8 @@ def _add_argument(key: Key, name: str, value: Any, static: bool, x64: bool, non_
             else:
                 cachekeys.add_other(key, where, leaf)
             continue
-        cachekeys.add_array(key, where, info.shape, short_name(info.dtype), info.weak_type, info.sharding, x64=x64)
+        cachekeys.add_array(key, where, info.shape, short_name(info.dtype), info.weak_type, info.sharding,
+                            x64=x64)
         texts.append(f"{where}: {leaf_text(info)}")
     if len(texts) == len(flat) and 0 < len(texts) <= 3:
         return ", ".join(texts)

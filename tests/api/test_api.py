@@ -325,7 +325,8 @@ def test_typed_keys_and_extended_dtypes_through_every_deep_command():
     assert timing.cached.median_s > 0 and not timing.record.failures
     assert jitscope.profile(module.step, key, x, calls=2, budget=0.02).lines
     assert jitscope.memory(module.step, key, x).peak_bytes > 0
-    assert jitscope.trace(module.step, shapes="key<urbg>[], f32[4,3]").calls[0].call == "key<urbg>[], f32[4,3]"
+    from_shapes = jitscope.trace(module.step, shapes="key<urbg>[], f32[4,3]")
+    assert from_shapes.calls[0].call == "key<urbg>[], f32[4,3]"
 
 
 @pytest.mark.models
@@ -337,7 +338,8 @@ def test_a_flax_nnx_model_holding_rngs_and_a_linen_train_state_with_a_dropout_ke
 
     class Noisy(nnx.Module):
         def __init__(self, rngs):
-            self.linear, self.dropout, self.rngs = nnx.Linear(3, 4, rngs=rngs), nnx.Dropout(0.5, rngs=rngs), rngs
+            self.linear, self.dropout = nnx.Linear(3, 4, rngs=rngs), nnx.Dropout(0.5, rngs=rngs)
+            self.rngs = rngs  # typed keys inside the model
 
         def __call__(self, x):
             return self.dropout(self.linear(x)) + jax.random.normal(self.rngs(), (4,))

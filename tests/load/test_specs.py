@@ -109,8 +109,8 @@ def test_named_tuples_are_shown_with_their_names() -> None:
 @pytest.mark.parametrize(
     ("text", "dtype", "nbytes"),
     [("key<fry>[]", "key<fry>", 8), ("key<threefry2x32>[2]", "key<fry>", 16), ("key<rbg>[3]", "key<rbg>", 48),
-     ("key<urbg>[]", "key<urbg>", 16), ("key[4]", "key", 32), ("float0[5]", "float0", 0), ("int4[8]", "int4", 4),
-     ("float8_e4m3fn[2]", "float8_e4m3fn", 2), ("uint2[8]", "uint2", 2)],
+     ("key<urbg>[]", "key<urbg>", 16), ("key[4]", "key", 32), ("float0[5]", "float0", 0),
+     ("int4[8]", "int4", 4), ("float8_e4m3fn[2]", "float8_e4m3fn", 2), ("uint2[8]", "uint2", 2)],
 )
 def test_typed_keys_float0_and_narrow_dtypes_are_spec_dtypes(text, dtype, nbytes):
     (spec,) = parse_shapes(text)

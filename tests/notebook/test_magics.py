@@ -145,7 +145,7 @@ def test_memory_magic_shows_the_peak(executed):
 
 
 def test_trace_magic_takes_a_typed_prng_key(executed):
-    """``jax.random.key(0)`` made the magic fail with "Cannot interpret 'key<fry>' as a data type" (issue 29)."""
+    """``jax.random.key(0)`` made the magic fail: "Cannot interpret 'key<fry>' as a data type" (issue 29)."""
     text = _text(executed[13])
     assert "noisy(key<fry>[], f32[8,16])" in text and "error" not in text
     assert "jitscope trace" in _report(_html(executed[13]))

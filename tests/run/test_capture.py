@@ -85,7 +85,7 @@ def test_an_object_the_capture_cannot_save_is_named_with_its_leaf(tmp_path: Path
 
 
 def test_typed_keys_and_extended_dtypes_are_captured_and_replayed(tmp_path: Path) -> None:
-    """A key<fry> argument made the observer fail ("internal error(s)") and nothing was captured (issue 29)."""
+    """A key<fry> argument made the observer fail ("internal error(s)"); nothing was captured (issue 29)."""
     keys = HERE.parent / "keys"
     proc = jitscope("run", "--log", "none", "--capture", str(tmp_path), "keys_step.py", cwd=keys)
     assert proc.returncode == 0 and "internal error" not in proc.stderr, proc.stderr
@@ -98,7 +98,7 @@ def test_typed_keys_and_extended_dtypes_are_captured_and_replayed(tmp_path: Path
     assert traced.returncode == 0, traced.stderr
     assert [(a["dtype"], a["shape"]) for a in json.loads(traced.stdout)["traces"][0]["seen"]] == [
         ("key<urbg>", []), ("f32", [4, 3])]
-    benched = jitscope("bench", "keys_step.py:mixed", "--from", str(tmp_path), "--budget", "0.02", "-f", "json",
-                       cwd=keys)
+    benched = jitscope("bench", "keys_step.py:mixed", "--from", str(tmp_path), "--budget", "0.02",
+                       "-f", "json", cwd=keys)
     assert benched.returncode == 0, benched.stderr
     assert json.loads(benched.stdout)["rows"][0]["call"].startswith("key<rbg>[3], float0[2], bf16[4]")
