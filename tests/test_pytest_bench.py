@@ -169,6 +169,20 @@ def test_speed(jit_bench, n):
     assert names == ["test_speed[4]", "test_speed[8]"]
 
 
+def test_jit_bench_describes_typed_keys_and_extended_dtypes() -> None:
+    """The fixture's call label made ``jit_bench(step, jax.random.key(0), x)`` fail with "Cannot interpret
+    'key<fry>' as a data type" (issue 29)."""
+    import jax.numpy as jnp
+    import numpy as np
+
+    from jitscope.testing.bench import target_for
+
+    args = (jax.random.key(0), {"rngs": jax.random.split(jax.random.key(1, impl="rbg"), 2)},
+            np.zeros((2,), jax.dtypes.float0), jnp.ones((3,), jnp.bfloat16))
+    _, argset = target_for(jax.jit(lambda k, r, t, h: h), args, {})
+    assert argset.describe() == "key<fry>[], {'rngs': key<rbg>[2]}, float0[2], bf16[3]"
+
+
 def _row(samples: list[float]) -> BenchRow:
     cold = ColdRun(total=0.03, returned=0.03, trace=0.002, lower=0.004, compile=0.02, first_run=0.001,
                    unattributed=0.003, compiles=1)

@@ -26,8 +26,8 @@ ShapesOpt = Annotated[
         "--shapes",
         "-s",
         help="Positional arguments as abstract arrays, e.g. \"f32[8,128], i32[8]\", scalars f32[], "
-        "pytrees {'w': f32[3,3]}; repeat it to describe a call sequence (one call each). Without it, the "
-        "module's JITSCOPE_EXAMPLES are used.",
+        "typed PRNG keys key<fry>[] (key[]: JAX's default), pytrees {'w': f32[3,3]}; repeat it to describe a "
+        "call sequence (one call each). Without it, the module's JITSCOPE_EXAMPLES are used.",
         show_default=False,
     ),
 ]

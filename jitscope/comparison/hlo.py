@@ -146,6 +146,8 @@ def locator(by_primitive: Mapping[str, Sequence[FlatEqn]], relative: Callable[[s
 
 def _hlo_shape(aval: str) -> str:
     dtype, bracket, rest = aval.partition("[")
+    if dtype.startswith(("f8_", "f4_")):  # JAX's f8_e4m3fn is HLO's f8e4m3fn
+        dtype = dtype.replace("_", "", 1)
     return f"{_HLO_DTYPE.get(dtype, dtype)}{bracket}{rest}"
 
 

@@ -24,6 +24,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from jitscope.dtypes import dtype_name
 from jitscope.jaxcompat.monitoring import phase_events
 
 #: The tracer that ``_infer_params`` calls on a tracing-cache miss, newest name first.
@@ -320,21 +321,11 @@ def describe_leaf(value: Any, x64: bool) -> LeafInfo | None:
     shape = getattr(aval, "shape", None)
     if shape is not None:
         sharding = _sharding_text(value) if not _is_tracer(value) else None
-        return LeafInfo(tuple(shape), str(np.dtype(aval.dtype)) if _is_numpy_dtype(aval.dtype) else str(aval.dtype),
-                        bool(getattr(aval, "weak_type", False)), sharding)
+        weak_type = bool(getattr(aval, "weak_type", False))
+        return LeafInfo(tuple(shape), dtype_name(aval.dtype), weak_type, sharding)
     if isinstance(value, (np.ndarray, np.generic)):
-        return LeafInfo(tuple(value.shape), str(value.dtype), False, "uncommitted")
+        return LeafInfo(tuple(value.shape), dtype_name(value.dtype), False, "uncommitted")
     return None
-
-
-def _is_numpy_dtype(dtype: Any) -> bool:
-    import numpy as np
-
-    try:
-        np.dtype(dtype)
-    except TypeError:
-        return False
-    return True
 
 
 def _is_tracer(value: Any) -> bool:

@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from jitscope.dtypes import dtype_name
 from jitscope.jaxcompat.features import JIT_TRACE_FRAMES, jaxpr_types, printer_style, source_info_hooks
 from jitscope.jaxcompat.jaxpr_naming import inner_jaxpr, jaxprs_in, shared_jaxprs, unused_outputs, var_names
 from jitscope.jaxcompat.jaxpr_params import format_param, shown_params
@@ -382,8 +383,8 @@ def _short_dtype_name(dtype: Any) -> str:
     """f32, bf16, i32 ...: JAX's short names (dtypes.short_dtype_name), cached per dtype."""
     name = _DTYPE_NAMES.get(dtype)
     if name is None:
-        name = getattr(dtype, "name", str(dtype))
-        if isinstance(dtype, np.dtype):
+        name = dtype_name(dtype)  # float0 is a NumPy dtype NumPy calls "void"
+        if isinstance(dtype, np.dtype) and name != "float0":
             name = name.replace("float", "f").replace("uint", "u").replace("int", "i").replace("complex", "c")
         _DTYPE_NAMES[dtype] = name
     return name

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from jitscope.dtypes import SHORT_NAMES
+from jitscope.dtypes import dtype_name, short_name
 from jitscope.model.trace import SeenArg
 
 
@@ -22,8 +22,8 @@ def python_scalar_dtype(value: complex, x64: bool = False) -> str:
 
 
 def short_dtype(dtype: Any) -> str:
-    name = getattr(dtype, "name", str(dtype))
-    return SHORT_NAMES.get(name, name)
+    """``f32`` for float32, ``key<fry>`` for a typed key, ``float0``: a dtype object's spec-language name."""
+    return short_name(dtype_name(dtype))
 
 
 def describe_seen(path: str, value: Any) -> SeenArg:

@@ -97,16 +97,17 @@ def warn_if_x64_disabled(argset: ArgSet) -> str | None:
 def to_abstract(argset: ArgSet) -> tuple[tuple[Any, ...], dict[str, Any]]:
     """Positional and keyword arguments as ShapeDtypeStructs (statics unchanged)."""
     import jax
-    import jax.numpy as jnp
+
+    from jitscope.jaxcompat.dtypes import jax_dtype
 
     def leaf(spec: ArraySpec) -> Any:
         sharding = leaf_sharding(spec)
+        dtype = jax_dtype(spec.dtype)  # typed keys (key<fry>) and float0 too, which jnp.dtype refuses
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # the x64 truncation warning is reported once by us
             if sharding is None:
-                return jax.ShapeDtypeStruct(spec.shape, jnp.dtype(spec.dtype), weak_type=spec.weak_type)
-            return jax.ShapeDtypeStruct(spec.shape, jnp.dtype(spec.dtype), weak_type=spec.weak_type,
-                                        sharding=sharding)
+                return jax.ShapeDtypeStruct(spec.shape, dtype, weak_type=spec.weak_type)
+            return jax.ShapeDtypeStruct(spec.shape, dtype, weak_type=spec.weak_type, sharding=sharding)
 
     return map_specs(argset, leaf)
 

@@ -24,6 +24,7 @@ import dataclasses
 from pathlib import Path
 from typing import Any
 
+from jitscope.dtypes import dtype_name
 from jitscope.errors import SpecError, UsageError
 from jitscope.load.specs import ArgSet, ArraySpec, build_argset, parse_value
 
@@ -42,12 +43,10 @@ def _leaf_spec(value: Any) -> Any:
     if isinstance(value, (ArraySpec, str)):
         return value
     if hasattr(value, "shape") and hasattr(value, "dtype"):
-        import numpy as np
-
         from jitscope.load.mesh import partition_of
 
         partition, mesh = partition_of(getattr(value, "sharding", None))
-        return ArraySpec(tuple(int(d) for d in value.shape), np.dtype(value.dtype).name,
+        return ArraySpec(tuple(int(d) for d in value.shape), dtype_name(value.dtype),
                          bool(getattr(value, "weak_type", False)), partition, mesh)
     return value
 

@@ -15,7 +15,7 @@ import sys
 import types
 from typing import Any
 
-from jitscope.dtypes import SHORT_NAMES, array_nbytes
+from jitscope.dtypes import array_nbytes, dtype_name, short_name
 from jitscope.units import fmt_bytes, plural
 
 #: A repr up to this long, on one line and without an address, is shown as it is.
@@ -28,8 +28,7 @@ def describe_object(value: Any) -> str:
     """``GPT(110,529 params, 432 KiB)`` for a module, ``Optimizer(77 arrays, 864 KiB)`` for other array
     holders, a short repr as it is, else ``TypeName(...)``; never an array's values."""
     if is_array(value):  # a live array: its spec, not its values
-        dtype = str(getattr(value.dtype, "name", value.dtype))
-        return f"{SHORT_NAMES.get(dtype, dtype)}[{','.join(str(d) for d in value.shape)}]"
+        return f"{short_name(dtype_name(value.dtype))}[{','.join(str(d) for d in value.shape)}]"
     name = type(value).__name__
     leaves = array_leaves(value)
     if leaves:
@@ -76,7 +75,9 @@ def leaf_bytes(leaf: Any) -> int:
 
 
 def _floating(leaf: Any) -> bool:
-    name = str(getattr(leaf.dtype, "name", leaf.dtype))
+    name = dtype_name(leaf.dtype)
+    if name == "float0":  # a tangent of an integer: no parameter
+        return False
     return name.startswith(("float", "bfloat", "complex")) or name in ("bf16", "f16", "f32", "f64")
 
 

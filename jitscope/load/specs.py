@@ -19,7 +19,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from jitscope.dtypes import EXTRA_DTYPES, ITEMSIZE, SHORT_DTYPES, SHORT_NAMES, array_nbytes
+from jitscope.dtypes import array_nbytes, canonical_dtype, itemsize, short_name
 from jitscope.errors import SpecError
 from jitscope.load.partition import Partition, format_partition, parse_partition
 
@@ -29,7 +29,9 @@ class ArraySpec:
     """An abstract array argument: shape and dtype, no data."""
 
     shape: tuple[int, ...]
-    dtype: str  # numpy name, e.g. "float32"
+    #: NumPy name, e.g. "float32"; JAX's extended ones as JAX prints them: "key<fry>", "float0" ("key": the
+    #: default PRNG implementation)
+    dtype: str
     weak_type: bool = False
     #: How it is laid out over the mesh (``@(data,None)``), one entry per leading dimension; None: unsaid.
     sharding: Partition | None = None
@@ -45,7 +47,7 @@ class ArraySpec:
         return array_nbytes(self.shape, self.dtype)
 
     def __str__(self) -> str:
-        text = f"{SHORT_NAMES.get(self.dtype, self.dtype)}[{','.join(map(str, self.shape))}]"
+        text = f"{short_name(self.dtype)}[{','.join(map(str, self.shape))}]"
         return text if self.sharding is None else f"{text}@{format_partition(self.sharding)}"
 
 
@@ -133,17 +135,19 @@ LABEL_LIMIT = 120
 _LITERALS = (type(None), bool, int, float, complex, str, bytes)
 
 
-def canonical_dtype(name: str) -> str | None:
-    """The numpy name for a short or numpy dtype name, or None if unknown."""
-    lowered = name.lower()
-    if lowered in SHORT_DTYPES:
-        return SHORT_DTYPES[lowered]
-    if lowered in ITEMSIZE or lowered in EXTRA_DTYPES:
-        return lowered
-    return None
+#: A quoted string: the rewrites below leave the text of string literals (``mode='[]'``) as it is.
+_STRING = r"'(?:[^'\\\n]|\\.)*'" + "|" + r'"(?:[^"\\\n]|\\.)*"'
+_EMPTY_SUBSCRIPT = re.compile(rf"({_STRING})|\[\s*\]")
+#: A typed key's dtype as JAX prints it, ``key<fry>``: not Python, so it is rewritten to an identifier of the
+#: same length (``key_fry_``) before parsing, which keeps error columns where the user typed them.
+_KEY_DTYPE = re.compile(rf"({_STRING})|\bkey<(\w+)>")
+_KEY_NAME = re.compile(r"key_(\w+)_")
 
 
-_EMPTY_SUBSCRIPT = re.compile(r"\[\s*\]")
+def _dtype_text(name: str) -> str:
+    """The dtype as the user wrote it, for a name the parser saw (``key_fry_`` was ``key<fry>``)."""
+    m = _KEY_NAME.fullmatch(name)
+    return f"key<{m.group(1)}>" if m else name
 
 
 #: The most bytes an array spec may describe: XLA computes sizes in bytes as int64, and an array of
@@ -161,7 +165,10 @@ class _Parser:
         # Rewrite `f32[]` -> `f32[()]`; remember where we inserted so columns map back.
         self.inserts: list[int] = []
         out, last = [], 0
+        text = _KEY_DTYPE.sub(lambda m: m.group(1) or f"key_{m.group(2)}_", text)
         for m in _EMPTY_SUBSCRIPT.finditer(text):
+            if m.group(1):  # a string literal
+                continue
             out.append(text[last : m.start()] + "[()]")
             self.inserts.append(m.start())
             last = m.end()
@@ -182,7 +189,8 @@ class _Parser:
             col = self.user_col(getattr(node, "col_offset", 0))
         col = 0 if col is None else min(col, len(self.text))
         pointer = f"  {self.text}\n  {' ' * col}^"
-        hint = "arrays look like f32[8,128], scalars f32[], pytrees (..), [..], {'k': ..}" if syntax else None
+        hint = ("arrays look like f32[8,128], scalars f32[], typed PRNG keys key<fry>[] or key[], "
+                "pytrees (..), [..], {'k': ..}") if syntax else None
         return SpecError(f"bad {self.what} at column {col + 1}: {message}", hint=hint, detail=pointer)
 
     def parse(self, *, top_level_tuple: bool) -> Any:
@@ -224,9 +232,10 @@ class _Parser:
                 out[k] = self.value(val)
             return out
         if isinstance(node, ast.Name):
-            if canonical_dtype(node.id):
-                raise self.error(f"'{node.id}' needs a shape: {node.id}[...] (scalar: {node.id}[])", node)
-            raise self.error(f"unknown name '{node.id}' (a dtype like f32[3] or a Python literal)", node)
+            name = _dtype_text(node.id)
+            if canonical_dtype(name):
+                raise self.error(f"'{name}' needs a shape: {name}[...] (scalar: {name}[])", node)
+            raise self.error(f"unknown name '{name}' (a dtype like f32[3] or a Python literal)", node)
         return self.literal(node)
 
     def literal(self, node: ast.expr) -> Any:
@@ -238,17 +247,19 @@ class _Parser:
     def array(self, node: ast.Subscript) -> ArraySpec:
         base = node.value
         name = base.attr if isinstance(base, ast.Attribute) else base.id if isinstance(base, ast.Name) else None
-        dtype = canonical_dtype(name) if name else None
+        dtype = canonical_dtype(_dtype_text(name)) if name else None
         if dtype is None:
             raise self.error(
-                f"unknown dtype '{name or ast.unparse(base)}' (use bf16, f16, f32, f64, i8..i64, u8..u64, "
-                "bool, c64, c128 or a numpy name such as float32)",
+                f"unknown dtype '{_dtype_text(name) if name else ast.unparse(base)}' (use bf16, f16, f32, "
+                "f64, i8..i64, u8..u64, bool, c64, c128, a numpy or ml_dtypes name such as float32 or "
+                "float8_e4m3fn, float0, or a typed PRNG key: key<fry>, key<rbg>, key<urbg>, key for JAX's "
+                "default)",
                 base,
             )
         dims_node = node.slice
         elts = dims_node.elts if isinstance(dims_node, ast.Tuple) else [dims_node]
         shape = []
-        nbytes = ITEMSIZE.get(dtype, 1)
+        nbytes = itemsize(dtype)
         for dim in elts:
             if not (isinstance(dim, ast.Constant) and type(dim.value) is int and dim.value >= 0):
                 raise self.error(f"dimension must be a non-negative integer, got {ast.unparse(dim)}", dim)

@@ -12,6 +12,7 @@ from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from jitscope.dtypes import is_key, itemsize
 from jitscope.model.common import Location
 
 #: Bits per element, keyed by JAX's short dtype name, for byte counts without numpy.
@@ -46,6 +47,7 @@ DTYPE_BITS: dict[str, int] = {
     "f64": 64,
     "c64": 64,
     "c128": 128,
+    "float0": 0,
 }
 
 
@@ -82,6 +84,8 @@ class AvalRecord:
         """Bytes of a dense array of this type, or None when unknown."""
         size = self.size
         bits = DTYPE_BITS.get(self.dtype)
+        if bits is None and is_key(self.dtype):  # a typed key (key<fry>) holds its key data
+            bits = int(itemsize(self.dtype) * 8)
         if size is None or bits is None:
             return None
         return (size * bits + 7) // 8

@@ -13,9 +13,9 @@ import types
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from jitscope.dtypes import short_name
 from jitscope.jaxcompat.compile_hooks import LeafInfo, describe_leaf
 from jitscope.jaxcompat.jit import is_static_leaf
-from jitscope.load.specs import SHORT_NAMES
 from jitscope.tracing import cachekeys
 from jitscope.tracing.cachekeys import Key, shorten
 
@@ -50,12 +50,8 @@ def positional_names(fun: Any) -> tuple[str, ...]:
                  if p.kind in (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD))
 
 
-def short_dtype(name: str) -> str:
-    return SHORT_NAMES.get(name, name)
-
-
 def leaf_text(info: LeafInfo) -> str:
-    return ("~" if info.weak_type else "") + f"{short_dtype(info.dtype)}[{','.join(map(str, info.shape))}]"
+    return ("~" if info.weak_type else "") + f"{short_name(info.dtype)}[{','.join(map(str, info.shape))}]"
 
 
 def live_key(call: UserCall, *, x64: bool, statics: cachekeys.StaticValues | None = None) -> tuple[Key, str]:
@@ -100,7 +96,8 @@ def _add_argument(key: Key, name: str, value: Any, static: bool, x64: bool, stat
             else:
                 cachekeys.add_other(key, where, leaf)
             continue
-        cachekeys.add_array(key, where, info.shape, short_dtype(info.dtype), info.weak_type, info.sharding, x64=x64)
+        cachekeys.add_array(key, where, info.shape, short_name(info.dtype), info.weak_type, info.sharding,
+                            x64=x64)
         texts.append(f"{where}: {leaf_text(info)}")
     if len(texts) == len(flat) and 0 < len(texts) <= 3:
         return ", ".join(texts)

@@ -27,6 +27,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from jitscope.dtypes import dtype_name
 from jitscope.errors import UsageError
 from jitscope.load.specs import ArgSet, ArraySpec
 
@@ -44,19 +45,17 @@ def _pickled(value: Any) -> str | None:
 
 
 def _leaf(value: Any) -> dict[str, Any]:
-    import numpy as np
-
     if isinstance(value, (bool, int, float)) or value is None or isinstance(value, str):
         return {"value": value}
     aval = getattr(value, "aval", None)
     shape = getattr(value, "shape", None)
     dtype = getattr(value, "dtype", None)
     if shape is not None and dtype is not None and not isinstance(value, type):
-        import jax
+        from jitscope.jaxcompat.dtypes import canonical_dtype_name
 
-        # as JAX sees it: a NumPy int64 array is int32 to jit when x64 is off
-        dtype = jax.dtypes.canonicalize_dtype(dtype) if aval is None else dtype
-        return {"array": {"shape": [int(d) for d in shape], "dtype": np.dtype(dtype).name,
+        # as JAX sees it: a NumPy int64 array is int32 to jit when x64 is off; a typed key is key<fry>
+        name = canonical_dtype_name(dtype) if aval is None else dtype_name(dtype)
+        return {"array": {"shape": [int(d) for d in shape], "dtype": name,
                           "weak_type": bool(getattr(aval, "weak_type", False))}}
     saved = _pickled(value)
     if saved is not None:

@@ -12,9 +12,10 @@ from collections import defaultdict
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
+from jitscope.jaxcompat.values import short_dtype
 from jitscope.load.abstract import map_specs
 from jitscope.load.partition import Partition, format_partition
-from jitscope.load.specs import SHORT_NAMES, ArgSet, ArraySpec
+from jitscope.load.specs import ArgSet, ArraySpec
 from jitscope.model.sharding import (
     Collective,
     LeafSharding,
@@ -44,11 +45,6 @@ class ShardingProbe:
         self.record = analyse_compiled(lowered, compiled, self.argset, self.names)
 
 
-def _short(dtype: Any) -> str:
-    name = getattr(dtype, "name", str(dtype))
-    return SHORT_NAMES.get(name, name)
-
-
 def _requested(argset: ArgSet) -> dict[str, Partition | None]:
     """Key path (as JAX prints it, ``[0][1]['w']``) -> the partition asked for in the spec."""
     from jax.tree_util import keystr, tree_flatten_with_path
@@ -71,7 +67,7 @@ def _leaf(path: str, role: Literal["input", "output"], aval: Any, sharding: Any,
     from jitscope.jaxcompat import sharding as jc
 
     shape = tuple(int(d) for d in getattr(aval, "shape", ()))
-    dtype = _short(getattr(aval, "dtype", ""))
+    dtype = short_dtype(getattr(aval, "dtype", ""))
     itemsize = getattr(getattr(aval, "dtype", None), "itemsize", None) or 4
     partition = jc.spec_entries(sharding)
     block = jc.shard_shape(sharding, shape) or shape

@@ -1,9 +1,9 @@
 """Concrete device inputs for an ArgSet, the memory check before allocating them, and blockers.
 
 Inputs are made once, before any timing: random normal floats (seedable), small
-non-negative ints (valid as indices into most axes), random bools. They are generated
-with numpy, so the same seed gives the same values on every backend, then placed on
-the default device and waited for.
+non-negative ints (valid as indices into most axes), random bools, typed PRNG keys from
+random key data, zeros for ``float0``. They are generated with numpy, so the same seed gives
+the same values on every backend, then placed on the default device and waited for.
 """
 
 from __future__ import annotations
@@ -63,21 +63,33 @@ def check_fits(argset: ArgSet, *, host_available: int | None, device_free: int |
 
 
 def _host_array(spec: Any, rng: Any) -> Any:
-    """Values for an ArraySpec or an abstract array (anything with ``.shape`` and ``.dtype``)."""
+    """A NumPy array for an ArraySpec or an abstract array (anything with ``.shape`` and ``.dtype``: a
+    ``jax.ShapeDtypeStruct`` of an eval_shape'd state); a typed key's: a JAX key array made from NumPy key data."""
     import jax.numpy as jnp
     import numpy as np
 
-    dtype = jnp.dtype(spec.dtype)
+    from jitscope.dtypes import dtype_name, is_key
+    from jitscope.jaxcompat.dtypes import jax_dtype, make_keys
+
+    name = dtype_name(spec.dtype)
+    if is_key(name):
+        return make_keys(name, tuple(spec.shape), rng)
+    dtype = jax_dtype(name)
     shape = spec.shape
-    if np.issubdtype(dtype, np.complexfloating):
+    if name == "float0":  # the tangent type of integer inputs: it has one value
+        return np.zeros(shape, dtype)
+    # jnp.issubdtype, not NumPy's: it knows ml_dtypes' kinds (int4 is an integer, float8_e4m3fn a float)
+    if jnp.issubdtype(dtype, jnp.complexfloating):
         real = rng.standard_normal(shape, dtype=np.float32)
         return (real + 1j * rng.standard_normal(shape, dtype=np.float32)).astype(dtype)
     if dtype == np.bool_:
         return rng.random(shape) < 0.5
-    if np.issubdtype(dtype, np.integer):
-        return rng.integers(0, INT_HIGH, size=shape).astype(dtype)
-    # float16/bfloat16/float8 (ml_dtypes) are drawn in float32 and rounded.
-    return rng.standard_normal(shape, dtype=np.float32).astype(dtype)
+    if jnp.issubdtype(dtype, jnp.integer):  # int2's largest value is 1: [0, min(INT_HIGH, max + 1))
+        return rng.integers(0, min(INT_HIGH, int(jnp.iinfo(dtype).max) + 1), size=shape).astype(dtype)
+    # float16/bfloat16/float8/float4 (ml_dtypes) are drawn in float32 and rounded; an unsigned float
+    # (float8_e8m0fnu, a scale) makes NaN of negatives, so it gets their magnitudes.
+    values = rng.standard_normal(shape, dtype=np.float32)
+    return (values if float(jnp.finfo(dtype).min) < 0 else np.abs(values)).astype(dtype)
 
 
 def make_inputs(argset: ArgSet, seed: int) -> tuple[tuple[Any, ...], dict[str, Any]]:

@@ -17,10 +17,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from jitscope.dtypes import short_name
 from jitscope.jaxcompat.jit import NO_LEAVES, is_static_leaf
 from jitscope.jaxcompat.values import python_scalar_dtype
 from jitscope.load.partition import format_partition
-from jitscope.load.specs import SHORT_NAMES, ArgSet, ArraySpec
+from jitscope.load.specs import ArgSet, ArraySpec
 from jitscope.model.keys import KeyDiff
 from jitscope.tracing import cachekeys
 from jitscope.tracing.cachekeys import Key, diff
@@ -71,7 +72,7 @@ def _add_leaf(key: Key, path: str, leaf: Any, x64: bool, static_leaves: str = NO
         # the wrapper makes this leaf static (equinox: a Python float lr): its value is in the key
         cachekeys.add_static(key, path, leaf, statics)
     elif isinstance(leaf, ArraySpec):
-        dtype = SHORT_NAMES.get(leaf.dtype, leaf.dtype)
+        dtype = short_name(leaf.dtype)
         sharding = None if leaf.sharding is None else format_partition(leaf.sharding)
         cachekeys.add_array(key, path, leaf.shape, dtype, leaf.weak_type, sharding, x64=x64)
     elif isinstance(leaf, (bool, int, float, complex)):

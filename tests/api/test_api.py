@@ -330,3 +330,72 @@ def test_trace_and_bench_on_a_flax_nnx_model_and_optimizer():
         assert timing.rows[0].cost.flops == pytest.approx(call.cost.flops, rel=0.01)
     after = [np.asarray(leaf) for leaf in jax.tree.leaves(nnx.state(model))]
     assert all(np.array_equal(a, b) for a, b in zip(before, after, strict=True))  # the user's model untouched
+
+
+def _keys_step():
+    sys.path.insert(0, str(ROOT / "tests" / "targets" / "keys"))
+    try:
+        import keys_step
+    finally:
+        sys.path.remove(str(ROOT / "tests" / "targets" / "keys"))
+    return keys_step
+
+
+def test_typed_keys_and_extended_dtypes_through_every_deep_command():
+    """``jax.random.key(0)`` (dtype key<fry>), rbg keys, float0, bf16, float8 and int4 arguments: each
+    command exited 3 with "Cannot interpret 'key<fry>' as a data type" before issue 29."""
+    module = _keys_step()
+    key, x = jax.random.key(0), jnp.zeros((4, 3))
+    traced = jitscope.trace(module.step, key, x)
+    assert traced.calls[0].call == "key<fry>[], f32[4,3]" and not traced.calls[0].failed
+    mixed = jitscope.trace(module.mixed, *module.mixed_args())
+    assert mixed.calls[0].call == "key<rbg>[3], float0[2], bf16[4], float8_e4m3fn[4], int4[8]"
+    assert not mixed.calls[0].failed, mixed.calls[0].diagnostic
+    timing = jitscope.bench(module.mixed, *module.mixed_args(), budget=0.02, min_rounds=3)
+    assert timing.cached.median_s > 0 and not timing.record.failures
+    assert jitscope.profile(module.step, key, x, calls=2, budget=0.02).lines
+    assert jitscope.memory(module.step, key, x).peak_bytes > 0
+    from_shapes = jitscope.trace(module.step, shapes="key<urbg>[], f32[4,3]")
+    assert from_shapes.calls[0].call == "key<urbg>[], f32[4,3]"
+
+
+@pytest.mark.models
+def test_a_flax_nnx_model_holding_rngs_and_a_linen_train_state_with_a_dropout_key():
+    nnx = pytest.importorskip("flax.nnx")
+    optax = pytest.importorskip("optax")
+    import flax.linen as nn
+    from flax.training import train_state
+
+    class Noisy(nnx.Module):
+        def __init__(self, rngs):
+            self.linear, self.dropout = nnx.Linear(3, 4, rngs=rngs), nnx.Dropout(0.5, rngs=rngs)
+            self.rngs = rngs  # typed keys inside the model
+
+        def __call__(self, x):
+            return self.dropout(self.linear(x)) + jax.random.normal(self.rngs(), (4,))
+
+    @nnx.jit
+    def nnx_step(model, x):
+        return model(x).sum()
+
+    model = Noisy(nnx.Rngs(0))
+    traced = jitscope.trace(nnx_step, model, jnp.ones((2, 3)))
+    assert not traced.calls[0].failed, traced.calls[0].diagnostic
+
+    class State(train_state.TrainState):
+        key: jax.Array
+
+    dense = nn.Dense(4)
+    params = dense.init(jax.random.key(0), jnp.ones((2, 3)))["params"]
+    state = State.create(apply_fn=dense.apply, params=params, tx=optax.sgd(0.1), key=jax.random.key(2))
+
+    def train_step(state, x, dropout_key):
+        def loss(p):
+            y = state.apply_fn({"params": p}, x)
+            return (y * jax.random.bernoulli(dropout_key, 0.5, y.shape)).sum()
+        return state.apply_gradients(grads=jax.grad(loss)(state.params))
+
+    traced = jitscope.trace(train_step, state, jnp.ones((2, 3)), jax.random.key(1))
+    assert not traced.calls[0].failed and traced.calls[0].call.endswith("f32[2,3], key<fry>[]")
+    timing = jitscope.bench(train_step, state, jnp.ones((2, 3)), jax.random.key(1), budget=0.02, min_rounds=3)
+    assert timing.cached.median_s > 0 and not timing.record.failures

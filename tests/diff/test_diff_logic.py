@@ -134,3 +134,11 @@ def test_python_api_diff_and_its_renderings(tmp_path) -> None:  # type: ignore[n
     same = diff(before, before, x, w)
     assert not same.changed and "no change to the compiled program" in same.render("text")
     assert result.save(tmp_path / "d.md").read_text() == markdown
+
+
+def test_jaxpr_shapes_are_spelled_as_hlo_spells_them() -> None:
+    """A float8 equation's shape never matched its HLO instruction's (f8_e4m3fn against f8e4m3fn)."""
+    from jitscope.comparison.hlo import _hlo_shape
+
+    assert _hlo_shape("f8_e4m3fn[8,4]") == "f8e4m3fn[8,4]" and _hlo_shape("f4_e2m1fn[2]") == "f4e2m1fn[2]"
+    assert _hlo_shape("i4[8]") == "s4[8]" and _hlo_shape("bf16[2]") == "bf16[2]"

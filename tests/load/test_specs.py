@@ -104,3 +104,34 @@ def test_named_tuples_are_shown_with_their_names() -> None:
     assert format_value((ScaleByAdamState(spec, {"w": ArraySpec((3,), "float32")}), EmptyState())) == (
         "(ScaleByAdamState(count=i32[], mu={'w': f32[3]}), EmptyState())")
     assert format_value((spec,)) == "(i32[],)"  # a plain tuple stays spec text
+
+
+@pytest.mark.parametrize(
+    ("text", "dtype", "nbytes"),
+    [("key<fry>[]", "key<fry>", 8), ("key<threefry2x32>[2]", "key<fry>", 16), ("key<rbg>[3]", "key<rbg>", 48),
+     ("key<urbg>[]", "key<urbg>", 16), ("key[4]", "key", 32), ("float0[5]", "float0", 0),
+     ("int4[8]", "int4", 4), ("float8_e4m3fn[2]", "float8_e4m3fn", 2), ("uint2[8]", "uint2", 2)],
+)
+def test_typed_keys_float0_and_narrow_dtypes_are_spec_dtypes(text, dtype, nbytes):
+    (spec,) = parse_shapes(text)
+    assert spec.dtype == dtype and spec.nbytes == nbytes
+    assert parse_shapes(str(spec)) == (spec,)  # what a report or a label shows reads back
+
+
+def test_keys_inside_pytrees_shardings_and_errors_at_the_users_column():
+    assert parse_shapes("{'rng': key<fry>[]}, key<rbg>[8]@(data,)")[0] == {"rng": ArraySpec((), "key<fry>")}
+    assert parse_value("key[2]") == ArraySpec((2,), "key")
+    for text, column, fragment in [("f32[], key<fry>", 8, "'key<fry>' needs a shape"),
+                                   ("key<fry>[-1]", 10, "non-negative integer"),
+                                   ("kex<fry>[2]", 1, "not an array spec")]:
+        with pytest.raises(SpecError) as info:
+            parse_shapes(text)
+        assert f"at column {column}:" in info.value.message and fragment in info.value.message
+
+
+def test_string_literals_are_kept_as_written():
+    """The spec rewrites (``f32[]``, ``key<fry>``) changed strings too: ``'[]'`` became ``'[()]'``."""
+    assert parse_value("'[]'") == "[]" and parse_value("'key<fry>[]'") == "key<fry>[]"
+    assert parse_shapes("\"a[ ]\\\"b\", {'k': key<fry>[]}") == ('a[ ]"b', {"k": ArraySpec((), "key<fry>")})
+    with pytest.raises(SpecError, match="at column 11:"):
+        parse_shapes("'[]', f32[-1]")

@@ -28,6 +28,9 @@ def test_aval_text() -> None:
     assert F32_8.nbytes == 8 * 128 * 4
     assert AvalRecord(("b", 3), "f32").nbytes is None
     assert AvalRecord((3,), "weird").nbytes is None
+    # typed keys hold their key data (uint32[2] for threefry, uint32[4] for rbg); float0 holds nothing
+    assert (AvalRecord((3,), "key<fry>").nbytes, AvalRecord((2,), "key<rbg>").nbytes) == (24, 32)
+    assert AvalRecord((5,), "float0").nbytes == 0
     assert str(VarRecord("ba", F32_8)) == "ba"
     assert str(LiteralRecord("1.0", AvalRecord((), "f32"))) == "1.0:f32[]"
 

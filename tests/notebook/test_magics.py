@@ -42,6 +42,8 @@ def executed() -> list[list[dict]]:
         "%%jitscope run\nfor n in (:\n    pass",
         "%jitscope run f(jnp.ones((3, 16)), w)",
         "%jitscope memory f(x, w)",
+        "def noisy(key, x):\n    return jax.random.normal(key, x.shape) + x",
+        "%jitscope trace --stages jaxpr noisy(jax.random.key(0), x)",
     ]
     notebook = nbformat.v4.new_notebook()
     notebook.cells = [nbformat.v4.new_code_cell(source) for source in cells]
@@ -140,3 +142,10 @@ def test_memory_magic_shows_the_peak(executed):
     page = _report(_html(executed[11]))
     assert page.startswith("<!DOCTYPE html>") and "jitscope memory" in page
     assert "peak" in _text(executed[11])
+
+
+def test_trace_magic_takes_a_typed_prng_key(executed):
+    """``jax.random.key(0)`` made the magic fail: "Cannot interpret 'key<fry>' as a data type" (issue 29)."""
+    text = _text(executed[13])
+    assert "noisy(key<fry>[], f32[8,16])" in text and "error" not in text
+    assert "jitscope trace" in _report(_html(executed[13]))

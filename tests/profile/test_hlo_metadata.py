@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from jitscope.model.common import Location
-from jitscope.profiling.hlo import parse_instruction
+from jitscope.profiling.hlo import parse_instruction, parse_shape
 
 SHAPE = "%t = f32[8]{0} tanh(f32[8]{0} %x), "
 
@@ -32,3 +32,9 @@ def test_shapes_are_shared_between_instructions_of_one_module() -> None:
     a = parse_instruction("%a = f32[4,4]{1,0} add(%x, %y)", shapes)
     b = parse_instruction("%b = f32[4,4]{1,0} mul(%a, %a)", shapes)
     assert a is not None and b is not None and a.shape is b.shape and list(shapes) == ["f32[4,4]{1,0}"]
+
+
+def test_narrow_float_types_count_their_own_bytes() -> None:
+    """float8 and float4 HLO types were counted at 4 bytes an element (the unknown-type default)."""
+    assert parse_shape("f8e4m3fn[8]{0}").nbytes == 8 and parse_shape("f8e5m2[4]{0}").nbytes == 4
+    assert parse_shape("f4e2m1fn[8]{0}").nbytes == 4 and parse_shape("s4[8]{0}").nbytes == 4

@@ -82,3 +82,23 @@ def test_an_object_the_capture_cannot_save_is_named_with_its_leaf(tmp_path: Path
     line = replay.stderr.strip().splitlines()[-1]
     assert line.startswith("error: argument model, leaf .final_activation, could not be saved by the capture")
     assert line.endswith("(take the real call instead: --from-run)")
+
+
+def test_typed_keys_and_extended_dtypes_are_captured_and_replayed(tmp_path: Path) -> None:
+    """A key<fry> argument made the observer fail ("internal error(s)"); nothing was captured (issue 29)."""
+    keys = HERE.parent / "keys"
+    proc = jitscope("run", "--log", "none", "--capture", str(tmp_path), "keys_step.py", cwd=keys)
+    assert proc.returncode == 0 and "internal error" not in proc.stderr, proc.stderr
+    calls = json.loads((tmp_path / "capture.json").read_text())["calls"]
+    dtypes = [[leaf["array"]["dtype"] for a in c["call"]["args"] for leaf in a["leaves"]] for c in calls]
+    assert dtypes == [["key<fry>", "float32"], ["key<urbg>", "float32"],
+                      ["key<rbg>", "float0", "bfloat16", "float8_e4m3fn", "int4"]]
+    traced = jitscope("trace", "keys_step.py:step", "--from", str(tmp_path), "--compile", "2", "-f", "json",
+                      "--stages", "jaxpr", cwd=keys)
+    assert traced.returncode == 0, traced.stderr
+    assert [(a["dtype"], a["shape"]) for a in json.loads(traced.stdout)["traces"][0]["seen"]] == [
+        ("key<urbg>", []), ("f32", [4, 3])]
+    benched = jitscope("bench", "keys_step.py:mixed", "--from", str(tmp_path), "--budget", "0.02",
+                       "-f", "json", cwd=keys)
+    assert benched.returncode == 0, benched.stderr
+    assert json.loads(benched.stdout)["rows"][0]["call"].startswith("key<rbg>[3], float0[2], bf16[4]")
