@@ -168,3 +168,23 @@ def test_api_profile_on_an_eval_shaped_train_state_and_equinox_module():
         result = jitscope.profile(fn, *args, calls=2, budget=0.02)
         assert result.lines, result.render("text")
         assert any(line.location.file.endswith("abstract_state.py") for line in result.lines)
+
+
+def test_an_abstract_state_holding_a_typed_key_gets_a_real_key():
+    """Items 1 and 2 together: jax.eval_shape of a state with a jax.random.key leaf (dtype key<fry>) is given a
+    real key array for bench, as a float leaf gets values."""
+    import jitscope
+
+    def init():  # type: ignore[no-untyped-def]
+        return {"w": jnp.ones((4, 4)), "key": jax.random.key(0)}
+
+    @jax.jit
+    def step(state, x):  # type: ignore[no-untyped-def]
+        noise = jax.random.normal(state["key"], x.shape)
+        return {"w": state["w"] * 0.9, "key": jax.random.split(state["key"])[0]}, (x @ state["w"] + noise).sum()
+
+    abstract = jax.eval_shape(init)
+    assert str(abstract["key"].dtype) == "key<fry>"
+    result = jitscope.bench(step, abstract, jax.ShapeDtypeStruct((2, 4), jnp.float32), budget=0.02, min_rounds=3)
+    assert result.cached.median_s > 0
+    assert result.rows[0].call.startswith("{'key': key<fry>[], 'w': f32[4,4]}")
