@@ -8,6 +8,7 @@ asks :func:`iterates_keys` before it gives a loop variable the flags of the iter
 from __future__ import annotations
 
 import ast
+from collections.abc import Sequence
 
 from jitscope.linter.analysis.module_index import FuncNode, target_names
 from jitscope.linter.analysis.qualified_names import last_name
@@ -68,11 +69,12 @@ def dict_names(func: FuncNode) -> frozenset[str]:
     return mappings | key_lists
 
 
-def iterates_keys(iterable: ast.expr, mappings: frozenset[str], body: list[ast.stmt] | None = None,
+def iterates_keys(iterable: ast.expr, mappings: frozenset[str], body: Sequence[ast.AST] | None = None,
                   target: ast.expr | None = None) -> bool:
     """Iterating ``iterable`` gives the keys of a mapping: a dict built here (``sorted(d)`` with ``d = {...}``),
     ``d.keys()``, or (for a loop ``body``) a name the body looks up with the loop ``target``
-    (``for k in tree: tree[k]``: only a mapping is indexed by its own items)."""
+    (``for k in tree: tree[k]``: only a mapping is indexed by its own items; ``body``: a loop's statements or
+    a comprehension's parts)."""
     inner = _inner(iterable)
     if _mapping(inner):
         return True
