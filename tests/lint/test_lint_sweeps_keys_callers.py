@@ -33,6 +33,7 @@ def _lines(source: str, code: str) -> list[int]:
         "    rates = (0.1, 0.01)\n    for lr in rates:\n        m = step(m, x, lr=lr)\n",
         "    ms = [step(m, x, lr=lr) for lr in (0.5, 0.25)]\n",
     ],
+    ids=["list", "local-name", "comprehension"],
 )
 def test_a_static_learning_rate_from_a_literal_sweep_is_flagged(wrapper: str, loop: str) -> None:
     source = _WRAPPERS[wrapper] + "def sweep(m, x):\n" + loop + "    return m\n"
@@ -62,6 +63,7 @@ _JITTED = "import jax\nimport jax.numpy as jnp\n@jax.jit\ndef f(v):\n    return 
         "    for n in (8, 16):\n        f(jax.random.bernoulli(key, 0.5, (n, 2)))\n",
         "    for k in (2, 4):\n        f(jnp.ones(8)[:k])\n",
     ],
+    ids=["zeros", "random-normal", "randint-shape-keyword", "bernoulli", "slice"],
 )
 def test_a_shape_from_a_literal_sweep_is_flagged(body: str) -> None:
     assert _lines(_JITTED + "def run(key):\n" + body, "JS304")
@@ -74,6 +76,7 @@ def test_a_shape_from_a_literal_sweep_is_flagged(body: str) -> None:
         "    for T in (20,):\n        f(jnp.zeros(T))\n",
         "    for scale in (0.5, 2.0):\n        f(jax.random.normal(key, (8,)) * scale)\n",
     ],
+    ids=["seeds", "one-value", "scales"],
 )
 def test_a_sweep_that_keeps_the_shape_is_not_flagged(body: str) -> None:
     assert _lines(_JITTED + "def run(key):\n" + body, "JS304") == []
@@ -162,6 +165,7 @@ def _inner(v, k):
         # decorated: every call is traced
         ("@jax.jit\ndef apply(x):\n    return jax.jit(partial(_inner, k=2.0))(x)\n", False),
     ],
+    ids=["public", "private-with-an-eager-caller", "private-always-traced", "decorated"],
 )
 def test_a_fresh_jit_per_call_is_excused_only_when_every_caller_traces(rest: str, flagged: bool) -> None:
     assert bool(_lines(_BUILDS_A_JIT + rest, "JS303")) is flagged
