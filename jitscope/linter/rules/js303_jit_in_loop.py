@@ -206,9 +206,9 @@ def _private(ctx: ModuleContext, owner: ast.FunctionDef | ast.AsyncFunctionDef) 
 
 def _uses_traced(ctx: ModuleContext, owner: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
     """Every use of ``owner``'s name (``_apply(x)``, ``self._apply(x)``) is in traced code or an argument of
-    a transform (``jax.jit(_apply)``, ``jax.jit(partial(_apply, k=2))``)."""
+    a transform (``jax.jit(_apply)``, ``jax.jit(partial(_apply, k=2))``). With no use here, what traces it is
+    elsewhere (an override of a method that a base class in another module traces): traced."""
     name = owner.name
-    used = False
     stack: list[tuple[ast.AST, ast.AST | None, ast.AST | None, ast.AST | None]] = [(ctx.tree, None, None, None)]
     while stack:
         node, parent, grandparent, function = stack.pop()
@@ -218,12 +218,11 @@ def _uses_traced(ctx: ModuleContext, owner: ast.FunctionDef | ast.AsyncFunctionD
             isinstance(node, ast.Attribute) and node.attr == name
         )
         if refers and isinstance(getattr(node, "ctx", None), ast.Load) and function is not owner:
-            used = True
             traced_caller = function is not None and ctx.traced(function) is not None  # type: ignore[arg-type]
             if not (traced_caller or _handed_to_transform(node, parent, grandparent)):
                 return False
         stack.extend((child, node, parent, function) for child in ast.iter_child_nodes(node))
-    return used
+    return True
 
 
 def _handed_to_transform(node: ast.AST, parent: ast.AST | None, grandparent: ast.AST | None) -> bool:
