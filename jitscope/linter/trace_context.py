@@ -81,7 +81,7 @@ class TraceContext:
         return f"tracing {self.target} failed" + (f" in {self.failed_call}" if self.failed_call else "")
 
     def finding(self, rule: RuleIdentity, message: str, where: Place, suggestion: str = "") -> Finding:
-        """A dynamic finding of ``rule`` at ``where`` (the code on its line, from the column the tracer knows)."""
+        """A dynamic finding of ``rule`` at ``where``: the code on its line, from the tracer's column."""
         column, end_column = _columns(where)
         return Finding(
             code=rule.code,

@@ -69,9 +69,13 @@ def dict_names(func: FuncNode) -> frozenset[str]:
     return mappings | key_lists
 
 
-def iterates_keys(iterable: ast.expr, mappings: frozenset[str], body: Sequence[ast.AST] | None = None,
-                  target: ast.expr | None = None) -> bool:
-    """Iterating ``iterable`` gives the keys of a mapping: a dict built here (``sorted(d)`` with ``d = {...}``),
+def iterates_keys(
+    iterable: ast.expr,
+    mappings: frozenset[str],
+    body: Sequence[ast.AST] | None = None,
+    target: ast.expr | None = None,
+) -> bool:
+    """Iterating ``iterable`` gives the keys of a mapping: a dict built here (``sorted(d)``, ``d = {...}``),
     ``d.keys()``, or (for a loop ``body``) a name the body looks up with the loop ``target``
     (``for k in tree: tree[k]``: only a mapping is indexed by its own items; ``body``: a loop's statements or
     a comprehension's parts)."""

@@ -129,7 +129,8 @@ def _sites_in(
     if isinstance(innermost, _LOOPS):
         loops.append(innermost)
     loop_vars = _loop_vars(loops, function, module_values)
-    sweeps = _sweeps([(s.target, s.iter) for s in loops if isinstance(s, (ast.For, ast.AsyncFor))], function, module_values)
+    headers = [(s.target, s.iter) for s in loops if isinstance(s, (ast.For, ast.AsyncFor))]
+    sweeps = _sweeps(headers, function, module_values)
     out: list[CallSite] = []
     for node, _, in_comp in walk_with_parents(header_roots(innermost)):
         if not isinstance(node, ast.Call):
@@ -151,8 +152,8 @@ def _sites_in(
             continue
         comp_vars = _comprehension_vars(innermost) if in_comp else set()
         comp_sweeps = _sweeps(_comprehension_headers(innermost), function, module_values) if in_comp else {}
-        call_site = CallSite(node, site, function, list(loops), loop_vars | comp_vars, in_comp, sweeps | comp_sweeps)
-        out.append(call_site)
+        changing = loop_vars | comp_vars
+        out.append(CallSite(node, site, function, list(loops), changing, in_comp, sweeps | comp_sweeps))
     return out
 
 
@@ -214,9 +215,12 @@ def _module_constant(
 
 
 def _sweeps(
-    headers: list[tuple[ast.expr, ast.expr]], function: DefNode | None, module_values: dict[str, ast.expr | None]
+    headers: list[tuple[ast.expr, ast.expr]],
+    function: DefNode | None,
+    module_values: dict[str, ast.expr | None],
 ) -> dict[str, tuple[object, ...]]:
-    """``for lr in [1e-2, 1e-3]`` (or a name bound to such a literal, here or at module level) -> its values."""
+    """``for lr in [1e-2, 1e-3]`` (or over a name bound to such a literal, here or at module level) -> the
+    literal's values."""
     out: dict[str, tuple[object, ...]] = {}
     for target, iterable in headers:
         values = _literal_values(iterable, function, module_values)

@@ -224,7 +224,8 @@ class ExpressionEvaluator(CallEvaluator):
             before = set(self.env)
             parts = [node.key, node.value] if isinstance(node, ast.DictComp) else [node.elt]
             keys = it & TAINT and iterates_keys(gen.iter, self.mappings, [*parts, *gen.ifs], gen.target)
-            self.assign(gen.target, 0 if keys else self.element_flags(gen.iter, it), None, element_of=gen.iter)
+            element = 0 if keys else self.element_flags(gen.iter, it)
+            self.assign(gen.target, element, None, element_of=gen.iter)
             self.facts.comp_names.update(set(self.env) - before)
             for cond in gen.ifs:
                 self.expr(cond)

@@ -160,56 +160,40 @@ def _defined_in(func: ast.AST, owner: ast.AST) -> bool:
     return start < getattr(func, "lineno", 0) <= end
 
 
-#: calls that trace the function they are given (``jax.jit(_apply)``, ``lax.scan(_step, ...)``)
-_TRACES_ITS_ARGUMENT = _TRANSFORMS | frozenset(
-    {
-        "jit",
-        "pjit",
-        "pmap",
-        "filter_jit",
-        "named_jit",
-        "shard_map",
-        "scan",
-        "fori_loop",
-        "while_loop",
-        "cond",
-        "switch",
-        "map",
-        "associative_scan",
-        "custom_jvp",
-        "custom_vjp",
-        "eval_shape",
-        "make_jaxpr",
-    }
-)
+_Def = ast.FunctionDef | ast.AsyncFunctionDef
 
 
-def _always_traced(ctx: ModuleContext, owner: ast.FunctionDef | ast.AsyncFunctionDef, seen: dict[int, bool]) -> bool:
+def _always_traced(ctx: ModuleContext, owner: _Def, seen: dict[int, bool]) -> bool:
     """Every call of ``owner`` is traced: it is decorated with a jit or transform, or it is private (``_name``
     or nested) and every use of it in this module is inside traced code or hands it to a transform. A public
     function may be called eagerly from other modules (its tests do): not always traced."""
     if id(owner) not in seen:
-        seen[id(owner)] = _decorated(ctx, owner) or (_private(ctx, owner) and _uses_traced(ctx, owner))
+        decorated = any(ctx.traces_its_argument(_decorator(d)) for d in owner.decorator_list)
+        seen[id(owner)] = decorated or (_private(ctx, owner) and _uses_traced(ctx, owner))
     return seen[id(owner)]
 
 
-def _decorated(ctx: ModuleContext, owner: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
-    return any(last_name(d.func if isinstance(d, ast.Call) else d) in _TRACES_ITS_ARGUMENT
-               or (isinstance(d, ast.Call) and _is_partial(d) and d.args and last_name(d.args[0]) in _TRACES_ITS_ARGUMENT)
-               for d in owner.decorator_list)
+def _decorator(node: ast.expr) -> ast.expr:
+    """``@jax.jit``, ``@jax.jit(...)`` and ``@partial(jax.jit, ...)`` -> ``jax.jit``."""
+    if isinstance(node, ast.Call):
+        return node.args[0] if _is_partial(node) and node.args else node.func
+    return node
 
 
-def _private(ctx: ModuleContext, owner: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
-    nested = any(isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)) for s in ctx.statements_around(owner.lineno)[:-1])
+def _private(ctx: ModuleContext, owner: _Def) -> bool:
+    """``_name`` (not a dunder), or a function nested in another: not called from other modules."""
+    enclosing = ctx.statements_around(owner.lineno)[:-1]
+    nested = any(isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)) for s in enclosing)
     return nested or (owner.name.startswith("_") and not owner.name.startswith("__"))
 
 
-def _uses_traced(ctx: ModuleContext, owner: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+def _uses_traced(ctx: ModuleContext, owner: _Def) -> bool:
     """Every use of ``owner``'s name (``_apply(x)``, ``self._apply(x)``) is in traced code or an argument of
     a transform (``jax.jit(_apply)``, ``jax.jit(partial(_apply, k=2))``). With no use here, what traces it is
     elsewhere (an override of a method that a base class in another module traces): traced."""
     name = owner.name
-    stack: list[tuple[ast.AST, ast.AST | None, ast.AST | None, ast.AST | None]] = [(ctx.tree, None, None, None)]
+    Entry = tuple[ast.AST, ast.AST | None, ast.AST | None, ast.AST | None]  # node, parent, grandparent, function
+    stack: list[Entry] = [(ctx.tree, None, None, None)]
     while stack:
         node, parent, grandparent, function = stack.pop()
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
@@ -218,21 +202,20 @@ def _uses_traced(ctx: ModuleContext, owner: ast.FunctionDef | ast.AsyncFunctionD
             isinstance(node, ast.Attribute) and node.attr == name
         )
         if refers and isinstance(getattr(node, "ctx", None), ast.Load) and function is not owner:
-            traced_caller = function is not None and ctx.traced(function) is not None  # type: ignore[arg-type]
-            if not (traced_caller or _handed_to_transform(node, parent, grandparent)):
+            traced = function is not None and ctx.traced(function) is not None  # type: ignore[arg-type]
+            if not (traced or _handed_to_transform(ctx, node, parent, grandparent)):
                 return False
         stack.extend((child, node, parent, function) for child in ast.iter_child_nodes(node))
     return True
 
 
-def _handed_to_transform(node: ast.AST, parent: ast.AST | None, grandparent: ast.AST | None) -> bool:
+def _handed_to_transform(
+    ctx: ModuleContext, node: ast.AST, parent: ast.AST | None, grandparent: ast.AST | None
+) -> bool:
+    """``jax.jit(_apply)``, ``lax.scan(_step, ...)``, ``jax.jit(partial(_apply, k=2))``."""
     if isinstance(parent, ast.Call) and _is_partial(parent) and parent.args and parent.args[0] is node:
         node, parent = parent, grandparent
-    return (
-        isinstance(parent, ast.Call)
-        and parent.func is not node
-        and last_name(parent.func) in _TRACES_ITS_ARGUMENT
-    )
+    return isinstance(parent, ast.Call) and parent.func is not node and ctx.traces_its_argument(parent.func)
 
 
 class JitInLoop(Rule):

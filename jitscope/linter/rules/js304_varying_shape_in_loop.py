@@ -98,7 +98,8 @@ _ARRAY_FROM_LIST = frozenset({"array", "asarray"})
 #: ``jax.random`` samplers -> positions of their shape arguments (``jax.random.normal(key, (t, 4))``)
 _RANDOM_SHAPE_POSITIONS: dict[str, tuple[int, ...]] = {
     **dict.fromkeys(
-        "normal uniform randint exponential laplace logistic gumbel cauchy rademacher split bits maxwell".split(),
+        "normal uniform randint exponential laplace logistic gumbel cauchy rademacher split bits maxwell"
+        .split(),
         (1,),
     ),
     **dict.fromkeys("bernoulli gamma poisson chisquare t pareto loggamma choice dirichlet".split(), (2,)),
