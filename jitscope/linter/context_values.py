@@ -11,6 +11,7 @@ import ast
 from typing import Any, Literal
 
 from jitscope.linter.analysis.module_index import ModuleIndex
+from jitscope.linter.analysis import qualified_names as nm
 from jitscope.linter.analysis.qualified_names import last_name
 from jitscope.linter.analysis.taint_calls import MUTATORS
 from jitscope.linter.analysis.taint_flags import ARRAY, CONTAINER, FRESH, FunctionFacts
@@ -102,6 +103,16 @@ class ValueOrigins:
         if not isinstance(func, ast.Attribute) or func.attr not in MUTATORS:
             return False
         return func.attr in _LIST_MUTATORS or _dict_call(call) or self.known_container(facts, func.value)
+
+    def traces_its_argument(self, func: ast.expr) -> bool:
+        """``jax.jit``, ``eqx.filter_jit``, ``jax.vmap``, ``lax.scan``, ``jax.grad``...: a call that traces
+        the function it is given (not ``jax.tree.map``, which calls it eagerly outside traced code)."""
+        qualified = self._index.names.qualify(func)
+        return (
+            nm.classify_transform(qualified) is not None
+            or nm.is_body_taker(qualified)
+            or (nm.is_tracing_caller(qualified) and not nm.is_tree_map(qualified))
+        )
 
     @staticmethod
     def is_dict_method_call(call: ast.Call) -> bool:

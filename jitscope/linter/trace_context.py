@@ -10,6 +10,7 @@ no JAX objects, nothing imported from the tracer.
 
 from __future__ import annotations
 
+import linecache
 from dataclasses import dataclass
 
 from jitscope.model.effects import EffectRecord
@@ -25,6 +26,22 @@ class Place:
     file: str
     line: int
     function: str
+    #: 1-based byte offset in the line where the tracer knows it (a failure's frame); 0 when it does not
+    column: int = 0
+
+
+def _columns(where: Place) -> tuple[int, int]:
+    """1-based (column, exclusive end column), in characters, of the code ``where`` points at: from the
+    column the tracer knows (else the line's first character that is not blank) to the end of the line's
+    code; (1, 2) when the file cannot be read."""
+    text = linecache.getline(where.file, where.line).rstrip()
+    if not text.strip():
+        return 1, 2
+    start = len(text) - len(text.lstrip())
+    if where.column > 1:
+        raw = text.encode()
+        start = max(start, len(raw[: where.column - 1].decode(errors="ignore")))
+    return start + 1, max(len(text), start + 1) + 1
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,7 +81,8 @@ class TraceContext:
         return f"tracing {self.target} failed" + (f" in {self.failed_call}" if self.failed_call else "")
 
     def finding(self, rule: RuleIdentity, message: str, where: Place, suggestion: str = "") -> Finding:
-        """A dynamic finding of ``rule`` at ``where`` (columns 1-2: the tracer knows lines only)."""
+        """A dynamic finding of ``rule`` at ``where``: the code on its line, from the tracer's column."""
+        column, end_column = _columns(where)
         return Finding(
             code=rule.code,
             name=rule.name,
@@ -72,9 +90,9 @@ class TraceContext:
             severity=rule.severity,
             file=where.file,
             line=where.line,
-            column=1,
+            column=column,
             end_line=where.line,
-            end_column=2,
+            end_column=end_column,
             function=where.function,
             suggestion=suggestion,
             source="dynamic",
@@ -85,7 +103,7 @@ class TraceContext:
         loc = effect.location
         times = f" ({effect.count} times)" if effect.count > 1 else ""
         message = f"{effect.detail}, seen while tracing{times}: it happens once per trace, never in the compiled program"
-        where = Place(display_path(loc.file), loc.line, loc.function)
+        where = Place(display_path(loc.file), loc.line, loc.function, loc.column)
         return self.finding(rule, message, where, effect.describe().split("; ", 1)[-1])
 
     def failure_finding(self, rule: RuleIdentity) -> Finding | None:
@@ -94,5 +112,5 @@ class TraceContext:
         if diag is None:
             return None
         loc = diag.location
-        where = self.definition if loc is None else Place(loc.file, loc.line, loc.function)
+        where = self.definition if loc is None else Place(loc.file, loc.line, loc.function, loc.column)
         return self.finding(rule, f"{self.failure_prefix()}: {diag.message}", where, diag.fix)

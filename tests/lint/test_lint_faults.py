@@ -296,7 +296,7 @@ def test_trace_of_a_function_that_raises_fails_the_run(faults: Path) -> None:
                       "--no-show-source", cwd=faults, trace=True)
     assert result.returncode == 1, result.stderr
     assert "All checks passed" not in result.stdout
-    assert "faults.py:7:1: JS001 [error] tracing raises failed: ValueError: boom" in result.stdout
+    assert "faults.py:7:5: JS001 [error] tracing raises failed: ValueError: boom" in result.stdout
     assert error_lines(result.stderr) == []
 
 
@@ -317,7 +317,7 @@ def test_a_later_call_of_a_sequence_that_fails_is_reported(faults: Path) -> None
     result = lint_cli("good.py", "--trace", "faults.py:eight_fails", "-s", "f32[4]", "-s", "f32[8]",
                       "--no-show-source", cwd=faults, trace=True)
     assert result.returncode == 1, result.stderr
-    assert ("faults.py:16:1: JS001 [error] tracing eight_fails failed in call 2 of 2 (f32[8]): "
+    assert ("faults.py:16:9: JS001 [error] tracing eight_fails failed in call 2 of 2 (f32[8]): "
             "ValueError: no eights") in result.stdout
 
 

@@ -34,6 +34,9 @@ class CallSite:
     #: names that change from one iteration to the next (loop targets, counters, comprehension variables)
     loop_vars: set[str] = field(default_factory=set)
     in_comp: bool = False
+    #: targets of enclosing loops and comprehensions over a small literal (``for lr in [1e-2, 1e-3]``), which
+    #: ``loop_vars`` leaves out (a few modes compiled once each on purpose) -> the literal's values
+    sweeps: dict[str, tuple[object, ...]] = field(default_factory=dict)
 
     @property
     def in_loop(self) -> bool:
@@ -126,6 +129,8 @@ def _sites_in(
     if isinstance(innermost, _LOOPS):
         loops.append(innermost)
     loop_vars = _loop_vars(loops, function, module_values)
+    headers = [(s.target, s.iter) for s in loops if isinstance(s, (ast.For, ast.AsyncFor))]
+    sweeps = _sweeps(headers, function, module_values)
     out: list[CallSite] = []
     for node, _, in_comp in walk_with_parents(header_roots(innermost)):
         if not isinstance(node, ast.Call):
@@ -146,7 +151,9 @@ def _sites_in(
         if site.target is function:
             continue
         comp_vars = _comprehension_vars(innermost) if in_comp else set()
-        out.append(CallSite(node, site, function, list(loops), loop_vars | comp_vars, in_comp))
+        comp_sweeps = _sweeps(_comprehension_headers(innermost), function, module_values) if in_comp else {}
+        changing = loop_vars | comp_vars
+        out.append(CallSite(node, site, function, list(loops), changing, in_comp, sweeps | comp_sweeps))
     return out
 
 
@@ -205,6 +212,42 @@ def _module_constant(
         return False
     value = module_values.get(node.id)
     return value is not None and _small_literal(value)
+
+
+def _sweeps(
+    headers: list[tuple[ast.expr, ast.expr]],
+    function: DefNode | None,
+    module_values: dict[str, ast.expr | None],
+) -> dict[str, tuple[object, ...]]:
+    """``for lr in [1e-2, 1e-3]`` (or over a name bound to such a literal, here or at module level) -> the
+    literal's values."""
+    out: dict[str, tuple[object, ...]] = {}
+    for target, iterable in headers:
+        values = _literal_values(iterable, function, module_values)
+        if values is not None and isinstance(target, ast.Name):
+            out[target.id] = values
+    return out
+
+
+def _literal_values(
+    node: ast.expr, function: DefNode | None, module_values: dict[str, ast.expr | None]
+) -> tuple[object, ...] | None:
+    if isinstance(node, ast.Name) and function is not None and node.id not in all_params(function):
+        for stmt in block_statements(function.body):
+            if isinstance(stmt, ast.Assign) and any(node.id in target_names(t) for t in stmt.targets):
+                node = stmt.value
+                break
+        else:
+            node = module_values.get(node.id) or node
+    elif isinstance(node, ast.Name) and function is None:
+        node = module_values.get(node.id) or node
+    if not _small_literal(node):
+        return None
+    return tuple(e.value for e in node.elts)  # type: ignore[attr-defined]
+
+
+def _comprehension_headers(stmt: ast.stmt) -> list[tuple[ast.expr, ast.expr]]:
+    return [(n.target, n.iter) for n in ast.walk(stmt) if isinstance(n, ast.comprehension)]
 
 
 def _comprehension_vars(stmt: ast.stmt) -> set[str]:

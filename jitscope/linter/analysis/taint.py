@@ -18,9 +18,11 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Callable
+from functools import cached_property
 
 from jitscope.linter.analysis import qualified_names as nm
 from jitscope.linter.analysis.class_members import annotation_kind
+from jitscope.linter.analysis.dict_keys import dict_names, iterates_keys
 from jitscope.linter.analysis.module_index import FuncNode, ModuleIndex
 from jitscope.linter.analysis.taint_expressions import ExpressionEvaluator
 from jitscope.linter.analysis.taint_flags import (
@@ -178,7 +180,8 @@ class TaintAnalyzer(ExpressionEvaluator):
             self._if(node)
         elif isinstance(node, (ast.For, ast.AsyncFor)):
             iter_flags = self.expr(node.iter)
-            element = self.element_flags(node.iter, iter_flags)
+            keys = iter_flags & TAINT and iterates_keys(node.iter, self.mappings, node.body, node.target)
+            element = 0 if keys else self.element_flags(node.iter, iter_flags)
             self._loop(node.body, lambda: self.assign(node.target, element, None, element_of=node.iter))
             self.block(node.orelse)
         elif isinstance(node, ast.While):
@@ -344,8 +347,14 @@ class TaintAnalyzer(ExpressionEvaluator):
             element |= FRESH
         return [element] * n
 
+    @cached_property
+    def mappings(self) -> frozenset[str]:
+        return dict_names(self.facts.func)
+
     def element_flags(self, iterable: ast.expr, flags: int) -> int:
         """Flags of one element when iterating ``iterable``."""
+        if flags & TAINT and iterates_keys(iterable, self.mappings):
+            return 0
         if isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Name):
             if iterable.func.id == "range":
                 return TAINT if flags & TAINT else 0

@@ -12,6 +12,7 @@ import ast
 from typing import TYPE_CHECKING
 
 from jitscope.linter.analysis import qualified_names as nm
+from jitscope.linter.analysis.dict_keys import iterates_keys
 from jitscope.linter.analysis.parameters import BOUND
 from jitscope.linter.analysis.taint_calls import CallEvaluator
 from jitscope.linter.analysis.taint_flags import ARRAY, CONTAINER, ELEMS, FRESH, TAINT, container
@@ -34,6 +35,9 @@ class ExpressionEvaluator(CallEvaluator):
         ) -> None: ...
 
         def element_flags(self, iterable: ast.expr, flags: int) -> int: ...
+
+        @property
+        def mappings(self) -> frozenset[str]: ...
 
         def _closure(self, node: ast.Lambda) -> None: ...
 
@@ -218,7 +222,10 @@ class ExpressionEvaluator(CallEvaluator):
         for gen in node.generators:
             it = self.expr(gen.iter)
             before = set(self.env)
-            self.assign(gen.target, self.element_flags(gen.iter, it), None, element_of=gen.iter)
+            parts = [node.key, node.value] if isinstance(node, ast.DictComp) else [node.elt]
+            keys = it & TAINT and iterates_keys(gen.iter, self.mappings, [*parts, *gen.ifs], gen.target)
+            element = 0 if keys else self.element_flags(gen.iter, it)
+            self.assign(gen.target, element, None, element_of=gen.iter)
             self.facts.comp_names.update(set(self.env) - before)
             for cond in gen.ifs:
                 self.expr(cond)

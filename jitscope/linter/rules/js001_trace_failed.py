@@ -65,7 +65,7 @@ class TraceFailed(Rule):
         loc = diag.location
         from jitscope.linter.trace_context import Place  # here: static lint never loads the tracer's records
 
-        where = trace.definition if loc is None else Place(loc.file, loc.line, loc.function)
+        where = trace.definition if loc is None else Place(loc.file, loc.line, loc.function, loc.column)
         traceback = "`jitscope trace` with the same target and arguments shows the traceback"
         if diag.message.startswith(_EXIT_PREFIX):
             during = f" in {trace.failed_call}" if trace.failed_call else ""

@@ -84,6 +84,8 @@ class Concretization(TracedValueRule):
         "import jax\nimport jax.numpy as jnp\n@jax.jit\ndef f(x):\n    n = int(x.shape[0])\n    return jnp.zeros(n) + float(len(x))\n",
         "import jax\n@jax.jit\ndef f(xs, i):\n    return xs[i] * 2\n",
         "import jax\nimport jax.numpy as jnp\n@jax.jit\ndef f(x):\n    y = x.reshape(x.shape[0], -1)\n    return jnp.zeros(x.shape) + y.sum()\n",
+        "import jax\n@jax.jit\ndef f(x, y):\n    d = {'w': x, 'b': y}\n    scale = {'w': 2, 'b': 1}\n    return sum(scale[name] * d[name] for name in sorted(d))\n",
+        "import jax\n@jax.jit\ndef f(grads):\n    scale = {'w': 2.0, 'b': 1.0}\n    total = 0.0\n    for name in sorted(grads):\n        total = total + scale[name] * grads[name]\n    return total\n",
     )
 
     def _check(self, ctx: ModuleContext) -> Iterator[Finding]:

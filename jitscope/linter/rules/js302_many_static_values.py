@@ -72,12 +72,13 @@ class ManyStaticValues(Rule):
 
     ## What it does
     Flags static parameters annotated or defaulted as `float`, and call sites that
-    pass a loop variable (or a name set from one in the loop, except a `min`/`max` clamp),
+    pass a loop variable (also over a literal sweep of floats, `for lr in [1e-2, 1e-3]`, or a
+    name set from one in the loop, except a `min`/`max` clamp),
     a value computed from array data (`.item()`, `.tolist()`, `int(mask.sum())`), or a fresh
     lambda, `functools.partial` or closure made by a factory (`loss_fn=smoothed_l1(beta)`) as
     a static argument. For `eqx.filter_jit`, `nnx.jit` and `named_jit`, which hold every
     non-array argument static, it flags loop counters (also over a literal sweep of five or
-    more numbers), `float(v)`/`int(v)` of a loop variable, fresh lambdas and numbers computed
+    more numbers, or of floats), `float(v)`/`int(v)` of a loop variable, fresh lambdas and numbers computed
     from arrays.
 
     ## Why is this bad?
@@ -111,10 +112,13 @@ class ManyStaticValues(Rule):
         "import jax\nfrom functools import partial\n@partial(jax.jit, static_argnames='step')\ndef f(x, step):\n    return x * step\ndef train(x):\n    for step in range(100):\n        x = f(x, step=step)\n    return x\n",
         "import jax\nfrom functools import partial\n@partial(jax.jit, static_argnums=1)\ndef f(x, lr: float):\n    return x * lr\n",
         "import jax\nfrom functools import partial\n@partial(jax.jit, static_argnums=1)\ndef f(x, n):\n    return x * n\ndef g(x, mask):\n    n = mask.sum().item()\n    return f(x, n)\n",
+        "import jax\nfrom functools import partial\n@partial(jax.jit, static_argnames='lr')\ndef step(m, x, lr):\n    return m - lr * x\ndef sweep(m, x):\n    for lr in [1e-2, 5e-3, 1e-3]:\n        m = step(m, x, lr)\n    return m\n",
+        "import equinox as eqx\n@eqx.filter_jit\ndef step(m, x, lr):\n    return m - lr * x\ndef sweep(m, x):\n    for lr in [1e-2, 5e-3, 1e-3]:\n        m = step(m, x, lr)\n    return m\n",
     )
     good = (
         "import jax\nfrom functools import partial\n@partial(jax.jit, static_argnames='mode')\ndef f(x, mode):\n    return x if mode == 'a' else -x\ndef g(x):\n    for mode in ('a', 'b'):\n        x = f(x, mode=mode)\n    return x\n",
         "import jax\n@jax.jit\ndef f(x, step):\n    return x * step\ndef train(x):\n    for step in range(100):\n        x = f(x, step)\n    return x\n",
+        "import jax\nfrom functools import partial\n@partial(jax.jit, static_argnames='depth')\ndef f(x, depth):\n    return x * depth\ndef g(x):\n    for depth in (1, 2):\n        x = f(x, depth=depth)\n    return x\n",
     )
 
     def check(self, ctx: ModuleContext) -> Iterator[Finding]:
@@ -143,7 +147,7 @@ class ManyStaticValues(Rule):
         for cs in ctx.call_sites:
             filtered = cs.site.kind == "filter_jit"
             static = static_params(cs.site)
-            counters = _range_vars(cs) if filtered else set()
+            counters = (_range_vars(cs) | _float_sweeps(cs)) if filtered else set()
             varying: list[tuple[str, ast.expr, str]] = []
             for param, arg in argument_for(cs.site, cs.call).items():
                 if not filtered and param not in static:
@@ -172,7 +176,8 @@ def _why_static(ctx: ModuleContext, cs: CallSite, arg: ast.expr) -> str | None:
     """Why a value for a declared static parameter recompiles."""
     if (_fresh_function(arg) or ctx.makes_closure(arg)) and cs.function is not None:
         return _FRESH
-    if cs.in_loop and (uses(arg, cs.loop_vars) or _set_from_loop_vars(cs, arg)):
+    changing = cs.loop_vars | _float_sweeps(cs)
+    if cs.in_loop and (uses(arg, changing) or _set_from_loop_vars(cs, arg, changing)):
         return "changes on every loop iteration"
     if _data_derived(arg) or _data_derived_name(cs, arg):
         return "is computed from array data"
@@ -244,7 +249,19 @@ def _number_of(arg: ast.expr, loop_vars: set[str]) -> bool:
     )
 
 
-def _set_from_loop_vars(cs: CallSite, arg: ast.expr) -> bool:
+def _float_sweeps(cs: CallSite) -> set[str]:
+    """Targets of loops over a literal of several numbers with a float among them (``for lr in [1e-2,
+    1e-3]``): learning rates and the like, never a mode chosen on purpose."""
+    return {
+        name
+        for name, values in cs.sweeps.items()
+        if len(set(values)) > 1
+        and all(type(v) in (int, float) for v in values)
+        and any(type(v) is float for v in values)
+    }
+
+
+def _set_from_loop_vars(cs: CallSite, arg: ast.expr, changing: set[str]) -> bool:
     """A name assigned in the loop body, before the call, from the loop variables
     (``lr = float(schedule(step))``)."""
     if not isinstance(arg, ast.Name):
@@ -256,8 +273,8 @@ def _set_from_loop_vars(cs: CallSite, arg: ast.expr) -> bool:
             if (
                 isinstance(stmt, ast.Assign)
                 and any(isinstance(t, ast.Name) and t.id == arg.id for t in stmt.targets)
-                and uses(stmt.value, cs.loop_vars)
-                and not _clamped(stmt.value, cs.loop_vars)
+                and uses(stmt.value, changing)
+                and not _clamped(stmt.value, changing)
             ):
                 return True
     return False

@@ -160,6 +160,64 @@ def _defined_in(func: ast.AST, owner: ast.AST) -> bool:
     return start < getattr(func, "lineno", 0) <= end
 
 
+_Def = ast.FunctionDef | ast.AsyncFunctionDef
+
+
+def _always_traced(ctx: ModuleContext, owner: _Def, seen: dict[int, bool]) -> bool:
+    """Every call of ``owner`` is traced: it is decorated with a jit or transform, or it is private (``_name``
+    or nested) and every use of it in this module is inside traced code or hands it to a transform. A public
+    function may be called eagerly from other modules (its tests do): not always traced."""
+    if id(owner) not in seen:
+        decorated = any(ctx.traces_its_argument(_decorator(d)) for d in owner.decorator_list)
+        seen[id(owner)] = decorated or (_private(ctx, owner) and _uses_traced(ctx, owner))
+    return seen[id(owner)]
+
+
+def _decorator(node: ast.expr) -> ast.expr:
+    """``@jax.jit``, ``@jax.jit(...)`` and ``@partial(jax.jit, ...)`` -> ``jax.jit``."""
+    if isinstance(node, ast.Call):
+        return node.args[0] if _is_partial(node) and node.args else node.func
+    return node
+
+
+def _private(ctx: ModuleContext, owner: _Def) -> bool:
+    """``_name`` (not a dunder), or a function nested in another: not called from other modules."""
+    enclosing = ctx.statements_around(owner.lineno)[:-1]
+    nested = any(isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)) for s in enclosing)
+    return nested or (owner.name.startswith("_") and not owner.name.startswith("__"))
+
+
+def _uses_traced(ctx: ModuleContext, owner: _Def) -> bool:
+    """Every use of ``owner``'s name (``_apply(x)``, ``self._apply(x)``) is in traced code or an argument of
+    a transform (``jax.jit(_apply)``, ``jax.jit(partial(_apply, k=2))``). With no use here, what traces it is
+    elsewhere (an override of a method that a base class in another module traces): traced."""
+    name = owner.name
+    Entry = tuple[ast.AST, ast.AST | None, ast.AST | None, ast.AST | None]  # node, parent, grandparent, function
+    stack: list[Entry] = [(ctx.tree, None, None, None)]
+    while stack:
+        node, parent, grandparent, function = stack.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            function = node
+        refers = (isinstance(node, ast.Name) and node.id == name) or (
+            isinstance(node, ast.Attribute) and node.attr == name
+        )
+        if refers and isinstance(getattr(node, "ctx", None), ast.Load) and function is not owner:
+            traced = function is not None and ctx.traced(function) is not None  # type: ignore[arg-type]
+            if not (traced or _handed_to_transform(ctx, node, parent, grandparent)):
+                return False
+        stack.extend((child, node, parent, function) for child in ast.iter_child_nodes(node))
+    return True
+
+
+def _handed_to_transform(
+    ctx: ModuleContext, node: ast.AST, parent: ast.AST | None, grandparent: ast.AST | None
+) -> bool:
+    """``jax.jit(_apply)``, ``lax.scan(_step, ...)``, ``jax.jit(partial(_apply, k=2))``."""
+    if isinstance(parent, ast.Call) and _is_partial(parent) and parent.args and parent.args[0] is node:
+        node, parent = parent, grandparent
+    return isinstance(parent, ast.Call) and parent.func is not node and ctx.traces_its_argument(parent.func)
+
+
 class JitInLoop(Rule):
     """`jax.jit` applied inside a loop or on every call.
 
@@ -167,8 +225,10 @@ class JitInLoop(Rule):
     Flags `jax.jit(...)` calls (and `@jax.jit` on nested functions) inside loops, of a
     lambda, `functools.partial`, bound method or `jax.grad(...)`/`vmap(...)` result, and
     jit of a fresh lambda, `functools.partial` or closure that is created and called
-    on every call of the enclosing function (not inside traced code, where the inner jit
-    is traced once with its caller).
+    on every call of the enclosing function (not when every call of that function is traced,
+    where the inner jit is traced once with its caller: a function decorated with a jit, or a
+    private one whose every use in the module is traced; a public function may be called
+    eagerly elsewhere, by its tests for one).
 
     ## Why is this bad?
     JAX caches compilations per function object. A new lambda, partial or closure
@@ -201,16 +261,20 @@ class JitInLoop(Rule):
         "import jax\ndef apply(x, scale):\n    return jax.jit(lambda v: v * scale)(x)\n",
         "import jax\nfrom functools import partial\ndef apply(x, k):\n    def inner(v, k):\n        return v * k\n    return jax.jit(partial(inner, k=k))(x)\n",
         "import jax\ndef apply(x, k):\n    @jax.jit\n    def inner(v):\n        return v * k\n    return inner(x)\n",
+        "import jax\nfrom functools import partial\ndef _inner(v, k):\n    return v * k\ndef apply(x, k):\n    return jax.jit(partial(_inner, k=k))(x)\n@jax.jit\ndef outer(x):\n    return apply(x, 2.0)\n",
+        "import jax\nfrom functools import partial\ndef _inner(v, k):\n    return v * k\ndef _apply(x, k):\n    return jax.jit(partial(_inner, k=k))(x)\n@jax.jit\ndef outer(x):\n    return _apply(x, 2.0)\ndef main(x):\n    return _apply(x, 3.0)\n",
     )
     good = (
         "import jax\n@jax.jit\ndef double(v):\n    return v * 2\ndef run(xs):\n    return [double(x) for x in xs]\n",
         "import jax\ndef make_step(k):\n    @jax.jit\n    def step(v):\n        return v * k\n    return step\n",
         "import jax\nimport functools\n@functools.lru_cache\ndef compiled(k):\n    return jax.jit(lambda v: v * k)\n",
         "import jax\nclass Model:\n    def __init__(self):\n        self._f = jax.jit(self._impl)\n    def _impl(self, x):\n        return x\n",
+        "import jax\nfrom functools import partial\ndef _inner(v, k):\n    return v * k\ndef _apply(x, k):\n    return jax.jit(partial(_inner, k=k))(x)\n@jax.jit\ndef outer(x):\n    return _apply(x, 2.0)\nfast = jax.jit(partial(_apply, k=1.0))\n",
     )
 
     def check(self, ctx: ModuleContext) -> Iterator[Finding]:
         test_file = _is_test_file(ctx.path)
+        seen: dict[int, bool] = {}
         for site in ctx.jit_sites:
             owner = site.in_function
             where = ctx.name_of(owner) if owner is not None else "<module>"
@@ -227,8 +291,13 @@ class JitInLoop(Rule):
                     where,
                     "apply jax.jit once, outside the loop",
                 )
-            elif owner is not None and ctx.traced(owner) is None and _fresh_each_call(site, owner):
-                # (inside traced code a fresh jit is traced with its caller, once per outer trace)
+            elif (
+                owner is not None
+                and _fresh_each_call(site, owner)
+                and (ctx.traced(owner) is None or not _always_traced(ctx, owner, seen))
+            ):
+                # (inside traced code a fresh jit is traced with its caller, once per outer trace: fine when
+                # every call of the owner is traced, not when some caller, or a test of it, runs it eagerly)
                 yield ctx.finding(
                     self,
                     site.node,

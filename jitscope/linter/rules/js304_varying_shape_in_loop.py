@@ -95,6 +95,28 @@ _SHAPE_POSITIONS: dict[str, tuple[int, ...] | None] = {
 }
 _ARRAY_FROM_LIST = frozenset({"array", "asarray"})
 
+#: ``jax.random`` samplers -> positions of their shape arguments (``jax.random.normal(key, (t, 4))``)
+_RANDOM_SHAPE_POSITIONS: dict[str, tuple[int, ...]] = {
+    **dict.fromkeys(
+        "normal uniform randint exponential laplace logistic gumbel cauchy rademacher split bits maxwell"
+        .split(),
+        (1,),
+    ),
+    **dict.fromkeys("bernoulli gamma poisson chisquare t pareto loggamma choice dirichlet".split(), (2,)),
+    **dict.fromkeys("truncated_normal beta double_sided_maxwell weibull_min ball".split(), (3,)),
+    "orthogonal": (1, 2),
+}
+
+
+def _random_shape_args(ctx: ModuleContext, call: ast.Call) -> list[ast.expr] | None:
+    """The shape argument of a ``jax.random`` sampler, None for any other call."""
+    qualified = ctx.qualified_name(call.func) or ""
+    if not qualified.startswith("jax.random.") or qualified.count(".") != 2:
+        return None
+    positions = _RANDOM_SHAPE_POSITIONS.get(qualified.rpartition(".")[2], ())
+    args = [a for i, a in enumerate(call.args) if i in positions]
+    return args + [k.value for k in call.keywords if k.arg in ("shape", "num", "n")]
+
 
 def _shape_args(ctx: ModuleContext, call: ast.Call) -> list[ast.expr]:
     """The arguments of a shape maker that set the shape (``x.reshape(n, -1)``: all; ``jnp.full(s, v)``: s)."""
@@ -125,6 +147,9 @@ def _varying(ctx: ModuleContext, arg: ast.expr, loops: _Loops, growing: set[str]
                     return "whose last batch is shorter (the range's stop is not a multiple of its step)"
         elif isinstance(sub, ast.Call) and last_name(sub.func) in _SHAPE_MAKERS:
             if any(uses(a, loop_vars) for a in _shape_args(ctx, sub)):
+                return "whose shape depends on the loop variable"
+        elif isinstance(sub, ast.Call) and (sampled := _random_shape_args(ctx, sub)):
+            if any(uses(a, loop_vars) for a in sampled):
                 return "whose shape depends on the loop variable"
         elif isinstance(sub, ast.Call) and last_name(sub.func) in _ARRAY_FROM_LIST and sub.args:
             first = sub.args[0]
@@ -221,7 +246,8 @@ class _Loops:
     ``np.array_split`` shard variables, and names assigned in their bodies."""
 
     def __init__(self, ctx: ModuleContext, cs: CallSite) -> None:
-        self.names = cs.loop_vars
+        # a literal sweep (``for t in (20, 35)``) gives each shape once: still a compilation per value
+        self.names = cs.loop_vars | {name for name, values in cs.sweeps.items() if len(set(values)) > 1}
         self.loops = cs.loops
         self.ranges: dict[str, ast.Call] = {}
         self.batches = ctx.batch_loops(cs)
@@ -315,7 +341,8 @@ class VaryingShapeInLoop(Rule):
 
     ## What it does
     Flags calls of a jitted function inside a loop whose arguments are sliced by the
-    loop variable (`x[:i]`), built with a loop-dependent shape (`jnp.zeros(i)`), grow
+    loop variable (`x[:i]`), built with a loop-dependent shape (`jnp.zeros(i)`,
+    `jax.random.normal(key, (t, 4))`, also for `for t in (20, 35)`), grow
     on every iteration (`acc = jnp.concatenate([acc, y])`; not a sliding window
     `concatenate([buf[1:], y])`), are a ragged last batch (`for s in range(0, n, b): x[s:s + b]`,
     `for i in range(math.ceil(n / b)): x[i * b:(i + 1) * b]`, `while s < len(x): ... s += b`,
@@ -349,9 +376,12 @@ class VaryingShapeInLoop(Rule):
         "import jax\n@jax.jit\ndef f(v):\n    return v.sum()\ndef run(x):\n    t = 0\n    for i in range(1, 10):\n        t = t + f(x[:i])\n    return t\n",
         "import jax\nimport jax.numpy as jnp\n@jax.jit\ndef f(v):\n    return v.sum()\ndef run(y):\n    acc = jnp.zeros(0)\n    for _ in range(10):\n        acc = jnp.concatenate([acc, y])\n        f(acc)\n",
         "import jax\nimport jax.numpy as jnp\n@jax.jit\ndef f(v):\n    return v.sum()\ndef run():\n    return [f(jnp.ones(i)) for i in range(5)]\n",
+        "import jax\nimport jax.numpy as jnp\n@jax.jit\ndef f(v):\n    return v.sum()\ndef run():\n    for T in (20, 35):\n        f(jnp.zeros(T))\n",
+        "import jax\n@jax.jit\ndef f(v):\n    return v.sum()\ndef run(key):\n    for T in (20, 35):\n        xs = jax.random.normal(key, (T, 4))\n        f(xs)\n",
     )
     good = (
         "import jax\n@jax.jit\ndef f(v):\n    return v.sum()\ndef run(x):\n    t = 0\n    for i in range(10):\n        t = t + f(x[i]) + f(x[i:i + 4])\n    return t\n",
+        "import jax\n@jax.jit\ndef f(v):\n    return v.sum()\ndef run():\n    for seed in (0, 1):\n        f(jax.random.normal(jax.random.key(seed), (8, 4)))\n",
     )
 
     def check(self, ctx: ModuleContext) -> Iterator[Finding]:
