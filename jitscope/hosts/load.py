@@ -25,8 +25,6 @@ _MAJOR, _MIN_MINOR = 1, int(RUN_SCHEMA_VERSION_PROCESSES.split(".")[1])
 #: Hosts' clocks may disagree by this much (NTP keeps them far closer) when judging whether two
 #: processes were alive at the same time.
 CLOCK_SLACK_S = 5.0
-#: Bytes read from one report at most (each compile keeps its HLO, compressed).
-MAX_REPORT_BYTES = 512 * 1024 * 1024
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,7 +49,7 @@ def expand(paths: Sequence[str]) -> list[tuple[str, bool]]:
                 raise UsageError(f"{text}: no .json reports in this folder",
                                  hint="give the files jitscope run --out wrote (run.p0.json, run.p1.json, ...)")
             out.extend((str(p), False) for p in found)
-        elif path.is_file():
+        elif path.is_file() or path.exists():  # a FIFO or a device: read_input refuses it, saying what it is
             out.append((text, True))
         else:
             raise UsageError(f"{text}: no such file or folder")
@@ -62,13 +60,9 @@ def expand(paths: Sequence[str]) -> list[tuple[str, bool]]:
 
 def read_report(path: str, named: bool = True) -> ProcessReport | None:
     """One process's report; None for a folder's JSON file that is no jitscope run report (skipped)."""
-    try:
-        with open(path, "rb") as handle:
-            raw = handle.read(MAX_REPORT_BYTES + 1)
-    except OSError as exc:
-        raise UsageError(f"{path}: cannot read it ({exc.strerror})") from None
-    if len(raw) > MAX_REPORT_BYTES:
-        raise UsageError(f"{path}: larger than {MAX_REPORT_BYTES // 2**20} MiB: not a jitscope run report")
+    from jitscope.inputs import read_input
+
+    raw = read_input(path, "run report")
     try:
         data = json.loads(raw)
     except (ValueError, UnicodeDecodeError):
@@ -96,7 +90,19 @@ def read_report(path: str, named: bool = True) -> ProcessReport | None:
         raise UsageError(f"{path}: a damaged run report ({exc})") from None
     if record.process is None or not isinstance(record.process.index, int):
         raise UsageError(f"{path}: a damaged run report (no process index)")
+    _check_kept_programs(path, record)
     return ProcessReport(path, record)
+
+
+def _check_kept_programs(path: str, record: RunRecord) -> None:
+    """Every compile's kept HLO unpacks, within the bound (a tampered report could unpack to gigabytes)."""
+    from jitscope.run.programs import kept_hlo_problem
+
+    for at, event in enumerate(record.events):
+        problem = kept_hlo_problem(event.program) if event.program is not None else None
+        if problem is not None:
+            raise UsageError(f"{path}: events[{at}].program.hlo_zlib {problem}: a damaged run report, not read",
+                             hint="merge the reports jitscope run --out wrote, unchanged")
 
 
 def load_reports(paths: Sequence[str], *, allow_missing: bool = False) -> tuple[list[ProcessReport], list[str]]:

@@ -18,6 +18,7 @@ import tokenize
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from jitscope.inputs import file_kind
 from jitscope.model.lint import Finding
 
 #: Files larger than this are reported (JS000) instead of parsed: generated code, data.
@@ -28,8 +29,6 @@ JS000_NAME = "unparsable-file"
 
 _EOL = re.compile(rb"\r\n|\r|\n")
 _WORD_CHAR = re.compile(r"\w")
-_KINDS = ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
-          (stat.S_ISSOCK, "a socket"), (stat.S_ISDIR, "a directory"))
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,11 +36,6 @@ class NotRegular:
     """A path that is not a regular file (or a link to one): never opened for reading."""
 
     reason: str
-
-
-def file_kind(mode: int) -> str:
-    """``a FIFO``, ``a character device``...: what a non-regular ``st_mode`` is."""
-    return next((name for test, name in _KINDS if test(mode)), "not a regular file")
 
 
 def source_size(path: str) -> int | NotRegular:
