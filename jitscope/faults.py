@@ -123,7 +123,7 @@ def protected_state() -> Iterator[list[str]]:
             if current is not stream:
                 changes.append(f"replaced sys.{name}")
             if getattr(stream, "closed", False):
-                stream = _reopened(fd, stream)
+                stream = text_stream(fd, stream)
                 changes.append(f"closed sys.{name}")
             setattr(sys, name, stream)
         if sys.path != saved_path:
@@ -139,12 +139,27 @@ def protected_state() -> Iterator[list[str]]:
                             "it found it")
 
 
-def _reopened(fd: int, old: Any) -> Any:
-    """A new text stream on ``fd`` in place of a closed ``sys.stdout``/``sys.stderr``."""
+def text_stream(fd: int, like: Any) -> Any:
+    """A new text stream on ``fd``, encoded as ``like`` (a closed ``sys.stdout``/``sys.stderr``) was; closing
+    it leaves ``fd`` open."""
     import io
 
-    return io.TextIOWrapper(open(fd, "wb", closefd=False), encoding=getattr(old, "encoding", None) or "utf-8",
-                            errors=getattr(old, "errors", None) or "strict", line_buffering=True)
+    return io.TextIOWrapper(open(fd, "wb", closefd=False), encoding=getattr(like, "encoding", None) or "utf-8",
+                            errors=getattr(like, "errors", None) or "strict", line_buffering=True)
+
+
+def writable_stderr() -> None:
+    """After ``jitscope run``'s program: a ``sys.stderr`` jitscope can write its summary to, whatever the program
+    did to it. A closed (or removed) ``sys.stderr`` gets a new stream on fd 2; a closed fd 2 is pointed at
+    ``os.devnull``, so the summary goes nowhere, as the program's own stderr output would under python, and the
+    report file and the exit code are what they would be had it stayed open."""
+    if not _fd_open(2):
+        fd = os.open(os.devnull, os.O_WRONLY)
+        if fd != 2:
+            os.dup2(fd, 2)
+            os.close(fd)
+    if sys.stderr is None or getattr(sys.stderr, "closed", False):
+        sys.stderr = text_stream(2, sys.stderr or sys.__stderr__)
 
 
 @contextlib.contextmanager

@@ -5,8 +5,10 @@ The program runs in this process as ``__main__`` (``runpy``), with ``sys.argv`` 
 exit is turned into an exit code the way the interpreter does it: ``sys.exit(n)``
 gives n, an uncaught exception prints its traceback through ``sys.excepthook`` (so a
 hook the program installed is honoured) and gives 1, Ctrl-C prints the
-KeyboardInterrupt traceback and gives 130. The frames of runpy and jitscope that sit
-below the program are cut from the traceback, so it reads as Python's own.
+KeyboardInterrupt traceback and gives 130, SIGTERM (unless the program handles it) ends the
+program with 143, as a shell reports a process that signal killed, and the report is still
+written. The frames of runpy and jitscope that sit below the program are cut from the
+traceback, so it reads as Python's own.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import importlib.util
 import os
 import runpy
 import sys
+import threading
 import types
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -24,12 +27,18 @@ from typing import Any
 from jitscope.errors import UsageError
 
 EXIT_INTERRUPTED = 130
+#: The exit code of a program ended by SIGTERM (128 + 15, as a shell reports it).
+EXIT_TERMINATED = 128 + 15
 _JITSCOPE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def _hidden(filename: str) -> bool:
     """runpy's and jitscope's frames below the program: Python's own traceback would not have them."""
     return filename in ("<frozen runpy>", runpy.__file__) or filename.startswith(_JITSCOPE_DIR)
+
+
+class _Terminated(BaseException):
+    """SIGTERM arrived while the program ran (and it has no handler of its own): it ends the program."""
 
 
 class ProgramStopped(BaseException):
@@ -70,8 +79,26 @@ def check_program(program: Program) -> None:
             sys.path[:] = saved_path
         if found is None:
             raise UsageError(f"no module named {program.module!r}", hint="check the name and that it is importable")
-    elif program.path is None or not os.path.isfile(program.path):
-        raise UsageError(f"no such file: {program.path}", hint="give the path of a Python script, or -m MODULE")
+    else:
+        _check_script(program.path)
+
+
+def _check_script(path: str | None) -> None:
+    """A script python could run: a regular file, or a folder or zip with a ``__main__.py`` (runpy says so if
+    not); never a FIFO or a device, which python would wait on or read forever."""
+    import stat
+
+    try:
+        mode = os.stat(path).st_mode if path is not None else None
+    except OSError:
+        mode = None
+    if mode is None:
+        raise UsageError(f"no such file: {path}", hint="give the path of a Python script, or -m MODULE")
+    if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
+        from jitscope.inputs import file_kind
+
+        raise UsageError(f"cannot run {path}: it is {file_kind(mode)}, not a Python script",
+                         hint="give the path of a Python script, or -m MODULE")
 
 
 def run_program(program: Program) -> Outcome:
@@ -79,6 +106,7 @@ def run_program(program: Program) -> Outcome:
     # The whole sys.path comes back afterwards: a program that empties it must not stop jitscope from
     # importing what writes its report (python would not care: it exits).
     saved_argv, saved_path = sys.argv[:], sys.path[:]
+    restore_sigterm = _sigterm_ends_the_program()
     try:
         if program.module is not None:
             sys.argv = [program.module, *program.args]  # run_module replaces argv[0] with the module's file
@@ -96,13 +124,37 @@ def run_program(program: Program) -> Outcome:
     except KeyboardInterrupt as exc:
         _print_traceback(exc)
         return Outcome(EXIT_INTERRUPTED, "interrupted (Ctrl-C)")
+    except _Terminated:
+        return Outcome(EXIT_TERMINATED, "terminated by SIGTERM")
     except BaseException as exc:  # noqa: BLE001 - the program's own failure, shown as Python shows it
         _print_traceback(exc)
         return Outcome(1, f"raised {type(exc).__name__}")
     finally:
+        restore_sigterm()
         sys.argv = saved_argv
         sys.path[:] = saved_path
     return Outcome(0, "exited 0")
+
+
+def _sigterm_ends_the_program() -> Callable[[], None]:
+    """While the program runs, SIGTERM (left to its default, which would end the process before jitscope
+    could write the report) raises ``_Terminated`` in it instead; returns what puts the default back."""
+    import signal
+
+    if threading.current_thread() is not threading.main_thread() or \
+            signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL:
+        return lambda: None
+
+    def terminated(signum: int, frame: Any) -> None:
+        raise _Terminated
+
+    signal.signal(signal.SIGTERM, terminated)
+
+    def restore() -> None:
+        if signal.getsignal(signal.SIGTERM) is terminated:  # a handler the program installed stays
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+    return restore
 
 
 def _set_path0(directory: str) -> None:
