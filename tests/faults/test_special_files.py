@@ -70,6 +70,7 @@ def test_a_fifo_with_a_reader_gets_the_report_as_a_stream_and_stays_a_fifo(fifo:
     received: list[bytes] = []
     read_end = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)  # the reader is there before jitscope writes
     os.set_blocking(read_end, True)
+    held_open = os.open(fifo, os.O_WRONLY)  # the reader sees no end of file before jitscope has written
 
     def read_all() -> None:
         with open(read_end, "rb") as handle:
@@ -79,6 +80,7 @@ def test_a_fifo_with_a_reader_gets_the_report_as_a_stream_and_stays_a_fifo(fifo:
     reader.start()
     payload = "x" * 200_000  # more than a pipe holds: the writer waits for the reader
     write_atomic(fifo, payload)
+    os.close(held_open)
     reader.join(TIMEOUT_S)
     assert received == [payload.encode()]
     assert stat.S_ISFIFO(os.stat(fifo).st_mode)
