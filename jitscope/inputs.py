@@ -70,7 +70,7 @@ def read_input(path: str | os.PathLike[str], what: str, *, limit: int = MAX_REPO
         fd = open_regular(path)
     except FileNotFoundError:
         link = " (a broken symbolic link)" if os.path.islink(path) else ""
-        raise UsageError(f"{what} {shown}: no such file{link}") from None
+        raise UsageError(f"cannot read {what} {shown}: no such file{link}") from None
     except NotRegularFile as exc:
         raise NotRegularFile(f"{what} {shown}{exc.message[len(os.fspath(path)):]}", hint=exc.hint) from None
     except OSError as exc:
