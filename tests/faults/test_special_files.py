@@ -225,3 +225,10 @@ def test_merge_bounds_what_a_kept_program_unpacks_to(tmp_path: Path) -> None:
     b = write(tmp_path / "run.p1.json", tampered)
     line = one_error(jitscope("merge", a, b, cwd=tmp_path))
     assert line.startswith(f"error: {b}: events[0].program.hlo_zlib unpacks to more than 8,000,000 bytes")
+
+
+def test_a_target_file_that_is_a_fifo_is_named_for_what_it_is(fifo: Path) -> None:
+    target = fifo.with_name("model.py")
+    os.rename(fifo, target)
+    line = one_error(jitscope("trace", f"{target}:f", "-s", "f32[2]"))
+    assert line == f"error: cannot import {target}: it is a FIFO, not a Python file (name a .py file)"
