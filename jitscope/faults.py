@@ -42,16 +42,39 @@ class UserExit(Exception):
 
 
 def exits_as_errors(fn: Callable[..., Any]) -> Callable[..., Any]:
-    """``fn``, with a SystemExit it raises turned into ``UserExit`` (its traceback kept)."""
+    """``fn``, with a SystemExit it raises turned into ``UserExit`` (its traceback kept).
+
+    A child process the function forked (``os.fork``) ends when the function returns or raises in it, with
+    the exit code it gave (0 on return, 1 on an exception): it must not go on to run jitscope's command and
+    print a second report (issue 30).
+    """
+    parent = os.getpid()
 
     @functools.wraps(fn)
     def call(*args: Any, **kwargs: Any) -> Any:
         try:
-            return fn(*args, **kwargs)
+            result = fn(*args, **kwargs)
         except SystemExit as exc:
+            if os.getpid() != parent:
+                _end_forked_child(exc.code if isinstance(exc.code, int) else 0 if exc.code is None else 1)
             raise UserExit(exc).with_traceback(exc.__traceback__) from None
+        except BaseException:
+            if os.getpid() != parent:
+                _end_forked_child(1)
+            raise
+        if os.getpid() != parent:
+            _end_forked_child(0)
+        return result
 
     return call
+
+
+def _end_forked_child(code: int) -> NoReturn:
+    """End a child the user's code forked, its output flushed, without running jitscope's command on in it."""
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):
+            stream.flush()
+    _REAL_EXIT(code)
 
 
 def _user_frame_text(frame: Any) -> str:

@@ -58,3 +58,9 @@ def test_json_output_names_the_stream_the_code_closed(function: str, stream: str
     errors = [line for line in proc.stderr.splitlines() if line.startswith("error: ")]
     assert errors == [f"error: your code closed {stream} while jitscope ran it (jitscope put it back; code that "
                       "is traced or timed should leave the process as it found it)"]
+
+
+def test_a_child_forked_while_tracing_ends_there_without_a_second_report() -> None:
+    proc = run("-m", "jitscope", "trace", "faults.py:forks", "-s", "f32[4]", "--stages", "jaxpr")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.count("call: forks(f32[4])") == 1

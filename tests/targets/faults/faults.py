@@ -49,3 +49,11 @@ def closes_stderr(x):
 def closes_fd2(x):
     os.close(2)
     return x * 2
+
+
+def forks(x):
+    if os.fork() == 0:
+        print("child traced")  # the child ends here, when the function returns, without a report of its own
+        return x
+    os.wait()
+    return x + 1
