@@ -30,7 +30,11 @@ def file_kind(mode: int) -> str:
 
 
 class NotRegularFile(UsageError):
-    """A path the user named as a file to read is a FIFO, a device, a socket or a directory."""
+    """A path the user named as a file to read is a FIFO, a device, a socket or a directory (``kind`` says)."""
+
+    def __init__(self, message: str, *, kind: str, hint: str | None = None) -> None:
+        super().__init__(message, hint=hint)
+        self.kind = kind
 
 
 def open_regular(path: str | os.PathLike[str]) -> int:
@@ -56,8 +60,9 @@ def open_regular(path: str | os.PathLike[str]) -> int:
 
 def _not_regular(path: str | os.PathLike[str], mode: int) -> NotRegularFile:
     link = f" (a link to {os.path.realpath(path)})" if os.path.islink(path) else ""
-    return NotRegularFile(f"{os.fspath(path)}{link} is {file_kind(mode)}, not a regular file: jitscope did not "
-                          "read it", hint="name a file that jitscope wrote")
+    kind = file_kind(mode)
+    return NotRegularFile(f"{os.fspath(path)}{link} is {kind}, not a regular file: jitscope did not read it",
+                          kind=kind, hint="name a file that jitscope wrote")
 
 
 def read_input(path: str | os.PathLike[str], what: str, *, limit: int = MAX_REPORT_BYTES,
@@ -72,7 +77,8 @@ def read_input(path: str | os.PathLike[str], what: str, *, limit: int = MAX_REPO
         link = " (a broken symbolic link)" if os.path.islink(path) else ""
         raise UsageError(f"cannot read {what} {shown}: no such file{link}") from None
     except NotRegularFile as exc:
-        raise NotRegularFile(f"{what} {shown}{exc.message[len(os.fspath(path)):]}", hint=exc.hint) from None
+        raise NotRegularFile(f"{what} {shown}{exc.message[len(os.fspath(path)):]}", kind=exc.kind,
+                             hint=exc.hint) from None
     except OSError as exc:
         raise UsageError(f"cannot read {what} {shown}: {exc.strerror or exc}") from None
     with open(fd, "rb", closefd=True) as handle:

@@ -18,7 +18,7 @@ import tokenize
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from jitscope.inputs import file_kind
+from jitscope.inputs import NotRegularFile, file_kind, open_regular
 from jitscope.model.lint import Finding
 
 #: Files larger than this are reported (JS000) instead of parsed: generated code, data.
@@ -57,20 +57,19 @@ def source_size(path: str) -> int | NotRegular:
 def read_source_bytes(path: str, display: str) -> bytes | Finding | NotRegular:
     """At most ``MAX_FILE_BYTES`` of a regular file; a JS000 finding when it cannot be read or is too large.
 
-    Opened without blocking and checked with ``fstat`` on the open descriptor, so a file replaced by a
-    FIFO or a device since the directory was walked is still never read.
+    Opened by ``inputs.open_regular``: without blocking, and checked on the open descriptor, so a file
+    replaced by a FIFO or a device since the directory was walked is still never read.
     """
     limit = MAX_FILE_BYTES
-    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0)
     try:
-        fd = os.open(path, flags)
+        fd = open_regular(path)
+    except NotRegularFile as err:
+        return NotRegular(f"{err.kind}, not a regular file")
     except OSError as err:
         return file_finding(display, f"file cannot be read: {err.strerror or err}", certain=False)
     with open(fd, "rb", closefd=True) as fh:
         try:
             info = os.fstat(fd)
-            if not stat.S_ISREG(info.st_mode):
-                return NotRegular(f"{file_kind(info.st_mode)}, not a regular file")
             if info.st_size > limit:
                 return too_large(display, info.st_size)
             data = fh.read(limit + 1)
