@@ -232,3 +232,12 @@ def test_a_target_file_that_is_a_fifo_is_named_for_what_it_is(fifo: Path) -> Non
     os.rename(fifo, target)
     line = one_error(jitscope("trace", f"{target}:f", "-s", "f32[2]"))
     assert line == f"error: cannot import {target}: it is a FIFO, not a Python file (name a .py file)"
+
+
+def test_trace_out_names_a_fifo_for_what_it_is(fifo: Path) -> None:
+    from jitscope.errors import UsageError
+    from jitscope.report.writers.stage_files import check_stage_folder
+
+    with pytest.raises(UsageError, match=f"--out {fifo} is a FIFO"):
+        check_stage_folder(fifo)
+    assert stat.S_ISFIFO(os.stat(fifo).st_mode)
