@@ -18,7 +18,6 @@ import importlib.util
 import os
 import runpy
 import sys
-import threading
 import types
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -27,18 +26,12 @@ from typing import Any
 from jitscope.errors import UsageError
 
 EXIT_INTERRUPTED = 130
-#: The exit code of a program ended by SIGTERM (128 + 15, as a shell reports it).
-EXIT_TERMINATED = 128 + 15
 _JITSCOPE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def _hidden(filename: str) -> bool:
     """runpy's and jitscope's frames below the program: Python's own traceback would not have them."""
     return filename in ("<frozen runpy>", runpy.__file__) or filename.startswith(_JITSCOPE_DIR)
-
-
-class _Terminated(BaseException):
-    """SIGTERM arrived while the program ran (and it has no handler of its own): it ends the program."""
 
 
 class ProgramStopped(BaseException):
@@ -105,18 +98,12 @@ def run_program(program: Program) -> Outcome:
     """Run ``program`` to completion; never raises for what the program does."""
     # The whole sys.path comes back afterwards: a program that empties it must not stop jitscope from
     # importing what writes its report (python would not care: it exits).
+    from jitscope.run.termination import EXIT_TERMINATED, Terminated, sigterm_ends_the_program
+
     saved_argv, saved_path = sys.argv[:], sys.path[:]
-    restore_sigterm = _sigterm_ends_the_program()
     try:
-        if program.module is not None:
-            sys.argv = [program.module, *program.args]  # run_module replaces argv[0] with the module's file
-            _set_path0(os.getcwd())
-            runpy.run_module(program.module, run_name="__main__", alter_sys=True)
-        else:
-            assert program.path is not None
-            sys.argv = [program.path, *program.args]
-            _set_path0(os.path.dirname(os.path.abspath(program.path)))
-            runpy.run_path(program.path, run_name="__main__")
+        with sigterm_ends_the_program():
+            _run(program)
     except SystemExit as exc:
         return _exit_outcome(exc.code)
     except ProgramStopped as exc:
@@ -124,37 +111,28 @@ def run_program(program: Program) -> Outcome:
     except KeyboardInterrupt as exc:
         _print_traceback(exc)
         return Outcome(EXIT_INTERRUPTED, "interrupted (Ctrl-C)")
-    except _Terminated:
+    except Terminated:
         return Outcome(EXIT_TERMINATED, "terminated by SIGTERM")
     except BaseException as exc:  # noqa: BLE001 - the program's own failure, shown as Python shows it
         _print_traceback(exc)
         return Outcome(1, f"raised {type(exc).__name__}")
     finally:
-        restore_sigterm()
         sys.argv = saved_argv
         sys.path[:] = saved_path
     return Outcome(0, "exited 0")
 
 
-def _sigterm_ends_the_program() -> Callable[[], None]:
-    """While the program runs, SIGTERM (left to its default, which would end the process before jitscope
-    could write the report) raises ``_Terminated`` in it instead; returns what puts the default back."""
-    import signal
-
-    if threading.current_thread() is not threading.main_thread() or \
-            signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL:
-        return lambda: None
-
-    def terminated(signum: int, frame: Any) -> None:
-        raise _Terminated
-
-    signal.signal(signal.SIGTERM, terminated)
-
-    def restore() -> None:
-        if signal.getsignal(signal.SIGTERM) is terminated:  # a handler the program installed stays
-            signal.signal(signal.SIGTERM, signal.SIG_DFL)
-
-    return restore
+def _run(program: Program) -> None:
+    """``python -m MODULE ARGS`` or ``python PATH ARGS``, in this process."""
+    if program.module is not None:
+        sys.argv = [program.module, *program.args]  # run_module replaces argv[0] with the module's file
+        _set_path0(os.getcwd())
+        runpy.run_module(program.module, run_name="__main__", alter_sys=True)
+    else:
+        assert program.path is not None
+        sys.argv = [program.path, *program.args]
+        _set_path0(os.path.dirname(os.path.abspath(program.path)))
+        runpy.run_path(program.path, run_name="__main__")
 
 
 def _set_path0(directory: str) -> None:

@@ -50,6 +50,14 @@ def test_sigterm_ends_the_program_with_143_and_the_report_is_written(tmp_path: P
     assert len([e for e in report["events"] if e["kind"] == "jit"]) == 1
 
 
+def test_sigterm_still_ends_a_program_stuck_outside_python() -> None:
+    """The handler that keeps the report cannot run while the main thread waits in XLA (a hung collective): a
+    launcher's SIGTERM still ends the process, a moment later, saying so."""
+    proc = run("-m", "jitscope", "run", "sigterm_stuck_program.py")
+    assert proc.returncode == 143, proc.stderr
+    assert "the program did not stop within 2 s of SIGTERM (it is stuck outside Python)" in proc.stderr
+
+
 @pytest.mark.parametrize(("function", "stream"), [("closes_stderr", "sys.stderr"), ("closes_stdout", "sys.stdout")])
 def test_json_output_names_the_stream_the_code_closed(function: str, stream: str) -> None:
     """With --format json the user's stdout goes to stderr; closing one of them still names that one."""
