@@ -11,6 +11,7 @@ process; a process with no file.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,6 +23,9 @@ from jitscope.model.run import RUN_SCHEMA_VERSION_PROCESSES, RunRecord
 RUN_KIND = "jitscope.run"
 #: The schema versions merge reads: major 1, from the version that added the process (1.3).
 _MAJOR, _MIN_MINOR = 1, int(RUN_SCHEMA_VERSION_PROCESSES.split(".")[1])
+#: How every run report jitscope writes starts (its first field): a file that does and is not whole JSON
+#: is a damaged report, never "no report".
+_RUN_REPORT_START = re.compile(rb'\s*\{\s*"program"\s*:')
 #: Hosts' clocks may disagree by this much (NTP keeps them far closer) when judging whether two
 #: processes were alive at the same time.
 CLOCK_SLACK_S = 5.0
@@ -65,7 +69,11 @@ def read_report(path: str, named: bool = True) -> ProcessReport | None:
     raw = read_input(path, "run report")
     try:
         data = json.loads(raw)
-    except (ValueError, UnicodeDecodeError):
+    except (ValueError, UnicodeDecodeError) as exc:
+        if _RUN_REPORT_START.match(raw):  # a report jitscope wrote, cut short (or edited): not a missing one
+            raise UsageError(f"{path}: a damaged run report, not whole JSON ({exc}; cut short?)",
+                             hint="copy it again from where its process wrote it, or move it aside and merge "
+                             "the others with --allow-missing") from None
         if not named:
             return None
         raise UsageError(f"{path}: not JSON (merge reads the reports of jitscope run --out FILE.json)") from None

@@ -241,3 +241,13 @@ def test_trace_out_names_a_fifo_for_what_it_is(fifo: Path) -> None:
     with pytest.raises(UsageError, match=f"--out {fifo} is a FIFO"):
         check_stage_folder(fifo)
     assert stat.S_ISFIFO(os.stat(fifo).st_mode)
+
+
+def test_merge_calls_a_truncated_report_damaged_not_missing(tmp_path: Path) -> None:
+    from tests.hosts.test_hosts_bad_input import record, write
+
+    write(tmp_path / "run.p0.json", record(0))
+    whole = json.dumps(json.loads(Path(write(tmp_path / "run.p1.json", record(1))).read_text()), indent=2)
+    (tmp_path / "run.p1.json").write_text(whole[: len(whole) // 2])  # a copy cut short
+    line = one_error(jitscope("merge", str(tmp_path), cwd=tmp_path))
+    assert line.startswith(f"error: {tmp_path / 'run.p1.json'}: a damaged run report, not whole JSON")
