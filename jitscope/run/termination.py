@@ -9,7 +9,12 @@ collective that never completes) would then outlive the SIGTERM its launcher sen
 So a watchdog thread, woken through ``signal.set_wakeup_fd`` as Ctrl-C's is in the other commands
 (``faults.exit_soon_after_interrupt``), gives the main thread ``GRACE_S`` seconds to take the signal,
 then ends the process with exit 143 and one line saying so (what a multi-process run checkpointed is
-left, as before). A program that installs its own SIGTERM handler, or its own wakeup fd, keeps it.
+left, as before). A C loop that never releases the GIL stops the watchdog too: only SIGKILL ends it.
+
+What the program does with signals stays its own: a SIGTERM handler it installs replaces jitscope's
+(and the watchdog then ignores SIGTERM), a wakeup fd it set is left alone (and there is no watchdog),
+and a child it forks gets Python's defaults back (``_in_forked_child``): SIGTERM ends the child at
+once, and its signals never reach the parent's watchdog through the inherited wakeup fd.
 """
 
 from __future__ import annotations
@@ -31,6 +36,18 @@ class Terminated(BaseException):
     """SIGTERM arrived while the program ran (and it has no handler of its own): it ends the program."""
 
 
+class _Handler:
+    """jitscope's SIGTERM handler while the program runs, and the wakeup fd its watchdog reads (-1: none)."""
+
+    def __init__(self) -> None:
+        self.taken = threading.Event()
+        self.wakeup_fd = -1
+
+    def __call__(self, signum: int, frame: Any) -> None:
+        self.taken.set()
+        raise Terminated
+
+
 @contextlib.contextmanager
 def sigterm_ends_the_program(grace: float = GRACE_S) -> Iterator[None]:
     """While the block runs, SIGTERM raises ``Terminated`` in the main thread (see the module docstring)."""
@@ -38,23 +55,18 @@ def sigterm_ends_the_program(grace: float = GRACE_S) -> Iterator[None]:
             signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL:
         yield
         return
-    taken = threading.Event()
-
-    def terminated(signum: int, frame: Any) -> None:
-        taken.set()
-        raise Terminated
-
-    signal.signal(signal.SIGTERM, terminated)
-    stop_watching = _watch(taken, grace)
+    handler = _Handler()
+    signal.signal(signal.SIGTERM, handler)
+    stop_watching = _watch(handler, grace)
     try:
         yield
     finally:
         stop_watching()
-        if signal.getsignal(signal.SIGTERM) is terminated:  # a handler the program installed stays
+        if signal.getsignal(signal.SIGTERM) is handler:  # a handler the program installed stays
             signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 
-def _watch(taken: threading.Event, grace: float) -> Any:
+def _watch(handler: _Handler, grace: float) -> Any:
     """Start the watchdog; returns what stops it (nothing to stop when a wakeup fd was set already)."""
     read_fd, write_fd = os.pipe()
     os.set_blocking(write_fd, False)
@@ -68,15 +80,19 @@ def _watch(taken: threading.Event, grace: float) -> Any:
         os.close(read_fd)
         os.close(write_fd)
         return lambda: None
+    handler.wakeup_fd = write_fd
     stopped = threading.Event()
+
+    def ours() -> bool:  # the program may have installed its own handler since: then SIGTERM is its business
+        return signal.getsignal(signal.SIGTERM) is handler and not stopped.is_set()
 
     def watch() -> None:
         try:
             while not stopped.is_set():
                 data = os.read(read_fd, 64)
-                if not data or stopped.is_set():
+                if not data:
                     return
-                if signal.SIGTERM in data and not taken.wait(grace) and not stopped.is_set():
+                if signal.SIGTERM in data and ours() and not handler.taken.wait(grace) and ours():
                     with contextlib.suppress(OSError):
                         os.write(2, b"jitscope run: the program did not stop within "
                                     b"%.0f s of SIGTERM (it is stuck outside Python): ended without the report\n"
@@ -91,6 +107,7 @@ def _watch(taken: threading.Event, grace: float) -> Any:
 
     def stop() -> None:
         stopped.set()
+        handler.wakeup_fd = -1
         with contextlib.suppress(ValueError, OSError):
             current = signal.set_wakeup_fd(-1)
             if current != write_fd:  # the program set its own since: put it back
@@ -100,3 +117,18 @@ def _watch(taken: threading.Event, grace: float) -> Any:
         os.close(write_fd)
 
     return stop
+
+
+def _in_forked_child() -> None:
+    """In a child the program forked: Python's SIGTERM default again, and no wakeup fd shared with the parent."""
+    handler = signal.getsignal(signal.SIGTERM)
+    if not isinstance(handler, _Handler):
+        return
+    with contextlib.suppress(ValueError, OSError):
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        current = signal.set_wakeup_fd(-1)
+        if current != handler.wakeup_fd:
+            signal.set_wakeup_fd(current)
+
+
+os.register_at_fork(after_in_child=_in_forked_child)

@@ -58,6 +58,15 @@ def test_sigterm_still_ends_a_program_stuck_outside_python() -> None:
     assert "the program did not stop within 2 s of SIGTERM (it is stuck outside Python)" in proc.stderr
 
 
+def test_sigterm_the_program_handles_or_sends_its_children_is_left_to_it() -> None:
+    """A forked child that SIGTERM kills dies by it as under python, and a handler the program installs gets
+    the signal: jitscope neither turns the child's death into an exit nor ends the program itself."""
+    python = run("sigterm_handled_program.py")
+    proc = run("-m", "jitscope", "run", "sigterm_handled_program.py")
+    assert proc.stdout == python.stdout == "child killed by SIGTERM\nhandled [15]\n", proc.stderr
+    assert proc.returncode == python.returncode == 3
+
+
 @pytest.mark.parametrize(("function", "stream"), [("closes_stderr", "sys.stderr"), ("closes_stdout", "sys.stdout")])
 def test_json_output_names_the_stream_the_code_closed(function: str, stream: str) -> None:
     """With --format json the user's stdout goes to stderr; closing one of them still names that one."""
