@@ -13,8 +13,11 @@ left, as before). A C loop that never releases the GIL stops the watchdog too: o
 
 What the program does with signals stays its own: a SIGTERM handler it installs replaces jitscope's
 (and the watchdog then ignores SIGTERM), a wakeup fd it set is left alone (and there is no watchdog),
-and a child it forks gets Python's defaults back (``_in_forked_child``): SIGTERM ends the child at
-once, and its signals never reach the parent's watchdog through the inherited wakeup fd.
+and a child it forks (``os.fork``, ``multiprocessing``) gets Python's default back: SIGTERM ends the
+child at once. The fork hooks below make that race-free: the forking thread blocks SIGTERM and the
+wakeup fd is unset across the fork, so the child is born with no wakeup fd to share with the parent
+(a SIGTERM sent to the child can never wake the parent's watchdog), and a SIGTERM that reaches it
+before its default is back stays pending until then, and ends it.
 """
 
 from __future__ import annotations
@@ -58,9 +61,12 @@ def sigterm_ends_the_program(grace: float = GRACE_S) -> Iterator[None]:
     handler = _Handler()
     signal.signal(signal.SIGTERM, handler)
     stop_watching = _watch(handler, grace)
+    _ACTIVE.append(handler)
     try:
         yield
     finally:
+        if handler in _ACTIVE:  # not in a forked child unwinding through here: the fork hook took it out
+            _ACTIVE.remove(handler)
         stop_watching()
         if signal.getsignal(signal.SIGTERM) is handler:  # a handler the program installed stays
             signal.signal(signal.SIGTERM, signal.SIG_DFL)
@@ -119,16 +125,42 @@ def _watch(handler: _Handler, grace: float) -> Any:
     return stop
 
 
-def _in_forked_child() -> None:
-    """In a child the program forked: Python's SIGTERM default again, and no wakeup fd shared with the parent."""
-    handler = signal.getsignal(signal.SIGTERM)
-    if not isinstance(handler, _Handler):
+#: The handler in force while a program runs (at most one): what the fork hooks act on.
+_ACTIVE: list[_Handler] = []
+
+
+def _before_fork() -> None:
+    """In the parent, just before ``os.fork``: SIGTERM blocked in the forking thread, no wakeup fd."""
+    if not _ACTIVE:
         return
     with contextlib.suppress(ValueError, OSError):
-        signal.signal(signal.SIGTERM, signal.SIG_DFL)
-        current = signal.set_wakeup_fd(-1)
-        if current != handler.wakeup_fd:
-            signal.set_wakeup_fd(current)
+        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})
+        if _ACTIVE[0].wakeup_fd != -1:
+            current = signal.set_wakeup_fd(-1)  # from the main thread only: else the child shares it
+            if current != _ACTIVE[0].wakeup_fd:
+                signal.set_wakeup_fd(current)
 
 
-os.register_at_fork(after_in_child=_in_forked_child)
+def _after_fork_in_parent() -> None:
+    """The parent again: its wakeup fd back, SIGTERM unblocked (one that came during the fork arrives now)."""
+    if not _ACTIVE:
+        return
+    with contextlib.suppress(ValueError, OSError):
+        if _ACTIVE[0].wakeup_fd != -1 and signal.set_wakeup_fd(-1) == -1:
+            signal.set_wakeup_fd(_ACTIVE[0].wakeup_fd, warn_on_full_buffer=False)
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM})
+
+
+def _after_fork_in_child() -> None:
+    """In a child the program forked: Python's SIGTERM default, then SIGTERM unblocked (a pending one ends it)."""
+    if not _ACTIVE:
+        return
+    handler = _ACTIVE.pop()
+    with contextlib.suppress(ValueError, OSError):
+        if signal.getsignal(signal.SIGTERM) is handler:
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM})
+
+
+os.register_at_fork(before=_before_fork, after_in_parent=_after_fork_in_parent,
+                    after_in_child=_after_fork_in_child)
