@@ -42,16 +42,39 @@ class UserExit(Exception):
 
 
 def exits_as_errors(fn: Callable[..., Any]) -> Callable[..., Any]:
-    """``fn``, with a SystemExit it raises turned into ``UserExit`` (its traceback kept)."""
+    """``fn``, with a SystemExit it raises turned into ``UserExit`` (its traceback kept).
+
+    A child process the function forked (``os.fork``) ends when the function returns or raises in it, with
+    the exit code it gave (0 on return, 1 on an exception): it must not go on to run jitscope's command and
+    print a second report (issue 30).
+    """
+    parent = os.getpid()
 
     @functools.wraps(fn)
     def call(*args: Any, **kwargs: Any) -> Any:
         try:
-            return fn(*args, **kwargs)
+            result = fn(*args, **kwargs)
         except SystemExit as exc:
+            if os.getpid() != parent:
+                _end_forked_child(exc.code if isinstance(exc.code, int) else 0 if exc.code is None else 1)
             raise UserExit(exc).with_traceback(exc.__traceback__) from None
+        except BaseException:
+            if os.getpid() != parent:
+                _end_forked_child(1)
+            raise
+        if os.getpid() != parent:
+            _end_forked_child(0)
+        return result
 
     return call
+
+
+def _end_forked_child(code: int) -> NoReturn:
+    """End a child the user's code forked, its output flushed, without running jitscope's command on in it."""
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):
+            stream.flush()
+    _REAL_EXIT(code)
 
 
 def _user_frame_text(frame: Any) -> str:
@@ -123,7 +146,7 @@ def protected_state() -> Iterator[list[str]]:
             if current is not stream:
                 changes.append(f"replaced sys.{name}")
             if getattr(stream, "closed", False):
-                stream = _reopened(fd, stream)
+                stream = text_stream(fd, stream)
                 changes.append(f"closed sys.{name}")
             setattr(sys, name, stream)
         if sys.path != saved_path:
@@ -139,12 +162,27 @@ def protected_state() -> Iterator[list[str]]:
                             "it found it")
 
 
-def _reopened(fd: int, old: Any) -> Any:
-    """A new text stream on ``fd`` in place of a closed ``sys.stdout``/``sys.stderr``."""
+def text_stream(fd: int, like: Any) -> Any:
+    """A new text stream on ``fd``, encoded as ``like`` (a closed ``sys.stdout``/``sys.stderr``) was; closing
+    it leaves ``fd`` open."""
     import io
 
-    return io.TextIOWrapper(open(fd, "wb", closefd=False), encoding=getattr(old, "encoding", None) or "utf-8",
-                            errors=getattr(old, "errors", None) or "strict", line_buffering=True)
+    return io.TextIOWrapper(open(fd, "wb", closefd=False), encoding=getattr(like, "encoding", None) or "utf-8",
+                            errors=getattr(like, "errors", None) or "strict", line_buffering=True)
+
+
+def writable_stderr() -> None:
+    """After ``jitscope run``'s program: a ``sys.stderr`` jitscope can write its summary to, whatever the program
+    did to it. A closed (or removed) ``sys.stderr`` gets a new stream on fd 2; a closed fd 2 is pointed at
+    ``os.devnull``, so the summary goes nowhere, as the program's own stderr output would under python, and the
+    report file and the exit code are what they would be had it stayed open."""
+    if not _fd_open(2):
+        fd = os.open(os.devnull, os.O_WRONLY)
+        if fd != 2:
+            os.dup2(fd, 2)
+            os.close(fd)
+    if sys.stderr is None or getattr(sys.stderr, "closed", False):
+        sys.stderr = text_stream(2, sys.stderr or sys.__stderr__)
 
 
 @contextlib.contextmanager

@@ -10,16 +10,25 @@ built under a temporary name and swapped in whole, so it never mixes old and new
 Output paths are resolved against the directory jitscope started in (``START_DIR``, read when
 this module is first imported, which the CLI does before any user code runs): user code that
 calls ``os.chdir`` while it is traced or run cannot send a relative ``--out`` elsewhere.
+
+What is at the destination decides how it is written (issue 30): a symbolic link is followed and
+the file it names is replaced (the link stays a link, as editors and git do); a FIFO or a
+character device (``/dev/null``, ``/dev/stdout``, a pipe) is written to as a stream, never renamed
+over; a FIFO nobody reads, a block device or a socket is refused. A path ending in ``/`` names a
+folder and is refused as a file's name.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
+import stat
 from collections.abc import Iterator
 from pathlib import Path
 
 from jitscope.errors import JitscopeError
+from jitscope.inputs import file_kind
 
 #: The working directory when jitscope started (see the module docstring).
 START_DIR = os.getcwd()
@@ -34,21 +43,50 @@ def output_path(path: str | os.PathLike[str]) -> Path:
     return Path(os.path.join(START_DIR, os.fspath(path)))
 
 
-def _failed(path: Path, exc: OSError) -> OutputError:
+def _failed(path: Path, exc: OSError, *, stream: bool = False) -> OutputError:
     reason = exc.strerror or type(exc).__name__
     if isinstance(exc, (FileExistsError, NotADirectoryError)):
         reason = "a part of that path is a file, not a folder"
+    if stream:
+        return OutputError(f"cannot write {path}: {reason}", hint="it is a stream, not a file: what reached it "
+                           "before the error stays there; name a regular file")
     return OutputError(f"cannot write {path}: {reason}",
                        hint="check the path and its permissions, the free space and the file-size limit; "
                             "the previous file, if any, is unchanged")
 
 
+def check_file_name(path: str | os.PathLike[str]) -> None:
+    """Refuse a file's name that ends in ``/``: it names a folder (``--save foo.json/``)."""
+    text = os.fspath(path)
+    if text.endswith(("/", os.sep)) and text.rstrip("/" + os.sep):
+        raise OutputError(f"cannot write {text}: a path ending in / names a folder, not a file",
+                          hint=f"name the file without the trailing slash: {text.rstrip('/' + os.sep)}")
+
+
+#: The destinations that are no regular file but are written to, as a stream.
+_STREAMS = (stat.S_ISFIFO, stat.S_ISCHR)
+
+
 def write_atomic(path: str | os.PathLike[str], data: str | bytes) -> Path:
-    """Write ``data`` (text as UTF-8) to ``path`` all at once; returns the absolute path written."""
+    """Write ``data`` (text as UTF-8) to ``path`` all at once; returns the absolute path written.
+
+    A symbolic link is written through (the file it names is replaced); a FIFO or a character device
+    is written to as a stream (see the module docstring).
+    """
     import tempfile  # here, not at import: the CLI imports this module at start-up (~8 ms)
 
+    check_file_name(path)
     target = output_path(path)
     payload = data.encode("utf-8") if isinstance(data, str) else data
+    if os.path.islink(target):
+        target = Path(os.path.realpath(target))  # replace what the link names; the link stays
+    try:
+        mode = os.stat(target).st_mode
+    except OSError:
+        mode = None  # not there yet (or unreadable: creating the temporary file says why)
+    if mode is not None and not stat.S_ISREG(mode) and not stat.S_ISDIR(mode):
+        _write_stream(target, payload, mode)
+        return target
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
         fd, temporary = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
@@ -70,6 +108,35 @@ def write_atomic(path: str | os.PathLike[str], data: str | bytes) -> Path:
             os.unlink(temporary)
         raise
     return target
+
+
+def _write_stream(target: Path, payload: bytes, mode: int) -> None:
+    """Write into a FIFO or a character device as ``>`` would, never replacing it; refuse anything else."""
+    what = file_kind(mode)
+    if not any(test(mode) for test in _STREAMS):
+        raise OutputError(f"cannot write {target}: it is {what}, which jitscope does not write to",
+                          hint="name a regular file, a FIFO with a reader, or a character device such as /dev/null")
+    flags = os.O_WRONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0)
+    try:
+        fd = os.open(target, flags)  # without blocking: a FIFO nobody reads fails here (ENXIO)
+    except OSError as exc:
+        if exc.errno == errno.ENXIO:
+            raise OutputError(f"cannot write {target}: it is a FIFO that nobody is reading",
+                              hint="start its reader first, or name a regular file") from None
+        raise _failed(target, exc, stream=True) from None
+    try:
+        opened = os.fstat(fd).st_mode
+        if not any(test(opened) for test in _STREAMS):  # replaced since the stat above
+            raise OutputError(f"cannot write {target}: it changed while jitscope opened it",
+                              hint="write the report again")
+        os.set_blocking(fd, True)  # a reader that is slower than jitscope is waited for
+        view = memoryview(payload)
+        while view:
+            view = view[os.write(fd, view):]
+    except OSError as exc:
+        raise _failed(target, exc, stream=True) from None
+    finally:
+        os.close(fd)
 
 
 def _keep_mode(target: Path, temporary: str) -> None:

@@ -118,17 +118,17 @@ class Result(Generic[R]):
 
     def save(self, path: str | Path, format: str | None = None) -> Path:
         """Write the report to ``path`` (whole or not at all); the suffix picks the format, as ``--out``."""
+        from jitscope.outputs import check_file_name, write_atomic
+
+        check_file_name(path)  # before the suffix is read: "x.json/" names a folder
         fmt = format or format_of_suffix(str(path), self.formats)
         if fmt is None:
             from jitscope.errors import UsageError
 
             raise UsageError(f"cannot tell the format from the suffix of {path}",
                              hint=f"name it {suffixes_of(self.formats)}, or pass format=")
-        from jitscope.outputs import write_atomic
-
-        target = Path(path)
-        write_atomic(target, self.render(fmt))
-        return target
+        write_atomic(path, self.render(fmt))
+        return Path(path)
 
     def text_document(self) -> Document | None:
         """The document a console shows (``renderable()`` draws it); None where the console shows something

@@ -63,7 +63,11 @@ def user_output_to_stderr(active: bool = True) -> Iterator[None]:
     _flush(real_stdout)  # what was written before belongs on stdout
     _flush_c_stdio()
     saved_fd = _redirect_fd()
-    sys.stdout = sys.stderr
+    # A stream of its own on fd 1 (now stderr), not sys.stderr itself: user code that closes one of the two
+    # closes only that one, and is told which (faults.protected_state).
+    from jitscope.faults import text_stream
+
+    sys.stdout = text_stream(STDOUT_FD, sys.stderr) if saved_fd is not None else sys.stderr
     try:
         yield
     finally:

@@ -9,6 +9,7 @@ from typing import Annotated
 import typer
 
 from jitscope.cli.options import (
+    FILE_OUT,
     ArgOpt,
     BenchStaticOpt,
     CallOpt,
@@ -55,11 +56,12 @@ def bench(
         help="Persistent compilation cache: a directory to use it, 'off' to force it off. Default: off "
         "unless JAX's config (JAX_COMPILATION_CACHE_DIR) turns it on.", show_default=False)] = None,
     profile: Annotated[bool, typer.Option("--profile", help="Profile the Python side of a cold call with pyinstrument.")] = False,
-    profile_html: Annotated[Path | None, typer.Option(help="Write the --profile report as HTML here.")] = None,
+    profile_html: Annotated[Path | None, typer.Option(help="Write the --profile report as HTML here.",
+                                                      **FILE_OUT)] = None,
     fmt: Annotated[ReportFormat | None, format_option(what=" (json: one versioned document; html: phase bars, "
                                              "distributions and scaling charts)")] = None,
     out: ReportOutOpt = None,
-    save: Annotated[Path | None, typer.Option(help="Also write the JSON report to this file.")] = None,
+    save: Annotated[Path | None, typer.Option(help="Also write the JSON report to this file.", **FILE_OUT)] = None,
     compare: Annotated[Path | None, typer.Option(help="A saved report (--save) to compare with.")] = None,
     fail_if_slower: Annotated[str | None, typer.Option(
         help="With --compare: exit 1 if a cached-call median or compile time is this much slower, or the "

@@ -9,6 +9,7 @@ import typer
 
 from jitscope.api.checks import check_count, check_seconds
 from jitscope.cli.options import (
+    FILE_OUT,
     ArgOpt,
     CompileOpt,
     DevicesOpt,
@@ -41,7 +42,7 @@ def diff(
         "'flops>+10%,peak>+5%,new-collective,compile-time>+20%'.", show_default=False)] = None,
     out: Annotated[Path | None, typer.Option(
         help="Write the report to FILE (.txt .json .md .html: the suffix picks the format).",
-        show_default=False)] = None,
+        show_default=False, **FILE_OUT)] = None,
     fmt: Annotated[ReportFormat | None, format_option(what=" (markdown: sized for a pull-request comment; html: "
                                                       "both sides' IR side by side)")] = None,
     x64: X64Opt = False,

@@ -9,7 +9,7 @@ from typing import Annotated
 
 import typer
 
-from jitscope.cli.options import ArgOpt, DevicesOpt, MeshOpt, StaticOpt, format_option
+from jitscope.cli.options import FILE_OUT, ArgOpt, DevicesOpt, MeshOpt, StaticOpt, format_option
 from jitscope.report.formats import resolve_format
 
 
@@ -51,7 +51,7 @@ def lint(
     out: Annotated[
         Path | None,
         typer.Option(help="Write the report to this file (.html, .md, .json, .sarif, .txt: the suffix picks the "
-                     "format).", show_default=False),
+                     "format).", show_default=False, **FILE_OUT),
     ] = None,
     select: CodesOpt = None,
     ignore: CodesOpt = None,

@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from jitscope.cli.options import ReportFormat, format_option
+from jitscope.cli.options import FILE_OUT, ReportFormat, format_option
 from jitscope.report.formats import resolve_format
 from jitscope.report.writers.destination import write_document, write_report
 
@@ -18,7 +18,7 @@ def merge(
         "process, or those of jitscope bench/profile/trace --processes N --save FILE.json, or the folder holding them.", show_default=False, metavar="FILES...|DIR")],
     fmt: Annotated[ReportFormat | None, format_option(what=" (json: every compile of every process lined up)")] = None,
     out: Annotated[Path | None, typer.Option(help="Write the report to this file (the suffix picks the format).",
-                                             show_default=False)] = None,
+                                             show_default=False, **FILE_OUT)] = None,
     allow_missing: Annotated[bool, typer.Option(
         "--allow-missing", help="Merge what there is when a process left no report (killed before its first "
         "compile), instead of stopping.")] = False,

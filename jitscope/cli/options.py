@@ -51,10 +51,22 @@ ArgOpt = Annotated[
     list[str] | None,
     typer.Option("--arg", help="A keyword argument NAME=SPEC, e.g. mask=bool[8] (repeatable).", show_default=False),
 ]
+def file_path(text: str) -> Path:
+    """A file option's value (``--save``, ``--out FILE``): ``foo.json/`` is refused here, where the trailing
+    slash is still there to see (a ``Path`` drops it), one ``error:`` line and exit 2."""
+    from jitscope.outputs import check_file_name
+
+    check_file_name(text)
+    return Path(text)
+
+
+#: ``typer.Option`` arguments of every option naming a file jitscope writes (shown as ``<path>``, as a Path).
+FILE_OUT: dict[str, Any] = {"parser": file_path, "metavar": "<path>"}
+
 ReportOutOpt = Annotated[
     Path | None,
     typer.Option(help="Write the report to this file (.html, .md, .json, .txt: the suffix picks the format).",
-                 show_default=False),
+                 show_default=False, **FILE_OUT),
 ]
 X64Opt = Annotated[
     bool, typer.Option("--x64", help="Enable 64-bit types in JAX (jax_enable_x64) before tracing.")

@@ -8,6 +8,7 @@ from typing import Annotated
 import typer
 
 from jitscope.cli.options import (
+    FILE_OUT,
     ArgOpt,
     BenchStaticOpt,
     CallOpt,
@@ -62,7 +63,7 @@ def profile(
         "the skew and the straggler.", show_default=False)] = None,
     save: Annotated[Path | None, typer.Option(
         help="With --processes or --distributed: write each process's JSON report, FILE.p0.json, FILE.p1.json ... "
-        "(what jitscope merge reads).", show_default=False)] = None,
+        "(what jitscope merge reads).", show_default=False, **FILE_OUT)] = None,
     distributed: DistributedOpt = False,
 ) -> None:
     """Profile TARGET's cached calls and attribute the device time to its source lines."""

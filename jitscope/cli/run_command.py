@@ -109,9 +109,11 @@ def run_command(options: RunOptions) -> int:
     record = run_observed(target, effects=options.effects, gates=gates, on_event=logger, capture=capture,
                           checkpoint_to=checkpoint_to)
     with collector_paused():
+        from jitscope.faults import writable_stderr
         from jitscope.report.writers.run_report import report
         from jitscope.run.processes import report_path
 
+        writable_stderr()  # the program may have closed sys.stderr or fd 2: the report is written all the same
         return report(record, fmt, report_path(options.out, record.process, fmt))
 
 

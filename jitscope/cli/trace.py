@@ -11,6 +11,7 @@ from typing import Annotated
 import typer
 
 from jitscope.cli.options import (
+    FILE_OUT,
     ArgOpt,
     CallOpt,
     CompileOpt,
@@ -66,7 +67,8 @@ def trace(
                                              "your source, cross-linked)")] = None,
     profile: Annotated[bool, typer.Option("--profile", help="Profile the Python side of tracing with pyinstrument.")]
     = False,
-    profile_html: Annotated[Path | None, typer.Option(help="Write the --profile report as HTML here.")] = None,
+    profile_html: Annotated[Path | None, typer.Option(help="Write the --profile report as HTML here.",
+                                                      **FILE_OUT)] = None,
     x64: X64Opt = False,
     devices: DevicesOpt = None,
     mesh: MeshOpt = None,
@@ -82,7 +84,7 @@ def trace(
         "a hang) and each one's compile time.", show_default=False)] = None,
     save: Annotated[Path | None, typer.Option(
         help="With --processes or --distributed: write each process's JSON report, FILE.p0.json, FILE.p1.json ... "
-        "(what jitscope merge reads).", show_default=False)] = None,
+        "(what jitscope merge reads).", show_default=False, **FILE_OUT)] = None,
     distributed: DistributedOpt = False,
 ) -> None:
     """Trace TARGET with abstract inputs and show its jaxpr, StableHLO, HLO, cost and memory."""

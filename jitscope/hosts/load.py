@@ -11,6 +11,7 @@ index on the command line); two files claiming one process; a process with no fi
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,11 +23,12 @@ from jitscope.model.run import RUN_SCHEMA_VERSION_PROCESSES, RunRecord
 RUN_KIND = "jitscope.run"
 #: The schema versions merge reads: major 1, from the version that added the process (1.3).
 _MAJOR, _MIN_MINOR = 1, int(RUN_SCHEMA_VERSION_PROCESSES.split(".")[1])
+#: How every run report jitscope writes starts (its first field): a file that does and is not whole JSON
+#: is a damaged report, never "no report".
+_RUN_REPORT_START = re.compile(rb'\s*\{\s*"program"\s*:')
 #: Hosts' clocks may disagree by this much (NTP keeps them far closer) when judging whether two
 #: processes were alive at the same time.
 CLOCK_SLACK_S = 5.0
-#: Bytes read from one report at most (each compile keeps its HLO, compressed).
-MAX_REPORT_BYTES = 512 * 1024 * 1024
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,7 +53,7 @@ def expand(paths: Sequence[str]) -> list[tuple[str, bool]]:
                 raise UsageError(f"{text}: no .json reports in this folder",
                                  hint="give the files jitscope run --out wrote (run.p0.json, run.p1.json, ...)")
             out.extend((str(p), False) for p in found)
-        elif path.is_file():
+        elif path.is_file() or path.exists():  # a FIFO or a device: read_input refuses it, saying what it is
             out.append((text, True))
         else:
             raise UsageError(f"{text}: no such file or folder")
@@ -62,16 +64,16 @@ def expand(paths: Sequence[str]) -> list[tuple[str, bool]]:
 
 def read_report(path: str, named: bool = True) -> ProcessReport | None:
     """One process's report; None for a folder's JSON file that is no jitscope run report (skipped)."""
-    try:
-        with open(path, "rb") as handle:
-            raw = handle.read(MAX_REPORT_BYTES + 1)
-    except OSError as exc:
-        raise UsageError(f"{path}: cannot read it ({exc.strerror})") from None
-    if len(raw) > MAX_REPORT_BYTES:
-        raise UsageError(f"{path}: larger than {MAX_REPORT_BYTES // 2**20} MiB: not a jitscope run report")
+    from jitscope.inputs import read_input
+
+    raw = read_input(path, "run report")
     try:
         data = json.loads(raw)
-    except (ValueError, UnicodeDecodeError):
+    except (ValueError, UnicodeDecodeError) as exc:
+        if _RUN_REPORT_START.match(raw):  # a report jitscope wrote, cut short (or edited): not a missing one
+            raise UsageError(f"{path}: a damaged run report, not whole JSON ({exc}; cut short?)",
+                             hint="copy it again from where its process wrote it, or move it aside and merge "
+                             "the others with --allow-missing") from None
         if not named:
             return None
         raise UsageError(f"{path}: not JSON (merge reads the reports of jitscope run --out FILE.json)") from None
@@ -96,7 +98,19 @@ def read_report(path: str, named: bool = True) -> ProcessReport | None:
         raise UsageError(f"{path}: a damaged run report ({exc})") from None
     if record.process is None or not isinstance(record.process.index, int):
         raise UsageError(f"{path}: a damaged run report (no process index)")
+    _check_kept_programs(path, record)
     return ProcessReport(path, record)
+
+
+def _check_kept_programs(path: str, record: RunRecord) -> None:
+    """Every compile's kept HLO unpacks, within the bound (a tampered report could unpack to gigabytes)."""
+    from jitscope.run.programs import kept_hlo_problem
+
+    for at, event in enumerate(record.events):
+        problem = kept_hlo_problem(event.program) if event.program is not None else None
+        if problem is not None:
+            raise UsageError(f"{path}: events[{at}].program.hlo_zlib {problem}: a damaged run report, not read",
+                             hint="merge the reports jitscope run --out wrote, unchanged")
 
 
 def load_reports(paths: Sequence[str], *, allow_missing: bool = False) -> tuple[list[ProcessReport], list[str]]:

@@ -12,7 +12,8 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from jitscope.errors import UsageError
-from jitscope.hosts.load import MAX_REPORT_BYTES, expand
+from jitscope.hosts.load import expand
+from jitscope.inputs import read_input
 from jitscope.model.common import from_jsonable
 
 R = TypeVar("R", bound=Any)
@@ -33,12 +34,9 @@ def read_launched(cls: type[R], command: str) -> Callable[[Path], R]:
 
 
 def _read_json(path: str) -> object:
+    raw = read_input(path, "report")
     try:
-        with open(path, "rb") as handle:
-            raw = handle.read(MAX_REPORT_BYTES + 1)
         return json.loads(raw)
-    except OSError as exc:
-        raise UsageError(f"{path}: cannot read it ({exc.strerror})") from None
     except (ValueError, UnicodeDecodeError):
         return None
 

@@ -87,6 +87,11 @@ def load_module(head: str, cwd: Path) -> tuple[ModuleType, str]:
     if _looks_like_path(head):
         path = (cwd / head).resolve()
         if not path.is_file():
+            if path.exists():  # a FIFO or a device: importing it would wait, or read forever
+                from jitscope.inputs import file_kind
+
+                raise TargetError(f"cannot import {head}: it is {file_kind(path.stat().st_mode)}, not a Python file",
+                                  hint="name a .py file")
             raise TargetError(f"file not found: {head}", hint=f"looked in {cwd}")
         name = path.stem if path.stem.isidentifier() else "_jitscope_target"
         with importable(path.parent, cwd):

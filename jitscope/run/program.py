@@ -5,8 +5,10 @@ The program runs in this process as ``__main__`` (``runpy``), with ``sys.argv`` 
 exit is turned into an exit code the way the interpreter does it: ``sys.exit(n)``
 gives n, an uncaught exception prints its traceback through ``sys.excepthook`` (so a
 hook the program installed is honoured) and gives 1, Ctrl-C prints the
-KeyboardInterrupt traceback and gives 130. The frames of runpy and jitscope that sit
-below the program are cut from the traceback, so it reads as Python's own.
+KeyboardInterrupt traceback and gives 130, SIGTERM (unless the program handles it) ends the
+program with 143, as a shell reports a process that signal killed, and the report is still
+written. The frames of runpy and jitscope that sit below the program are cut from the
+traceback, so it reads as Python's own.
 """
 
 from __future__ import annotations
@@ -70,25 +72,38 @@ def check_program(program: Program) -> None:
             sys.path[:] = saved_path
         if found is None:
             raise UsageError(f"no module named {program.module!r}", hint="check the name and that it is importable")
-    elif program.path is None or not os.path.isfile(program.path):
-        raise UsageError(f"no such file: {program.path}", hint="give the path of a Python script, or -m MODULE")
+    else:
+        _check_script(program.path)
+
+
+def _check_script(path: str | None) -> None:
+    """A script python could run: a regular file, or a folder or zip with a ``__main__.py`` (runpy says so if
+    not); never a FIFO or a device, which python would wait on or read forever."""
+    import stat
+
+    try:
+        mode = os.stat(path).st_mode if path is not None else None
+    except OSError:
+        mode = None
+    if mode is None:
+        raise UsageError(f"no such file: {path}", hint="give the path of a Python script, or -m MODULE")
+    if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
+        from jitscope.inputs import file_kind
+
+        raise UsageError(f"cannot run {path}: it is {file_kind(mode)}, not a Python script",
+                         hint="give the path of a Python script, or -m MODULE")
 
 
 def run_program(program: Program) -> Outcome:
     """Run ``program`` to completion; never raises for what the program does."""
     # The whole sys.path comes back afterwards: a program that empties it must not stop jitscope from
     # importing what writes its report (python would not care: it exits).
+    from jitscope.run.termination import EXIT_TERMINATED, Terminated, sigterm_ends_the_program
+
     saved_argv, saved_path = sys.argv[:], sys.path[:]
     try:
-        if program.module is not None:
-            sys.argv = [program.module, *program.args]  # run_module replaces argv[0] with the module's file
-            _set_path0(os.getcwd())
-            runpy.run_module(program.module, run_name="__main__", alter_sys=True)
-        else:
-            assert program.path is not None
-            sys.argv = [program.path, *program.args]
-            _set_path0(os.path.dirname(os.path.abspath(program.path)))
-            runpy.run_path(program.path, run_name="__main__")
+        with sigterm_ends_the_program():
+            _run(program)
     except SystemExit as exc:
         return _exit_outcome(exc.code)
     except ProgramStopped as exc:
@@ -96,6 +111,8 @@ def run_program(program: Program) -> Outcome:
     except KeyboardInterrupt as exc:
         _print_traceback(exc)
         return Outcome(EXIT_INTERRUPTED, "interrupted (Ctrl-C)")
+    except Terminated:
+        return Outcome(EXIT_TERMINATED, "terminated by SIGTERM")
     except BaseException as exc:  # noqa: BLE001 - the program's own failure, shown as Python shows it
         _print_traceback(exc)
         return Outcome(1, f"raised {type(exc).__name__}")
@@ -103,6 +120,19 @@ def run_program(program: Program) -> Outcome:
         sys.argv = saved_argv
         sys.path[:] = saved_path
     return Outcome(0, "exited 0")
+
+
+def _run(program: Program) -> None:
+    """``python -m MODULE ARGS`` or ``python PATH ARGS``, in this process."""
+    if program.module is not None:
+        sys.argv = [program.module, *program.args]  # run_module replaces argv[0] with the module's file
+        _set_path0(os.getcwd())
+        runpy.run_module(program.module, run_name="__main__", alter_sys=True)
+    else:
+        assert program.path is not None
+        sys.argv = [program.path, *program.args]
+        _set_path0(os.path.dirname(os.path.abspath(program.path)))
+        runpy.run_path(program.path, run_name="__main__")
 
 
 def _set_path0(directory: str) -> None:

@@ -25,6 +25,9 @@ from jitscope.model.run import CompiledProgram
 
 #: Characters of each program's HLO kept in the report (a large model's step prints several MB).
 HLO_LIMIT = 2_000_000
+#: The most a kept HLO unpacks to (``HLO_LIMIT`` characters of at most 4 UTF-8 bytes each): a report that
+#: claims more was not written by jitscope, and is not inflated past this (``jitscope merge`` reads others' files).
+MAX_UNPACKED_BYTES = 4 * HLO_LIMIT
 #: The Python stack tables newer XLA prints between the module header and the first computation.
 _TABLES = ("FileNames", "FunctionNames", "FileLocations", "StackFrames")
 _METADATA = re.compile(r',?\s*metadata=\{(?:[^{}"]|"(?:[^"\\]|\\.)*")*\}')
@@ -68,13 +71,45 @@ def compiled_program(hlo_text: str, jax_fingerprint: str = "", *, keep_hlo: bool
 
 
 def unpack_hlo(program: CompiledProgram) -> str:
-    """The HLO text ``compiled_program`` kept ("" when none was)."""
-    if not program.hlo_zlib:
-        return ""
+    """The HLO text ``compiled_program`` kept ("" when none was, or it does not unpack within the bound)."""
     try:
-        return zlib.decompress(base64.b64decode(program.hlo_zlib)).decode()
-    except (ValueError, zlib.error, UnicodeDecodeError):
+        return _unpacked(program.hlo_zlib)
+    except ValueError:
         return ""
+
+
+def kept_hlo_problem(program: CompiledProgram) -> str | None:
+    """Why the kept HLO cannot be unpacked (damaged, or more than ``MAX_UNPACKED_BYTES``); None when it can."""
+    try:
+        _unpacked(program.hlo_zlib)
+    except ValueError as exc:
+        return str(exc)
+    return None
+
+
+def _unpacked(packed: str) -> str:
+    """``packed`` (zlib, base64) unpacked, never past ``MAX_UNPACKED_BYTES``; ValueError saying why not."""
+    if not packed:
+        return ""
+    if len(packed) > 2 * MAX_UNPACKED_BYTES:  # base64 of zlib of text within the bound is never this long
+        raise ValueError(f"is {len(packed):,} characters long, more than jitscope ever writes")
+    try:
+        raw = base64.b64decode(packed)
+    except ValueError as exc:
+        raise ValueError(f"is not base64 ({exc})") from None
+    inflater = zlib.decompressobj()
+    try:
+        data = inflater.decompress(raw, MAX_UNPACKED_BYTES)
+    except zlib.error as exc:
+        raise ValueError(f"does not unpack ({exc})") from None
+    if inflater.unconsumed_tail or (len(data) >= MAX_UNPACKED_BYTES and not inflater.eof):
+        raise ValueError(f"unpacks to more than {MAX_UNPACKED_BYTES:,} bytes, more than jitscope ever keeps")
+    if not inflater.eof:
+        raise ValueError("does not unpack (the compressed data is cut short)")
+    try:
+        return data.decode()
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"is not UTF-8 text ({exc.reason})") from None
 
 
 def program_of(executable: Any, *, keep_hlo: bool = True) -> CompiledProgram | None:

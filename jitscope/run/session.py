@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import os
 import sys
 from collections.abc import Callable, Iterator
 from dataclasses import replace
@@ -79,12 +80,17 @@ def run_observed(program: Program, *, effects: bool = True, gates: Gates | None 
         on_event = _checkpointing(on_event, checkpoints)
     observer = RunObserver(effects=effects, on_event=on_event, on_compile=writer, processes=processes)
     outcome = Outcome(1, "did not run")
+    started_in = os.getpid()
     try:
         with observing(observer) as notes:
             outcome = run_program(program)  # the collector as the program sets it; jitscope's own work pauses it
     finally:
-        if checkpoints is not None:
+        if checkpoints is not None and os.getpid() == started_in:
             checkpoints.close()
+    if os.getpid() != started_in:
+        # A child the program forked (os.fork) that returned or exited through jitscope's frames: it ends as it
+        # would under python, with its exit code; only the process jitscope started writes the report and summary.
+        raise SystemExit(outcome.exit_code)
     with collector_paused():
         wall = observer.elapsed()
         events = tuple(observer.finish())

@@ -139,13 +139,15 @@ class SavedCall:
 
 def read_capture(directory: Path) -> list[SavedCall]:
     """The saved calls of a capture folder; one clear error for anything that is not one."""
+    from jitscope.inputs import read_input
+
     path = directory / FILE if directory.is_dir() else directory
-    try:
-        document = json.loads(path.read_text())
-    except FileNotFoundError:
+    if not path.exists() and not path.is_symlink():
         raise UsageError(f"no capture in {directory}: {path} does not exist",
-                         hint="make one with: jitscope run --capture DIR your_script.py") from None
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+                         hint="make one with: jitscope run --capture DIR your_script.py")
+    try:
+        document = json.loads(read_input(path, "capture"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise UsageError(f"cannot read the capture {path}: {exc}") from None
     if not isinstance(document, dict) or document.get("kind") != KIND:
         raise UsageError(f"{path} is not a jitscope capture (kind {document.get('kind') if isinstance(document, dict) else None!r})",

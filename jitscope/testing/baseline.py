@@ -105,10 +105,10 @@ def save_baseline(path: Path, baseline: CompileBaseline) -> None:
 def load_baseline(path: Path, shown: Path | None = None) -> CompileBaseline:
     """Read a ``--jitscope-save`` document; a ``UsageError`` (one line, naming it as ``shown``) for anything else."""
     where = path if shown is None else shown
+    from jitscope.inputs import read_input
+
     try:
-        data = json.loads(path.read_text())
-    except OSError as exc:
-        raise UsageError(f"cannot read --jitscope-compare baseline {where}: {exc.strerror or exc}") from None
+        data = json.loads(read_input(path, "--jitscope-compare baseline", shown=where))
     except ValueError as exc:
         raise UsageError(f"--jitscope-compare baseline {where} is not JSON: {exc}") from None
     if not isinstance(data, dict) or data.get("kind") != BASELINE_KIND:

@@ -59,10 +59,10 @@ def parse_threshold(text: str) -> float:
 
 def load_report(path: Path) -> BenchReport:
     """Read a saved ``jitscope bench --format json`` / ``--save`` document."""
+    from jitscope.inputs import read_input
+
     try:
-        data = json.loads(path.read_text())
-    except OSError as exc:
-        raise UsageError(f"cannot read baseline {path}: {exc.strerror or exc}") from None
+        data = json.loads(read_input(path, "baseline"))
     except ValueError as exc:
         raise UsageError(f"baseline {path} is not JSON: {exc}") from None
     if not isinstance(data, dict) or data.get("kind") != BENCH_KIND:

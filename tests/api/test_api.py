@@ -19,7 +19,7 @@ jax = pytest.importorskip("jax")
 jnp = jax.numpy
 
 import jitscope
-from jitscope.errors import UsageError
+from jitscope.errors import JitscopeError, UsageError
 
 sys.path.insert(0, str(EXAMPLES))
 import mlp
@@ -148,6 +148,9 @@ def test_save_picks_the_format_from_the_suffix(tmp_path: Path):
     with pytest.raises(UsageError, match="sarif"):
         result.save(tmp_path / "r.sarif")
     assert not (tmp_path / "r.out").exists()
+    with pytest.raises(JitscopeError, match="a path ending in / names a folder"):  # issue 30: not written as r.json
+        result.save(f"{tmp_path}/r2.json/")
+    assert not (tmp_path / "r2.json").exists()
 
 
 def test_a_large_report_is_shown_in_a_notebook_without_its_ir_and_saved_whole(tmp_path: Path, monkeypatch):

@@ -19,6 +19,7 @@ import tokenize
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from jitscope.inputs import NotRegularFile, file_kind, open_regular
 from jitscope.model.lint import Finding
 
 #: Files larger than this are reported (JS000) instead of parsed: generated code, data.
@@ -29,8 +30,6 @@ JS000_NAME = "unparsable-file"
 
 _EOL = re.compile(rb"\r\n|\r|\n")
 _WORD_CHAR = re.compile(r"\w")
-_KINDS = ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
-          (stat.S_ISSOCK, "a socket"), (stat.S_ISDIR, "a directory"))
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,11 +37,6 @@ class NotRegular:
     """A path that is not a regular file (or a link to one): never opened for reading."""
 
     reason: str
-
-
-def file_kind(mode: int) -> str:
-    """``a FIFO``, ``a character device``...: what a non-regular ``st_mode`` is."""
-    return next((name for test, name in _KINDS if test(mode)), "not a regular file")
 
 
 def source_size(path: str) -> int | NotRegular:
@@ -64,20 +58,19 @@ def source_size(path: str) -> int | NotRegular:
 def read_source_bytes(path: str, display: str) -> bytes | Finding | NotRegular:
     """At most ``MAX_FILE_BYTES`` of a regular file; a JS000 finding when it cannot be read or is too large.
 
-    Opened without blocking and checked with ``fstat`` on the open descriptor, so a file replaced by a
-    FIFO or a device since the directory was walked is still never read.
+    Opened by ``inputs.open_regular``: without blocking, and checked on the open descriptor, so a file
+    replaced by a FIFO or a device since the directory was walked is still never read.
     """
     limit = MAX_FILE_BYTES
-    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0)
     try:
-        fd = os.open(path, flags)
+        fd = open_regular(path)
+    except NotRegularFile as err:
+        return NotRegular(f"{err.kind}, not a regular file")
     except OSError as err:
         return file_finding(display, f"file cannot be read: {err.strerror or err}", certain=False)
     with open(fd, "rb", closefd=True) as fh:
         try:
             info = os.fstat(fd)
-            if not stat.S_ISREG(info.st_mode):
-                return NotRegular(f"{file_kind(info.st_mode)}, not a regular file")
             if info.st_size > limit:
                 return too_large(display, info.st_size)
             data = fh.read(limit + 1)

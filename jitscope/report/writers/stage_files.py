@@ -46,7 +46,10 @@ def check_stage_folder(folder: Path) -> None:
     from jitscope.errors import UsageError
 
     if not folder.is_dir():
-        raise UsageError(f"--out {folder} is a file", hint="name a folder (it is created), or a report such as "
+        from jitscope.inputs import file_kind
+
+        what = "a file" if folder.is_file() else file_kind(folder.stat().st_mode)  # a FIFO, a device
+        raise UsageError(f"--out {folder} is {what}", hint="name a folder (it is created), or a report such as "
                          "report.html")
     for entry in folder.iterdir():
         if entry.name == "report.json" and entry.is_file():

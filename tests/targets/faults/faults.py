@@ -39,3 +39,21 @@ def clears_path(x):
 def replaces_jit(x):
     jax.jit = lambda f, **kw: f
     return jnp.sin(x)
+
+
+def closes_stderr(x):
+    sys.stderr.close()
+    return x * 2
+
+
+def closes_fd2(x):
+    os.close(2)
+    return x * 2
+
+
+def forks(x):
+    if os.fork() == 0:
+        print("child traced")  # the child ends here, when the function returns, without a report of its own
+        return x
+    os.wait()
+    return x + 1

@@ -1,0 +1,97 @@
+"""Every file jitscope reads that the user named: a regular file, read whole up to a size bound.
+
+A baseline (``bench --compare``), a capture (``--from DIR``), a per-process report (``merge``) or a
+compile baseline (pytest ``--jitscope-compare``) is read by ``read_input``. Anything that is not a
+regular file is refused before it is read, with one line and exit 2: a FIFO would block until a
+writer came, ``/dev/zero`` never ends, a terminal waits for typing (issue 30). The path is checked
+with ``stat`` before it is opened, opened without blocking (``O_NONBLOCK``: opening a FIFO never
+waits), and checked again on the open descriptor, so a file swapped for a FIFO in between is
+still never read. At most ``limit`` bytes are read: a larger file is refused, not loaded.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+
+from jitscope.errors import UsageError
+
+#: The most a saved jitscope document may hold: a large model's run report, all compiles' HLO kept.
+MAX_REPORT_BYTES = 512 * 1024 * 1024
+
+_KINDS = ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
+          (stat.S_ISSOCK, "a socket"), (stat.S_ISDIR, "a directory"))
+_OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0)
+
+
+def file_kind(mode: int) -> str:
+    """``a FIFO``, ``a character device``...: what a ``st_mode`` that is no regular file is."""
+    return next((name for test, name in _KINDS if test(mode)), "not a regular file")
+
+
+class NotRegularFile(UsageError):
+    """A path the user named as a file to read is a FIFO, a device, a socket or a directory (``kind`` says)."""
+
+    def __init__(self, message: str, *, kind: str, hint: str | None = None) -> None:
+        super().__init__(message, hint=hint)
+        self.kind = kind
+
+
+def open_regular(path: str | os.PathLike[str]) -> int:
+    """A descriptor open for reading on the regular file ``path`` (a link to one is followed).
+
+    Raises ``NotRegularFile`` (naming what it is) for anything else, before it is opened and again on
+    the descriptor; ``OSError`` (``FileNotFoundError``...) when it cannot be opened.
+    """
+    mode = os.stat(path).st_mode
+    if not stat.S_ISREG(mode):
+        raise _not_regular(path, mode)
+    fd = os.open(path, _OPEN_FLAGS)
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            raise _not_regular(path, mode)
+        os.set_blocking(fd, True)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def _not_regular(path: str | os.PathLike[str], mode: int) -> NotRegularFile:
+    link = f" (a link to {os.path.realpath(path)})" if os.path.islink(path) else ""
+    kind = file_kind(mode)
+    return NotRegularFile(f"{os.fspath(path)}{link} is {kind}, not a regular file: jitscope did not read it",
+                          kind=kind, hint="name a file that jitscope wrote")
+
+
+def read_input(path: str | os.PathLike[str], what: str, *, limit: int = MAX_REPORT_BYTES,
+               shown: str | os.PathLike[str] | None = None) -> bytes:
+    """The bytes of the regular file ``path`` (at most ``limit``), or one ``UsageError`` line naming ``what`` it
+    was meant to be (``baseline``, ``capture``, ``run report``), the file (as ``shown``, default ``path``) and
+    why it was not read."""
+    shown = os.fspath(path if shown is None else shown)
+    try:
+        fd = open_regular(path)
+    except FileNotFoundError:
+        link = " (a broken symbolic link)" if os.path.islink(path) else ""
+        raise UsageError(f"cannot read {what} {shown}: no such file{link}") from None
+    except NotRegularFile as exc:
+        raise NotRegularFile(f"{what} {shown}{exc.message[len(os.fspath(path)):]}", kind=exc.kind,
+                             hint=exc.hint) from None
+    except OSError as exc:
+        raise UsageError(f"cannot read {what} {shown}: {exc.strerror or exc}") from None
+    with open(fd, "rb", closefd=True) as handle:
+        try:
+            size = os.fstat(fd).st_size
+            data = handle.read(limit + 1) if size <= limit else b""
+        except OSError as exc:
+            raise UsageError(f"cannot read {what} {shown}: {exc.strerror or exc}") from None
+    if size > limit or len(data) > limit:
+        raise UsageError(f"{what} {shown} is larger than {_size(limit)}: not a document jitscope wrote",
+                         hint="name the file jitscope wrote")
+    return data
+
+
+def _size(n: int) -> str:
+    return f"{n // 2**20:,} MiB" if n >= 2**20 else f"{n:,} bytes"
