@@ -4,15 +4,17 @@ from __future__ import annotations
 
 import functools
 
-import equinox as eqx
-import haiku as hk
 import jax
 import jax.numpy as jnp
 import numpy as np
-from flax import nnx
+import pytest
 
-from jitscope.jaxcompat.jit import NO_LEAVES, NON_ARRAYS, OBJECTS, is_static_leaf
-from jitscope.jaxcompat.wrappers import EQUINOX, FUNCTION, JAX_JIT, NNX, recognise, static_values
+eqx = pytest.importorskip("equinox")
+hk = pytest.importorskip("haiku", reason="haiku is not installed (pip install -e '.[test-models]')")
+nnx = pytest.importorskip("flax.nnx", reason="flax is not installed (pip install -e '.[test-models]')")
+
+from jitscope.jaxcompat.jit import NO_LEAVES  # noqa: E402 - after the skips, NON_ARRAYS, OBJECTS, is_static_leaf
+from jitscope.jaxcompat.wrappers import EQUINOX  # noqa: E402, FUNCTION, JAX_JIT, NNX, recognise, static_values
 
 
 def f(params, x, lr, *, mode="train"):

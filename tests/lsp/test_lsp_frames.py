@@ -7,6 +7,7 @@ that goes deaf fails the test instead of hanging it. :class:`FrameReader` is als
 
 from __future__ import annotations
 
+import importlib.util
 import io
 import json
 import os
@@ -19,6 +20,9 @@ from jitscope.lsp.transport import MAX_BODY_BYTES, BadFrame, Dispatcher, FrameRe
 
 #: Seconds a whole exchange may take (a cold start imports the linter: about a second).
 TIMEOUT_S = 60
+#: The server runs on pygls (the ``lsp`` extra); the frame reader and dispatcher below are tested without it.
+needs_pygls = pytest.mark.skipif(importlib.util.find_spec("pygls") is None,
+                                 reason="pygls is not installed (pip install -e '.[lsp]')")
 
 
 def _frame(message: dict[str, object], newline: bytes = b"\r\n") -> bytes:
@@ -62,6 +66,7 @@ def _exchange(payload: bytes) -> tuple[int, dict[object, dict[str, object]], str
 
 
 @pytest.mark.lsp
+@needs_pygls
 def test_bad_frames_are_skipped_and_every_later_request_is_answered() -> None:
     hover = {"textDocument": {"uri": "file:///nowhere/never_opened.py"},
              "position": {"line": 0, "character": 0}}
@@ -97,6 +102,7 @@ def test_bad_frames_are_skipped_and_every_later_request_is_answered() -> None:
 
 
 @pytest.mark.lsp
+@needs_pygls
 def test_every_request_gets_a_response_even_after_shutdown() -> None:
     after = _request(3, "textDocument/hover", {})
     code, answers, log = _exchange(INITIALIZE + _request(2, "shutdown") + after
@@ -107,6 +113,7 @@ def test_every_request_gets_a_response_even_after_shutdown() -> None:
 
 
 @pytest.mark.lsp
+@needs_pygls
 def test_exit_without_shutdown_exits_1() -> None:
     code, answers, log = _exchange(INITIALIZE + _frame({"jsonrpc": "2.0", "method": "exit"}))
     assert code == 1, log
