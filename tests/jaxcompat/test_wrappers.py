@@ -13,8 +13,8 @@ eqx = pytest.importorskip("equinox")
 hk = pytest.importorskip("haiku", reason="haiku is not installed (pip install -e '.[test-models]')")
 nnx = pytest.importorskip("flax.nnx", reason="flax is not installed (pip install -e '.[test-models]')")
 
-from jitscope.jaxcompat.jit import NO_LEAVES  # noqa: E402 - after the skips, NON_ARRAYS, OBJECTS, is_static_leaf
-from jitscope.jaxcompat.wrappers import EQUINOX  # noqa: E402, FUNCTION, JAX_JIT, NNX, recognise, static_values
+from jitscope.jaxcompat.jit import NO_LEAVES, NON_ARRAYS, OBJECTS, is_static_leaf  # noqa: E402 - after the skips
+from jitscope.jaxcompat.wrappers import EQUINOX, FUNCTION, JAX_JIT, NNX, recognise, static_values  # noqa: E402
 
 
 def f(params, x, lr, *, mode="train"):
