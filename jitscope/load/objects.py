@@ -65,12 +65,21 @@ def leaf_size(leaf: Any) -> int:
 
 
 def leaf_bytes(leaf: Any) -> int:
-    nbytes = getattr(leaf, "nbytes", None)
+    try:
+        nbytes = getattr(leaf, "nbytes", None)
+    except NotImplementedError:  # JAX 0.4.x: a typed key array's nbytes is an abstract method
+        nbytes = None
     if isinstance(nbytes, int):
         return nbytes
-    itemsize = getattr(leaf.dtype, "itemsize", None)
-    if not isinstance(itemsize, int):
-        return array_nbytes(tuple(leaf.shape), leaf.dtype) if isinstance(leaf.dtype, str) else 0
+    try:
+        itemsize = getattr(leaf.dtype, "itemsize", None)
+    except NotImplementedError:
+        itemsize = None
+    if not isinstance(itemsize, int):  # a key<fry> (by its key data), float0, or a dtype given by name
+        try:
+            return array_nbytes(tuple(int(d) for d in leaf.shape), dtype_name(leaf.dtype))
+        except (TypeError, ValueError):  # a symbolic dimension
+            return 0
     return leaf_size(leaf) * itemsize
 
 
