@@ -22,7 +22,9 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-README = ROOT / "README.md"
+#: The README is the front door; its commands are the guide's (checked below), which this file runs.
+FRONT = ROOT / "README.md"
+README = ROOT / "docs" / "guide.md"
 
 #: Commands (or the part of a `&&` chain) not run here, by pattern, with the reason.
 SKIPPED = {
@@ -297,3 +299,15 @@ def test_the_python_api_examples_run_as_written(workdir: Path) -> None:
         assert proc.returncode == 0, proc.stderr[-3000:]
         assert "equations" in proc.stdout and "compiles;" in proc.stdout and "JS101" in proc.stdout, proc.stdout
     assert (workdir / "examples" / "train_step.html").read_text().startswith("<!DOCTYPE html>")
+
+
+def test_the_front_readme_is_short_and_its_commands_are_the_guides() -> None:
+    """README.md is read in two minutes; every command it shows is one the guide has, so it is run above."""
+    front = FRONT.read_text(encoding="utf-8")
+    assert len(front.splitlines()) <= 150
+    guide = README.read_text(encoding="utf-8")
+    for block in re.findall(r"^```bash\n(.*?)^```", front, re.DOTALL | re.MULTILINE):
+        for line in block.splitlines():
+            command = _strip_comment(line).strip()
+            if command:
+                assert command in guide, f"README.md shows a command the guide does not run: {command}"

@@ -1,4 +1,4 @@
-"""The README's rule table, rendered from the registry.
+"""The guide's rule table (docs/guide.md), rendered from the registry.
 
 ``python -m jitscope.linter.docs`` rewrites the table between the ``<!-- rules:start -->`` and
 ``<!-- rules:end -->`` markers of README.md; ``--check`` only says whether it is stale (exit 1).
@@ -15,7 +15,7 @@ from jitscope.linter.registry import RULES
 
 START = "<!-- rules:start -->"
 END = "<!-- rules:end -->"
-README = Path(__file__).resolve().parents[2] / "README.md"
+README = Path(__file__).resolve().parents[2] / "docs" / "guide.md"
 
 
 def render_rule_table() -> str:
