@@ -53,13 +53,14 @@ class CaptureResult:
     calls_seen: int
     wall_s: float
     bound: bool = False  # whether the program ever bound the name
+    wrapped_by: tuple[str, ...] = ()  # module-level names of the program's own wrappers of it (f = jax.jit(step))
 
 
 class _Taken(ProgramStopped):
     """Raised at the captured call to stop the program there."""
 
 
-@dataclass
+@dataclass(eq=False)  # hashed by identity, as the function it stands in for (jax.jit(step) hashes it)
 class CallTrap:
     """Stands in for the program's function: counts calls outside traces, takes the wanted one."""
 
@@ -101,6 +102,20 @@ class _Capture:
         self._frames: list[types.FrameType] = []
         self._tool: int | None = None  # the sys.monitoring tool id, when that is what watches
         self._codes: list[types.CodeType] = []
+        self.namespace: dict[str, Any] | None = None  # the module's globals, once the name is bound there
+
+    def wrappers(self) -> tuple[str, ...]:
+        """The module-level names bound to a wrapper of the trap (``f = jax.jit(step)``): their cached
+        calls never reach the trap, so the program's calls of ``step`` cannot be counted through it."""
+        names = []
+        for name, value in list((self.namespace or {}).items()):
+            try:
+                inner = getattr(value, "__wrapped__", None)
+            except Exception:  # noqa: BLE001 - an arbitrary object of the user's
+                continue
+            if isinstance(inner, CallTrap) and inner.owner is self:
+                names.append(name)
+        return tuple(names)
 
     # -- the line tracer: the program's module frame only
     def global_hook(self, frame: types.FrameType, event: str, arg: Any) -> Any:
@@ -128,6 +143,7 @@ class _Capture:
         if isinstance(obj, CallTrap) or (parent is not None and isinstance(vars(parent).get(rest[-1]), CallTrap)):
             return
         self.bound = True
+        self.namespace = namespace
         trap = CallTrap(obj, self)
         if parent is None:
             namespace[head] = trap
@@ -209,7 +225,8 @@ def capture_call(program: Program, target_file: str, attr_path: str, *, call: in
         if not monitored:
             sys.settrace(previous)
     _LEFT_RUNNING.extend(t for t in threading.enumerate() if t not in before and not t.daemon and t.is_alive())
-    return CaptureResult(capture.call, outcome, capture.seen, time.perf_counter() - capture.start, capture.bound)
+    return CaptureResult(capture.call, outcome, capture.seen, time.perf_counter() - capture.start, capture.bound,
+                         capture.wrappers() if capture.call is None else ())
 
 
 #: Threads the stopped program started and left running (a data loader blocked on a full queue): the
@@ -233,9 +250,14 @@ def require_call(result: CaptureResult, target: str, wanted: int) -> CapturedCal
     if result.call is not None:
         return result.call
     how = result.outcome.description
+    if result.wrapped_by:
+        module, _, name = target.rpartition(":")
+        wrapper = result.wrapped_by[0]
+        raise UserCodeError(f"{target} was called {_times(result.calls_seen)} before the program {how}: the program "
+                            f"calls it through its own wrapper `{wrapper}` (a jit of it), whose cached calls never "
+                            f"reach {name}", hint=f"name the wrapper instead: {module}:{wrapper}")
     if result.calls_seen:
-        times = "once" if result.calls_seen == 1 else f"{result.calls_seen} times"
-        raise UserCodeError(f"{target} was called {times} before the program {how}; --call {wanted} asks for "
+        raise UserCodeError(f"{target} was called {_times(result.calls_seen)} before the program {how}; --call {wanted} asks for "
                             f"call {wanted}", hint=f"pass --call {result.calls_seen} or less")
     if result.outcome.exit_code != 0 and not result.outcome.description.startswith("exited 0"):
         raise UserCodeError(f"the program {how} (exit {result.outcome.exit_code}) before it called {target}",
@@ -245,6 +267,10 @@ def require_call(result: CaptureResult, target: str, wanted: int) -> CapturedCal
                             hint="name the function as the script binds it (module-level name or Class.method)")
     raise UserCodeError(f"{target} was never called: the program {how} (exit {result.outcome.exit_code})",
                         hint="check that this run of the program reaches the call (its arguments after --)")
+
+
+def _times(n: int) -> str:
+    return "never" if n == 0 else "once" if n == 1 else f"{n} times"
 
 
 def check_target_program(target_file: str, program: Program) -> None:

@@ -138,3 +138,19 @@ def _nnx_modules_are_pytrees() -> bool:
     from flax import nnx
 
     return len(jax.tree_util.tree_leaves(nnx.Linear(2, 2, rngs=nnx.Rngs(0)))) >= 2
+
+
+def test_a_function_the_program_wraps_in_its_own_jit_is_traced_and_the_wrapper_is_named() -> None:
+    """``f = jax.jit(step)``: the trap on ``step`` must stay hashable (jit hashes it), its first call is
+    taken while ``f`` traces, and a later call, which ``f``'s cache answers without reaching ``step``,
+    is one line naming ``f``, which is what to capture instead."""
+    first = jitscope("trace", "own_jit.py:step", "--from-run", "-f", "json", "--stages", "jaxpr")
+    assert first.returncode == 0, first.stderr
+    assert arguments(json.loads(first.stdout))["x"] == ("traced", [4])
+    later = jitscope("trace", "own_jit.py:step", "--from-run", "--call", "2")
+    assert later.returncode == 1
+    assert later.stderr.strip().splitlines()[-1] == (
+        "error: own_jit.py:step was called once before the program exited 0: the program calls it through its own "
+        "wrapper `f` (a jit of it), whose cached calls never reach step (name the wrapper instead: own_jit.py:f)")
+    wrapper = jitscope("trace", "own_jit.py:f", "--from-run", "--call", "3", "-f", "json", "--stages", "jaxpr")
+    assert wrapper.returncode == 0, wrapper.stderr
