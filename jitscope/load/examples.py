@@ -61,8 +61,11 @@ def parse_example_entry(key: str, entry: Any, source: str = EXAMPLES_ATTR) -> tu
         return tuple(out)
     if isinstance(entry, str):
         return (build_argset(shapes=entry, label=""),)
+    if isinstance(entry, tuple):  # the positional arguments themselves: (jax.random.key(0), jnp.ones(...))
+        entry = {"args": entry}
     if not isinstance(entry, dict):
-        raise SpecError(f"{where} must be a spec string, a dict or a list of them, not {type(entry).__name__}")
+        raise SpecError(f"{where} must be a spec string, a tuple of arguments, a dict or a list of them, "
+                        f"not {type(entry).__name__}")
     unknown = set(entry) - _KEYS
     if unknown:
         raise SpecError(f"{where} has unknown key(s) {sorted(unknown)}; allowed: {sorted(_KEYS)}")

@@ -48,3 +48,14 @@ def test_examples_with_keys_trace_as_the_same_abstract_values() -> None:
     assert default.dtype == jax.random.key(0).dtype
     out = jax.eval_shape(module.step, *to_abstract(examples_for(module, "step")[0])[0])
     assert out.shape == (4, 3) and out.dtype == jnp.float32
+
+
+def test_an_example_may_be_the_tuple_of_arguments_itself() -> None:
+    """``JITSCOPE_EXAMPLES = {"f": (jax.random.key(0), jnp.ones((128, 128)))}``: the natural way to write
+    one call is the arguments themselves; before, it was refused ("must be a spec string, a dict or a list")."""
+    from jitscope.load.examples import parse_example_entry
+
+    (argset,) = parse_example_entry("f", (jax.random.key(0), jnp.ones((128, 128))))
+    assert argset.args == (ArraySpec((), "key<fry>"), ArraySpec((128, 128), "float32"))
+    (first, second) = parse_example_entry("f", [(jnp.ones(3),), {"args": (jnp.ones(4),)}])
+    assert first.args == (ArraySpec((3,), "float32"),) and second.args == (ArraySpec((4,), "float32"),)
