@@ -159,6 +159,8 @@ def replaced_folder(path: str | os.PathLike[str]) -> Iterator[Path]:
     import tempfile
 
     target = output_path(path)
+    if target.is_symlink():  # a link to the folder: replace the folder it names, beside it; the link stays
+        target = Path(os.path.realpath(target))
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
         building = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent))

@@ -81,6 +81,21 @@ def test_a_folder_is_swapped_in_whole_or_left_as_it_was(tmp_path: Path) -> None:
     assert sorted(p.name for p in tmp_path.iterdir()) == ["stages"]  # no half-built folder left
 
 
+def test_a_folder_named_through_a_symlink_is_replaced_where_the_link_points(tmp_path: Path) -> None:
+    """`trace --out link` (link -> real/): the output lands in real/ and the link stays a link.
+    Before, the link itself was replaced by a folder and real/ was left stale."""
+    real = tmp_path / "real"
+    real.mkdir()
+    (real / "old.txt").write_text("0")
+    link = tmp_path / "link"
+    link.symlink_to(real)
+    with replaced_folder(link) as building:
+        (building / "a.txt").write_text("1")
+    assert link.is_symlink() and os.readlink(link) == str(real)
+    assert sorted(p.name for p in real.iterdir()) == ["a.txt"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["link", "real"]
+
+
 def test_trace_out_refuses_a_folder_holding_other_files(tmp_path: Path) -> None:
     (tmp_path / "notes.md").write_text("mine")
     with pytest.raises(UsageError, match="holds files jitscope did not write"):
