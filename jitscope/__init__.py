@@ -12,6 +12,7 @@ The Python API (each returns the record the CLI renders; see ``jitscope.api``)::
     change = jitscope.diff(step_before, step_after, model, batch)   # what a change did to the compiled program
     with jitscope.watch() as w:                                    # every compile of a block, with causes
         ...
+    advice = jitscope.doctor("train.py", "--steps", "100")          # what to fix first, ranked by its cost
 
 In IPython or Jupyter: ``%load_ext jitscope``, then ``%jitscope trace f(x)`` (see ``jitscope.notebook``).
 
@@ -29,6 +30,7 @@ if TYPE_CHECKING:
     from jitscope.api import (
         BenchResult,
         DiffResult,
+        DoctorResult,
         LintResult,
         MemoryResult,
         ProfileResult,
@@ -37,6 +39,7 @@ if TYPE_CHECKING:
         WatchResult,
         bench,
         diff,
+        doctor,
         lint,
         memory,
         profile,
@@ -45,8 +48,9 @@ if TYPE_CHECKING:
     )
 
 __all__ = [
-    "BenchResult", "DiffResult", "LintResult", "MemoryResult", "ProfileResult", "TraceResult", "Watch", "WatchResult",
-    "__version__", "bench", "diff", "lint", "load_ipython_extension", "memory", "profile", "trace", "watch",
+    "BenchResult", "DiffResult", "DoctorResult", "LintResult", "MemoryResult", "ProfileResult", "TraceResult", "Watch",
+    "WatchResult", "__version__", "bench", "diff", "doctor", "lint", "load_ipython_extension", "memory", "profile",
+    "trace", "watch",
 ]
 
 _API = frozenset(__all__) - {"__version__", "load_ipython_extension"}

@@ -41,6 +41,8 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("hosts",),
     ("comparison",),
     ("testing",),
+    # jitscope doctor: findings composed from the records above
+    ("doctor",),
     # the output layer: what a report shows (report/views/) and how it is written (report/writers/)
     ("report",),
     # the user-facing surface: the Python API, the CLI on top of it, the editor server, notebooks, pytest

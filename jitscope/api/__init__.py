@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from jitscope.api.commands.bench import bench
     from jitscope.api.commands.diff import DiffResult, diff
+    from jitscope.api.commands.doctor import DoctorResult, doctor
     from jitscope.api.commands.lint import lint
     from jitscope.api.commands.memory import MemoryResult, memory
     from jitscope.api.commands.profile import profile
@@ -33,6 +34,7 @@ if TYPE_CHECKING:
 
 _WHERE = {
     **dict.fromkeys(("DiffResult", "diff"), "jitscope.api.commands.diff"),
+    **dict.fromkeys(("DoctorResult", "doctor"), "jitscope.api.commands.doctor"),
     **dict.fromkeys(("MemoryResult", "memory"), "jitscope.api.commands.memory"),
     **{name: f"jitscope.api.commands.{name}" for name in ("bench", "lint", "profile", "trace", "watch")},
     "Watch": "jitscope.api.commands.watch",
@@ -40,8 +42,8 @@ _WHERE = {
                      "TraceResult", "WatchResult"), "jitscope.api.results"),
 }
 __all__ = [
-    "BenchResult", "DiffResult", "FirstCall", "LintResult", "MemoryResult", "ProfileResult", "Result", "Timing", "TraceCall", "TraceResult",
-    "Watch", "WatchResult", "bench", "diff", "lint", "memory", "profile", "trace", "watch",
+    "BenchResult", "DiffResult", "DoctorResult", "FirstCall", "LintResult", "MemoryResult", "ProfileResult", "Result", "Timing", "TraceCall", "TraceResult",
+    "Watch", "WatchResult", "bench", "diff", "doctor", "lint", "memory", "profile", "trace", "watch",
 ]
 
 

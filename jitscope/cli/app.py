@@ -70,10 +70,10 @@ def _exit_if_interrupted() -> None:
 
 def _main(argv: list[str] | None) -> None:
     args = sys.argv[1:] if argv is None else argv
-    if args[:1] not in (["run"], ["--help"], ["-h"], []) and argv is None:
+    if args[:1] not in (["run"], ["doctor"], ["--help"], ["-h"], []) and argv is None:
         from jitscope.faults import exit_soon_after_interrupt
 
-        exit_soon_after_interrupt()  # Ctrl-C ends every command within a second (run's is the program's)
+        exit_soon_after_interrupt()  # Ctrl-C ends every command within a second (run's and doctor's: the program's)
     try:
         if args[:1] == ["run"]:
             from jitscope.cli.run_command import main_fast

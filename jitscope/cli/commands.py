@@ -22,8 +22,8 @@ import typer
 from jitscope import __version__
 
 #: Command modules under ``jitscope.cli``, in the order ``--help`` lists them.
-COMMAND_MODULES: tuple[str, ...] = ("trace", "bench", "profile", "memory", "diff", "lint", "run", "merge", "rule",
-                                   "lsp")
+COMMAND_MODULES: tuple[str, ...] = ("doctor", "trace", "bench", "profile", "memory", "diff", "lint", "run", "merge",
+                                   "rule", "lsp")
 
 #: Help width when stdout is not a terminal and COLUMNS is not set.
 PIPED_HELP_WIDTH = 100

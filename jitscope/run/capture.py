@@ -111,7 +111,7 @@ class _Capture:
         for name, value in list((self.namespace or {}).items()):
             try:
                 inner = getattr(value, "__wrapped__", None)
-            except Exception:  # noqa: BLE001 - an arbitrary object of the user's
+            except Exception:  # noqa: BLE001, S112 - an arbitrary object of the user's
                 continue
             if isinstance(inner, CallTrap) and inner.owner is self:
                 names.append(name)

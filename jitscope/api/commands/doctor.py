@@ -1,0 +1,120 @@
+"""``jitscope.doctor("train.py")``: what to fix first in a program, ranked by what each problem cost.
+
+The program runs as ``jitscope run`` runs it (its ``__main__``, ``sys.argv``, its folder first on
+``sys.path``), in this process; its findings come from that run's record (``jitscope/doctor/``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from jitscope.api.results import Result
+
+if TYPE_CHECKING:
+    from jitscope.model.doctor import DoctorReport, Finding
+    from jitscope.model.run import RunRecord
+    from jitscope.report.views.document import Document
+
+
+class DoctorResult(Result["DoctorReport"]):
+    """``jitscope.doctor(...)`` / ``jitscope doctor``: the findings, worst first, and the run they come from."""
+
+    command = "doctor"
+
+    def __init__(self, record: DoctorReport, run: RunRecord | None = None, *, top: int | None = 5) -> None:
+        super().__init__(record)
+        self.run = run  #: the ``jitscope run`` record the findings were read from
+        self.top = top  #: findings shown in full in text (None: all); the other formats hold them all
+
+    @property
+    def findings(self) -> tuple[Finding, ...]:
+        return self.record.findings
+
+    @property
+    def avoidable_s(self) -> float:
+        return self.record.avoidable_s
+
+    def document(self, fmt: str) -> Document:
+        from jitscope.report.views.doctor import doctor_document
+
+        return doctor_document(self.record, self.top if fmt == "text" else None)
+
+    def text_document(self) -> Document:
+        return self.document("text")
+
+    def title(self) -> str:
+        return f"jitscope doctor: {self.record.program}"
+
+
+def doctor(program: str | Path, *args: str, module: bool = False, effects: bool = True) -> DoctorResult:
+    """Run ``program`` (a script path; with ``module=True`` a module name, as ``python -m``) with ``args`` as its
+    ``sys.argv[1:]``, and say what to fix first.
+
+    >>> result = jitscope.doctor("train.py", "--steps", "100")
+    >>> result.findings[0].title, result.findings[0].gain_s
+    """
+    from jitscope.errors import UsageError
+    from jitscope.run.program import Program, check_program
+
+    if not isinstance(program, (str, Path)) or (module and not isinstance(program, str)):
+        raise UsageError(f"doctor(program=...) takes a script path{' or module name' if module else ''}, "
+                         f"not {type(program).__name__}", hint='for example jitscope.doctor("train.py")')
+    bad = [a for a in args if not isinstance(a, str)]
+    if bad:
+        raise UsageError(f"doctor(...): the program's arguments are strings, not {type(bad[0]).__name__}",
+                         hint="pass them as sys.argv holds them: str(value)")
+    target = Program(None, str(program), tuple(args)) if module else Program(str(program), None, tuple(args))
+    check_program(target)
+    return run_doctor(target, effects=effects)
+
+
+def run_doctor(target: object, *, effects: bool = True, top: int | None = 5) -> DoctorResult:
+    from jitscope.doctor.program import doctor_program
+
+    report, run = doctor_program(target, effects=effects)  # type: ignore[arg-type]
+    return DoctorResult(report, run, top=top)
+
+
+def doctor_command(program: Sequence[str], module: str | None, fmt: str, out: Path | None, *,
+                   fail_on: str | None, show_all: bool, effects: bool) -> int:
+    """``jitscope doctor``: the report on stderr (stdout is the program's) or in ``out``; the exit code."""
+    import sys
+
+    from jitscope.doctor.gate import gate_failure, parse_fail_on
+    from jitscope.errors import UsageError
+    from jitscope.faults import writable_stderr
+    from jitscope.run.program import Program, check_program
+
+    gate = parse_fail_on(fail_on) if fail_on is not None else None
+    if module is not None:
+        target = Program(None, module, tuple(program))
+    elif program:
+        target = Program(program[0], None, tuple(program[1:]))
+    else:
+        raise UsageError("nothing to run", hint="give a script path, or -m MODULE")
+    if fmt == "html" and out is None:
+        raise UsageError("--format html writes a file", hint="add --out FILE.html: stderr is the program's too")
+    check_program(target)
+    result = run_doctor(target, effects=effects, top=None if show_all else 5)
+    writable_stderr()  # the program may have closed sys.stderr or fd 2
+    from jitscope.report.writers.console import make_console
+
+    stderr = make_console(stderr=True)
+    if out is not None:
+        path = result.save(out, fmt)
+    if fmt == "text" or out is not None:
+        from jitscope.report.writers.terminal import render_rich
+
+        stderr.print(render_rich(result.text_document()))
+    else:
+        sys.stderr.write(result.render(fmt))
+        sys.stderr.flush()
+    if out is not None:
+        stderr.print(f"jitscope doctor: {fmt} report written to {path}", style="jitscope.muted", markup=False)
+    failure = gate_failure(result.record, gate) if gate is not None else None
+    if failure is not None:
+        stderr.print(f"error: jitscope doctor: {failure}", style="jitscope.bad", markup=False, highlight=False)
+        return 1
+    return result.record.exit_code

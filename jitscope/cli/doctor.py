@@ -1,0 +1,44 @@
+"""``jitscope doctor``: run a program and say what to fix first, ranked by what each problem cost in the run."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from jitscope.cli.options import ReportFormat, format_option
+from jitscope.report.formats import resolve_format
+
+
+def doctor(
+    program: Annotated[list[str] | None, typer.Argument(
+        help="The script and its arguments (with -m: the module's arguments).", show_default=False,
+        metavar="SCRIPT [ARGS]...")] = None,
+    module: Annotated[str | None, typer.Option("-m", help="Run a module as 'python -m MODULE' would.",
+                                               show_default=False)] = None,
+    fail_on: Annotated[str | None, typer.Option(
+        help="Exit 1 when the avoidable part of the run is over this: waste>10% (a share of the wall time), "
+             "waste>2s.", show_default=False)] = None,
+    show_all: Annotated[bool, typer.Option("--all", help="Show every finding in full on the terminal, not the "
+                                                         "top five.")] = False,
+    effects: Annotated[bool, typer.Option("--effects/--no-effects",
+                                          help="Watch for side effects while JAX traces.")] = True,
+    fmt: Annotated[ReportFormat | None, format_option(
+        what=" (json: one versioned document; html needs --out). Without --out the report goes to stderr "
+             "(stdout is the program's)")] = None,
+    out: Annotated[Path | None, typer.Option(help="Write the report to this file (the suffix picks the format); "
+                                             "the summary still goes to stderr.", show_default=False)] = None,
+) -> None:
+    """Run a Python program (like 'python SCRIPT ARGS') and say what to fix first: every problem the run hit
+    (recompiles by cause, jits built in a loop, work outside jit, slow compiles, side effects while tracing),
+    ranked by the seconds it cost, each with the change and its gain. Options go before SCRIPT."""
+    from jitscope.api.commands.doctor import doctor_command
+
+    fmt_name = resolve_format(fmt, out)
+    raise typer.Exit(doctor_command(tuple(program or ()), module, fmt_name, out, fail_on=fail_on,
+                                    show_all=show_all, effects=effects))
+
+
+def register(app: typer.Typer) -> None:
+    app.command("doctor", context_settings={"allow_interspersed_args": False, "ignore_unknown_options": True})(doctor)

@@ -1,0 +1,82 @@
+"""Records of ``jitscope doctor``: what to fix first in a program, each finding with its measured cost.
+
+A finding is one problem at one place of the user's code: what it is, what it cost in this run
+(seconds of the program's wall time, measured by the run it comes from), the change that removes
+it, and what that change buys, labelled ``measured`` (jitscope applied the change without editing
+the user's files and measured again) or ``estimated`` (worked out from this run's figures: the
+note says how). Findings are ranked by cost; hazards that cost no measurable time (a ``print``
+that ran while JAX traced) come after the timed ones.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from jitscope.model.common import Location
+
+#: Version of the ``jitscope.doctor`` JSON document; bump the major number on a breaking change.
+DOCTOR_SCHEMA_VERSION = "1.0"
+
+#: How a finding's gain is known.
+MEASURED, ESTIMATED, NOT_ESTIMATED = "measured", "estimated", "none"
+
+#: ``Finding.kind``: recompiles by cause, a jit built again and again, work outside jit, a compile that
+#: dominates the run, a side effect that ran while JAX traced.
+RECOMPILE_STATIC = "recompile-static-value"
+RECOMPILE_SHAPE = "recompile-shape"
+RECOMPILE_DTYPE = "recompile-dtype"
+RECOMPILE_WEAK_TYPE = "recompile-weak-type"
+RECOMPILE_STRUCTURE = "recompile-structure"
+RECOMPILE_OTHER = "recompile-other"
+JIT_IN_LOOP = "jit-in-loop"
+CACHE_DROPPED = "cache-dropped"
+EAGER_OPS = "eager-ops"
+SLOW_COMPILE = "slow-compile"
+TRACE_EFFECT = "trace-effect"
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """One problem, where it is, what it cost in this run, and what to change."""
+
+    kind: str
+    title: str  # one line: "`step` compiled 10 times, once per new value of n (static)"
+    location: Location | None  # the line to change (a call site, or the function's definition)
+    cost_s: float  # seconds of this run's wall time it took (measured)
+    change: str  # what to change, as a few words and a snippet
+    gain_s: float  # seconds the change saves (see ``gain``)
+    gain: str  # MEASURED, ESTIMATED or NOT_ESTIMATED
+    gain_note: str  # how the gain was worked out, in words
+    function: str = ""  # the jitted function it concerns, where there is one
+    count: int = 0  # how many times it happened (recompiles, eager compiles, effect runs)
+    evidence: tuple[str, ...] = ()  # a few lines from the run that show it (causes, call sites)
+
+
+@dataclass(frozen=True, slots=True)
+class DoctorReport:
+    """``jitscope doctor`` on a whole program: its outcome and the findings, worst first."""
+
+    program: str  # "path/to/train.py" or "-m pkg.module"
+    argv: tuple[str, ...]
+    exit_code: int
+    outcome: str  # "exited 0", "raised ValueError"
+    wall_s: float  # the program's run, start to exit
+    compile_s: float  # tracing, lowering and compiling, all functions (measured by the run's watch)
+    compiles: int  # XLA compiles of the user's jitted functions
+    findings: tuple[Finding, ...]  # above the noise floor, ranked
+    below_floor: int = 0  # findings dropped as too small to matter (see ``noise_floor_s``)
+    noise_floor_s: float = 0.0
+    notes: tuple[str, ...] = ()
+    jax_version: str | None = None
+    kind: str = "jitscope.doctor"
+    schema_version: str = DOCTOR_SCHEMA_VERSION
+
+    @property
+    def avoidable_s(self) -> float:
+        """Seconds the findings' changes would save in all (their gains, measured or estimated)."""
+        return sum(f.gain_s for f in self.findings)
+
+    @property
+    def avoidable_share(self) -> float:
+        """``avoidable_s`` as a share of the program's wall time (0 when it took no time)."""
+        return min(self.avoidable_s / self.wall_s, 1.0) if self.wall_s > 0 else 0.0

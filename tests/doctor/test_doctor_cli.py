@@ -1,0 +1,87 @@
+"""``jitscope doctor PROGRAM.py`` on programs with one planted problem each (tests/targets/doctor/): the first
+finding names that problem and its line; two problems rank by what they cost; a clean program says so."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+TARGETS = Path(__file__).resolve().parents[1] / "targets" / "doctor"
+
+
+def doctor(*args: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "JAX_PLATFORMS": "cpu", "NO_COLOR": "1", "COLUMNS": "120"}
+    return subprocess.run([sys.executable, "-m", "jitscope", "doctor", *args], capture_output=True, text=True,
+                          env=env, cwd=TARGETS, timeout=300, check=False)
+
+
+def findings(proc: subprocess.CompletedProcess[str], out: Path) -> list[dict]:
+    assert out.is_file(), proc.stderr
+    document = json.loads(out.read_text())
+    assert document["kind"] == "jitscope.doctor" and document["schema_version"].startswith("1.")
+    return document["findings"]
+
+
+def test_a_static_learning_rate_is_found_at_its_jit_with_the_gate(tmp_path: Path) -> None:
+    out = tmp_path / "doctor.json"
+    proc = doctor("--fail-on", "waste>5%", "--out", str(out), "static_value.py")
+    assert proc.returncode == 1, proc.stderr  # the gate: the recompiles are well over 5% of the run
+    first = findings(proc, out)[0]
+    assert first["kind"] == "recompile-static-value" and first["location"]["line"] == 9
+    assert first["count"] == 7 and first["gain"] == "estimated" and 0 < first["gain_s"] <= first["cost_s"]
+    assert "1. `step` compiled again 7 times, once per new value of lr (static)" in proc.stderr
+    assert proc.stderr.strip().splitlines()[-1].startswith("error: jitscope doctor: avoidable")
+    assert proc.stdout.strip().replace(".", "").replace("-", "").isdigit()  # the program's own stdout, untouched
+
+
+@pytest.mark.parametrize(("program", "kind", "line"), [("jit_in_loop.py", "jit-in-loop", 9),
+                                                       ("ragged.py", "recompile-shape", 14)])
+def test_each_planted_problem_is_the_first_finding_at_its_line(tmp_path: Path, program: str, kind: str,
+                                                                line: int) -> None:
+    out = tmp_path / "doctor.json"
+    proc = doctor("--out", str(out), program)
+    assert proc.returncode == 0, proc.stderr
+    first = findings(proc, out)[0]
+    assert (first["kind"], first["location"]["line"]) == (kind, line)
+
+
+def test_two_problems_rank_by_cost_and_a_trace_time_print_comes_after(tmp_path: Path) -> None:
+    out = tmp_path / "doctor.json"
+    proc = doctor("--format", "json", "--out", str(out), "two_problems.py")
+    assert proc.returncode == 0, proc.stderr
+    found = findings(proc, out)
+    assert [f["kind"] for f in found] == ["recompile-static-value", "jit-in-loop", "trace-effect"]
+    assert found[0]["cost_s"] > found[1]["cost_s"] and found[2]["location"]["line"] == 24
+
+
+def test_a_clean_program_and_a_failing_one() -> None:
+    clean = doctor("clean.py")
+    assert clean.returncode == 0 and "nothing to fix above the noise floor" in clean.stderr
+    failed = doctor("fails.py")
+    assert failed.returncode == 1  # the program's own exit code, as python gives it
+    assert "RuntimeError: the data ran out" in failed.stderr and "up to the failure" in failed.stderr
+    assert "`f` compiled again 5 times for 6 shapes of x" in failed.stderr
+
+
+def test_bad_input_is_one_line_and_runs_nothing() -> None:
+    for args, what in ((("missing.py",), "missing.py"), (("--fail-on", "slow>1", "clean.py"), "--fail-on"),
+                       (("--format", "html", "clean.py"), "--format html writes a file")):
+        proc = doctor(*args)
+        assert proc.returncode == 2, (args, proc.stderr)
+        lines = proc.stderr.strip().splitlines()
+        assert len(lines) == 1 and lines[0].startswith("error:") and what in lines[0], proc.stderr
+
+
+def test_the_python_api_gives_the_same_findings() -> None:
+    code = ("import jitscope; r = jitscope.doctor('jit_in_loop.py'); f = r.findings[0]; "
+            "print(f.kind, f.location.line, r.to_dict()['kind'], 'change:' in r.render('text'))")
+    env = {**os.environ, "JAX_PLATFORMS": "cpu"}
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=TARGETS,
+                          timeout=300, check=False)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip().splitlines()[-1] == "jit-in-loop 9 jitscope.doctor True"

@@ -1,0 +1,138 @@
+"""``jitscope doctor``'s diagnosis of a run record, on records built by hand: what each cause becomes, how
+findings rank, the noise floor, the gate. Pure and fast; tests/doctor/test_doctor_cli.py runs real programs."""
+
+from __future__ import annotations
+
+import pytest
+
+from jitscope.doctor.findings import diagnose
+from jitscope.doctor.gate import gate_failure, parse_fail_on
+from jitscope.doctor.program import diagnose_record
+from jitscope.errors import UsageError
+from jitscope.model.common import Location
+from jitscope.model.doctor import (
+    CACHE_DROPPED,
+    EAGER_OPS,
+    ESTIMATED,
+    JIT_IN_LOOP,
+    RECOMPILE_SHAPE,
+    RECOMPILE_STATIC,
+    RECOMPILE_WEAK_TYPE,
+    SLOW_COMPILE,
+    TRACE_EFFECT,
+)
+from jitscope.model.effects import EffectKind, EffectRecord
+from jitscope.model.keys import KeyDiff
+from jitscope.model.run import JAX_INTERNAL, USER, CompileEvent, RunRecord
+from jitscope.run.summary import summarize
+
+DEF = Location("train.py", 10, "step")
+CALL = Location("train.py", 30, "<module>")
+
+
+def event(index: int, number: int, *causes: KeyDiff, function: str = "step", compile_s: float = 0.5,
+          kind: str = USER, same_key_as: int = 0, effects: tuple[EffectRecord, ...] = (),
+          call: Location = CALL) -> CompileEvent:
+    return CompileEvent(index=index, function=function, defined_at=DEF if kind == USER else None, call_site=call,
+                        number=number, kind=kind, traced=True, compiled=True, compile_s=compile_s,
+                        causes=causes, same_key_as=same_key_as, effects=effects, nearest=(1,) if causes else ())
+
+
+def record(*events: CompileEvent, wall_s: float = 10.0, exit_code: int = 0) -> RunRecord:
+    return RunRecord(program="train.py", argv=(), exit_code=exit_code,
+                     outcome="exited 0" if not exit_code else "raised ValueError", wall_s=wall_s,
+                     events=events, functions=summarize(events))
+
+
+def test_each_cause_becomes_its_finding_with_the_recompiles_cost_and_an_estimated_gain() -> None:
+    static = [event(1, 1)] + [event(i, i, KeyDiff("lr (static): value", "0.1", f"0.0{i}")) for i in range(2, 6)]
+    findings, below = diagnose(record(*static))
+    (finding,) = findings
+    assert finding.kind == RECOMPILE_STATIC and finding.count == 4 and below == 0
+    assert finding.cost_s == pytest.approx(2.0) and finding.gain_s == pytest.approx(2.0)
+    assert finding.gain == ESTIMATED and "lr" in finding.title and "static_argnames" in finding.change
+    assert finding.location == DEF  # the jit's definition is what to change
+    weak = diagnose(record(event(1, 1), event(2, 2, KeyDiff("x: weak_type", "True", "False"))))[0]
+    assert [f.kind for f in weak] == [RECOMPILE_WEAK_TYPE] and weak[0].location == CALL
+    loop = diagnose(record(event(1, 1), event(2, 2, KeyDiff("function: object", "#1", "#2"))))[0]
+    assert [f.kind for f in loop] == [JIT_IN_LOOP] and "once, outside the loop" in loop[0].change
+    dropped = diagnose(record(event(1, 1), event(2, 2, same_key_as=1)))[0]
+    assert [f.kind for f in dropped] == [CACHE_DROPPED]
+
+
+def test_equinox_static_numbers_get_the_wrappers_advice() -> None:
+    events = (event(1, 1), CompileEvent(2, "step", DEF, CALL, 2, compiled=True, compile_s=0.5, via="equinox.filter_jit",
+                                        causes=(KeyDiff("lr (static): value", "0.1", "0.2"),)))
+    (finding,), _ = diagnose(record(*events))
+    assert "jnp.asarray(lr)" in finding.change
+
+
+def test_shapes_are_bucketed_and_the_gain_is_the_share_buckets_remove() -> None:
+    shapes = [event(1, 1)] + [event(i, i, KeyDiff("batch: shape", "(3, 8)", f"({i + 2}, 8)")) for i in range(2, 11)]
+    (finding,), _ = diagnose(record(*shapes))
+    assert finding.kind == RECOMPILE_SHAPE and "10 shapes" in finding.title
+    assert "3 compiles instead of 10" in finding.change  # 3..12 fall in the buckets 4, 8, 16
+    assert finding.gain_s == pytest.approx(finding.cost_s * 7 / 9)
+
+
+def test_ranked_by_cost_effects_last_and_small_ones_under_the_floor() -> None:
+    print_effect = EffectRecord(EffectKind.PRINT, "print()", Location("train.py", 12, "step"))
+    events = (event(1, 1, effects=(print_effect,)),
+              event(2, 2, KeyDiff("function: object", "#1", "#2"), compile_s=0.3),
+              event(3, 1, function="eval_step"),
+              *(event(3 + i, 1 + i, KeyDiff("n (static): value", "1", str(i)), function="eval_step", compile_s=1.0)
+                for i in range(1, 4)),
+              event(9, 1, function="tiny"), event(10, 2, KeyDiff("x: shape", "(1,)", "(2,)"), function="tiny",
+                                                  compile_s=0.01))
+    findings, below = diagnose(record(*events))
+    assert [f.kind for f in findings] == [RECOMPILE_STATIC, JIT_IN_LOOP, TRACE_EFFECT]
+    assert findings[0].function == "eval_step" and below == 1  # tiny's 10 ms recompile is noise on a 10 s run
+
+
+def test_eager_work_is_a_finding_only_when_a_line_repeats_it() -> None:
+    start = [event(i, 1, function=op, kind=JAX_INTERNAL, call=Location("train.py", 3)) for i, op in
+             enumerate(("broadcast_in_dim", "convert_element_type", "iota"), 1)]
+    assert diagnose(record(*start))[0] == []  # the few jnp.ones every program starts with
+    loop = [event(10 + i, i, function="sin", kind=JAX_INTERNAL, call=Location("train.py", 8)) for i in range(1, 7)]
+    (finding,), _ = diagnose(record(*start, *loop))
+    assert finding.kind == EAGER_OPS and finding.location == Location("train.py", 8) and "sin x6" in finding.title
+    report = diagnose_record(record(*start, *loop))
+    assert any("no jitted function ran" in note for note in report.notes)
+
+
+def test_a_first_compile_that_dominates_the_run_points_to_the_compile_time_section() -> None:
+    (finding,), _ = diagnose(record(event(1, 1, compile_s=6.0), wall_s=10.0))
+    assert finding.kind == SLOW_COMPILE and "jitscope trace train.py:step" in finding.change
+    assert finding.gain_s == 0  # the first compile is needed: no gain is invented
+
+
+def test_a_clean_run_and_a_failed_run_say_so() -> None:
+    clean = diagnose_record(record(event(1, 1, compile_s=0.2)))
+    assert clean.findings == () and clean.avoidable_share == 0
+    failed = diagnose_record(record(event(1, 1), event(2, 2, KeyDiff("x: shape", "(1,)", "(2,)")), exit_code=1))
+    assert failed.exit_code == 1 and failed.findings and "up to the failure" in failed.notes[0]
+
+
+def test_the_gate() -> None:
+    events = [event(1, 1)] + [event(i, i, KeyDiff("lr (static): value", "0.1", str(i))) for i in range(2, 6)]
+    report = diagnose_record(record(*events, wall_s=10.0))  # 2 s avoidable of 10 s
+    assert gate_failure(report, parse_fail_on("waste>10%")) == \
+        "avoidable 20% of the run's 10 s is over --fail-on waste>10%"
+    assert gate_failure(report, parse_fail_on("waste > 25 %")) is None
+    assert gate_failure(report, parse_fail_on("waste>1500ms")) is not None
+    assert gate_failure(report, parse_fail_on("waste>3s")) is None
+    for bad in ("slow>10%", "waste>", "waste>inf%", "waste>150%", "waste>-1s", "waste>1e400s"):
+        with pytest.raises(UsageError, match="--fail-on"):
+            parse_fail_on(bad)
+
+
+def test_a_static_flag_per_mode_is_design_and_a_ragged_last_batch_is_one_compile_to_drop() -> None:
+    mode = record(event(1, 1), event(2, 2, KeyDiff("training (static): value", "(absent)", "False")))
+    assert diagnose(mode)[0] == []  # train and eval: one program each is what static arguments are for
+    named = record(event(1, 1), event(2, 2, KeyDiff("mode (static): value", "'train'", "'eval'")))
+    assert diagnose(named)[0] == []
+    ragged = record(event(1, 1), event(2, 2, KeyDiff("x: shape", "(64, 16)", "(8, 16)"),
+                                       KeyDiff("y: shape", "(64,)", "(8,)")))
+    (finding,), _ = diagnose(ragged)
+    assert "2 shapes of x, y" in finding.title and "drop the ragged last batch" in finding.change
+    assert finding.gain_s == finding.cost_s
