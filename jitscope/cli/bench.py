@@ -25,11 +25,9 @@ from jitscope.cli.options import (
     ShapesListOpt,
     TargetsArg,
     X64Opt,
-    check_count,
-    check_distributed,
-    check_seconds,
     format_option,
 )
+from jitscope.api.checks import check_bench, check_distributed
 from jitscope.errors import UsageError
 from jitscope.report.formats import resolve_format
 
@@ -94,10 +92,7 @@ def bench(
                          hint="compare one process's report: jitscope bench ... --compare FILE.p0.json")
     if fail_if_slower is not None and compare is None:
         raise UsageError("--fail-if-slower needs --compare BASELINE.json")
-    check_seconds("--budget", budget)
-    check_seconds("--max-warmup", max_warmup, zero_ok=True)
-    check_count("--min-rounds", min_rounds)
-    check_count("--cold-runs", cold_runs, limit=1000)
+    check_bench(budget, min_rounds, cold_runs, max_warmup, cli=True)
     options = BenchOptions(budget=budget, min_rounds=min_rounds, cold_runs=cold_runs, cold_process=cold_process,
                            eager=eager, dispatch=dispatch, profile=profile or profile_html is not None, seed=seed,
                            persistent_cache=persistent_cache, max_warmup=max_warmup)

@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from jitscope.api.checks import check_count, check_seconds
+from jitscope.api.checks import check_diff_bench
 from jitscope.cli.options import (
     FILE_OUT,
     ArgOpt,
@@ -54,7 +54,7 @@ def diff(
         "--bench", help="Also time cached calls of both sides, alternating (A B A B, each a jitscope bench process "
         "of its own), with a verdict only beyond the noise; gate it with --fail-on 'runtime>+10%'.")] = False,
     bench_rounds: Annotated[int, typer.Option(
-        "--bench-rounds", min=2, help="Rounds of A B for --bench.")] = 3,
+        "--bench-rounds", help="Rounds of A B for --bench (2 to 100).")] = 3,
     bench_budget: Annotated[float, typer.Option(
         "--bench-budget", help="Seconds of timed calls per side per round, for --bench.")] = 0.3,
     memory: Annotated[bool, typer.Option(
@@ -67,9 +67,7 @@ def diff(
     from jitscope.api.commands.diff import diff_command, side_flags
 
     fmt_name = resolve_format(fmt, out)
-    if bench:
-        check_count("--bench-rounds", bench_rounds, limit=100)
-        check_seconds("--bench-budget", bench_budget)
+    check_diff_bench(bench_rounds, bench_budget, cli=True)
     timing = (bench_rounds, bench_budget) if bench else None
     flags = side_flags(shapes, static, arg, x64, devices, mesh, from_capture, compile_number)
     if diff_command(targets, base, base_env, flags, fmt_name, out, fail_on=fail_on, timing=timing, memory=memory):

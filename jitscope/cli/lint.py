@@ -24,12 +24,6 @@ class LintFormat(str, Enum):
     github = "github"
 
 
-class FailOn(str, Enum):
-    error = "error"
-    warning = "warning"
-    info = "info"
-
-
 CodesOpt = Annotated[
     list[str] | None,
     typer.Option(
@@ -56,12 +50,12 @@ def lint(
     select: CodesOpt = None,
     ignore: CodesOpt = None,
     fail_on: Annotated[
-        FailOn | None,
+        str | None,
         typer.Option(
             "--fail-on",
             help="Exit 1 when a finding is at or above this severity (default: from config, else warning).",
-            show_default=False,
-        ),
+            show_default=False, metavar="[info|warning|error]", autocompletion=lambda: ["info", "warning", "error"],
+        ),  # checked with the Python API's check (api/checks.py: the same error line)
     ] = None,
     statistics: Annotated[
         bool, typer.Option("--statistics", help="Add a table of findings per rule.")
@@ -133,7 +127,7 @@ def lint(
     from jitscope.api.commands.lint import LINT_FORMATS, lint_command
 
     code = lint_command(paths, fmt=resolve_format(fmt, out, LINT_FORMATS), out=out, select=select, ignore=ignore,
-                        fail_on=fail_on.value if fail_on else None, statistics=statistics, exclude=exclude,
+                        fail_on=fail_on, statistics=statistics, exclude=exclude,
                         config=config, jobs=jobs, show_source=show_source, trace=trace, static_only=static_only,
                         shapes=shapes, static=static, arg=arg, devices=devices, mesh=mesh, fix=fix, diff=diff)
     if code:

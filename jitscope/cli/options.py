@@ -8,7 +8,6 @@ from typing import Annotated, Any
 
 import typer
 
-from jitscope.api.checks import MAX_BUDGET_S, MAX_COUNT, check_count, check_distributed, check_seconds  # noqa: F401
 from jitscope.report.formats import REPORT_FORMATS
 
 TargetsArg = Annotated[

@@ -24,11 +24,9 @@ from jitscope.cli.options import (
     ShapesListOpt,
     TargetsArg,
     X64Opt,
-    check_count,
-    check_distributed,
-    check_seconds,
     format_option,
 )
+from jitscope.api.checks import check_distributed, check_profile
 from jitscope.errors import EXIT_FINDINGS, UsageError
 from jitscope.report.formats import resolve_format
 
@@ -72,8 +70,7 @@ def profile(
 
     fmt_name = resolve_format(fmt, out)
     check_distributed(distributed, processes)
-    check_count("--calls", calls, limit=100_000)
-    check_seconds("--budget", budget)
+    check_profile(calls, budget, cli=True)
     flags = TargetFlags(targets, shapes, static, arg, x64, devices, mesh, from_run, call, keep_running, from_capture,
                         compile_number)
     if processes is not None:

@@ -45,7 +45,7 @@ def trace(
     stages: Annotated[str, typer.Option(help="Stages to show, comma-separated; stops early (no XLA compile "
                                         "for jaxpr,stablehlo).")] = ",".join(ALL_STAGES),
     depth: Annotated[int | None, typer.Option(
-        min=0, help="Levels of nested jaxprs (scan/while/cond bodies, inner jit) to show; deeper ones collapse to "
+        help="Levels of nested jaxprs (scan/while/cond bodies, inner jit) to show; deeper ones collapse to "
         "<jaxpr: N eqns collapsed>. 0 collapses every nested jaxpr, 1 shows a scan body but collapses what is "
         "nested in it. Default: show all.", show_default=False)] = None,
     locations: Annotated[LocationsChoice, typer.Option(
