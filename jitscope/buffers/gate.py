@@ -21,7 +21,8 @@ def parse_bytes(text: str, option: str = "--fail-over") -> int:
     (``api/checks.py``'s ``check_bytes`` sends the Python API's numbers here too, so both read the same)."""
     match = _AMOUNT.match(text)
     if match is None:
-        raise BadValueError(f"{option}: cannot read {text!r} as a size", hint="write bytes, or e.g. 512MiB, 12GiB, 2GB")
+        raise BadValueError(f"{option}: cannot read {text!r} as a size",
+                            hint="write bytes, or e.g. 512MiB, 12GiB, 2GB")
     value = float(match.group(1)) * _SCALE[(match.group(2) or "").lower()]
     if value < 1:
         raise BadValueError(f"{option}: {text.strip()} is not a positive size", hint="give at least 1 byte")

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from jitscope.api.targets import TargetFlags, shape_list, target_of
-from jitscope.errors import TraceError, UsageError
+from jitscope.errors import TraceError
 from jitscope.jaxcompat.caches import forget_other_functions_lines
 from jitscope.load.calls import calls_from_flags, load_all
 from jitscope.load.mesh import example_mesh_scope
