@@ -145,6 +145,16 @@ def check_choice(option: str, value: object, choices: Collection[str], *, none_o
         raise BadValueError(f"{option} {value!r} is not one of {', '.join(choices)}")
 
 
+def format_of(fmt: str | None, out: Any, choices: Sequence[str] | None = None) -> str:
+    """``--format`` (one of ``choices``: the four every command writes by default), else what ``--out``'s suffix
+    names, else text."""
+    from jitscope.report.formats import REPORT_FORMATS, resolve_format
+
+    names = tuple(choices or REPORT_FORMATS)
+    check_choice("--format", fmt, names)
+    return resolve_format(fmt, out, names)
+
+
 def check_bytes(option: str, value: object) -> int | None:
     """``fail_over``: bytes as a number, or a size as text (``512MiB``, ``12GiB``, ``2GB``); positive, finite."""
     from jitscope.buffers.gate import parse_bytes

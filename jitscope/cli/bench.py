@@ -20,16 +20,14 @@ from jitscope.cli.options import (
     FromCaptureOpt,
     FromRunOpt,
     MeshOpt,
-    ReportFormat,
     ReportOutOpt,
     ShapesListOpt,
     TargetsArg,
     X64Opt,
     format_option,
 )
-from jitscope.api.checks import check_bench, check_distributed
+from jitscope.api.checks import check_bench, check_distributed, format_of
 from jitscope.errors import UsageError
-from jitscope.report.formats import resolve_format
 
 
 def bench(
@@ -56,7 +54,7 @@ def bench(
     profile: Annotated[bool, typer.Option("--profile", help="Profile the Python side of a cold call with pyinstrument.")] = False,
     profile_html: Annotated[Path | None, typer.Option(help="Write the --profile report as HTML here.",
                                                       **FILE_OUT)] = None,
-    fmt: Annotated[ReportFormat | None, format_option(what=" (json: one versioned document; html: phase bars, "
+    fmt: Annotated[str | None, format_option(what=" (json: one versioned document; html: phase bars, "
                                              "distributions and scaling charts)")] = None,
     out: ReportOutOpt = None,
     save: Annotated[Path | None, typer.Option(help="Also write the JSON report to this file.", **FILE_OUT)] = None,
@@ -85,7 +83,7 @@ def bench(
     from jitscope.api.targets import TargetFlags
     from jitscope.timing.runner import BenchOptions
 
-    fmt_name = resolve_format(fmt, out)
+    fmt_name = format_of(fmt, out)
     check_distributed(distributed, processes)
     if distributed and compare is not None:
         raise UsageError("--distributed cannot be combined with --compare yet",

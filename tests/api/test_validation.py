@@ -169,6 +169,8 @@ CLI_CASES: list[tuple[str, dict[str, Any], tuple[str, ...], str]] = [
     ("trace", {"stages": "jaxpr,asm"}, ("trace", "{m}:f", "--stages", "jaxpr,asm"), "stages"),
     ("diff", {"fail_on": "bogus"}, ("diff", "{m}:f", "{m}:f", "--fail-on", "bogus"), "fail_on"),
     ("diff", {"bench_rounds": 1}, ("diff", "{m}:f", "{m}:f", "--bench-rounds", "1"), "bench_rounds"),
+    ("trace", {"locations": "all"}, ("trace", "{m}:f", "--locations", "all"), "locations"),
+    ("render", {"format": "xml"}, ("lint", "{m}", "--format", "xml"), "format"),  # a lint result: lint's formats
 ]
 
 

@@ -84,14 +84,15 @@ def trace_command(flags: TargetFlags, *, stages: str, fmt: str | None, out: Path
     a job someone else launched (``hosts/distributed.py``), compiling too (``hlo``: each program's fingerprint);
     process 0 shows whether every process compiled the same programs; ``save``: each process's report as
     ``FILE.pI.json``."""
-    from jitscope.api.checks import check_count
+    from jitscope.api.checks import check_choice, check_count, format_of
     from jitscope.api.commands.jobs import failures_sent, join_first
     from jitscope.api.results import TraceResult
     from jitscope.api.stdout import user_output_to_stderr
     from jitscope.api.targets import enable_x64_if
     from jitscope.faults import user_code_scope
     from jitscope.load.mesh import mesh_scope
-    from jitscope.report.formats import is_report_file, resolve_format
+    from jitscope.report.formats import is_report_file
+    from jitscope.report.views.jaxpr_layout import LOCATIONS
     from jitscope.report.writers.destination import write_result
     from jitscope.report.writers.progress import progress_on_stderr
 
@@ -102,9 +103,10 @@ def trace_command(flags: TargetFlags, *, stages: str, fmt: str | None, out: Path
         from jitscope.report.writers.stage_files import check_stage_folder
 
         check_stage_folder(output_path(stage_folder))  # before anything runs: jitscope replaces that folder whole
-    fmt_name = resolve_format(fmt, report_file)
+    fmt_name = format_of(fmt, report_file)
     wanted = parse_stages(stages)
     check_count("--depth", depth, least=0)
+    check_choice("--locations", locations, LOCATIONS, none_ok=False)
     if distributed:
         refuse_for_processes(flags, "--distributed")
         wanted = wanted if "hlo" in wanted else (*wanted, "hlo")  # the compiled program, to compare
