@@ -36,6 +36,16 @@ class UsageError(JitscopeError):
     """Bad command-line usage not caught by the argument parser."""
 
 
+class BadValueError(UsageError, ValueError):
+    """An option or keyword argument with a value it cannot take (out of range, not one of its choices, an unknown
+    rule code): the same one line from the CLI and the Python API (``api/checks.py``), and a ``ValueError``."""
+
+
+class BadTypeError(UsageError, TypeError):
+    """A keyword argument of the Python API of the wrong type, refused where it enters jitscope with a line naming
+    the parameter and the type it takes; a ``TypeError``."""
+
+
 class TargetError(JitscopeError):
     """The target ``module:function`` could not be found or is not usable."""
 

@@ -101,7 +101,7 @@ def run_magic(ipython: Any, line: str, cell: str | None) -> Any:
     if cell is not None and command != "run":
         raise UsageError(f"%%jitscope {command} is not a cell magic", hint=f"use the line magic: %jitscope {command} "
                          "f(x), or %%jitscope run to watch a cell's compiles")
-    result = _run(ipython, command, options, rest, cell)
+    result = _as_options(command, lambda: _run(ipython, command, options, rest, cell))
     if out is not None:
         path = result.save(out)
         print(f"report written to {path}")
@@ -111,6 +111,21 @@ def run_magic(ipython: Any, line: str, cell: str | None) -> Any:
 
     display(result)
     return None
+
+
+def _as_options(command: str, run: Callable[[], Any]) -> Any:
+    """``run()``, a bad option's error naming it as the magic's option (``--budget``), as the CLI names it, not as
+    the Python keyword the API saw (``budget``)."""
+    from jitscope.errors import BadTypeError, BadValueError
+
+    try:
+        return run()
+    except (BadValueError, BadTypeError) as exc:
+        for spelling, option in OPTIONS[command].items():
+            keyword = option.keyword
+            if exc.message.startswith((f"{keyword} ", f"{keyword}:")):
+                raise type(exc)(spelling + exc.message[len(keyword):], hint=exc.hint, detail=exc.detail) from None
+        raise
 
 
 def _run(ipython: Any, command: str, options: dict[str, Any], rest: str, cell: str | None) -> Any:

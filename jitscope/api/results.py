@@ -103,11 +103,9 @@ class Result(Generic[R]):
 
     def render(self, format: str = "text") -> str:
         """The whole report as text in ``format``, ending in a newline."""
-        if format not in self.formats:
-            from jitscope.errors import UsageError
+        from jitscope.api.checks import check_choice
 
-            raise UsageError(f"jitscope {self.command} writes no {format!r} format",
-                             hint=f"its formats are {', '.join(self.formats)}")
+        check_choice("format", format, self.formats, none_ok=False)
         text = self.to_json() if format == "json" else self._render(format)
         return text if not text or text.endswith("\n") else text + "\n"  # github: nothing when nothing was found
 
@@ -118,8 +116,11 @@ class Result(Generic[R]):
 
     def save(self, path: str | Path, format: str | None = None) -> Path:
         """Write the report to ``path`` (whole or not at all); the suffix picks the format, as ``--out``."""
+        from jitscope.api.checks import check_choice, check_path
         from jitscope.outputs import check_file_name, write_atomic
 
+        check_path("path", path, none_ok=False)
+        check_choice("format", format, self.formats)
         check_file_name(path)  # before the suffix is read: "x.json/" names a folder
         fmt = format or format_of_suffix(str(path), self.formats)
         if fmt is None:

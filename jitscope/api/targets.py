@@ -24,15 +24,16 @@ def target_of(fn: Any, args: Sequence[Any], kwargs: Mapping[str, Any], static_ar
             static_argnames: str | Sequence[str] | None, *, abstract: bool,
             shapes: str | Sequence[str] | None) -> TargetHandle:
     """``fn`` and the arguments it is called with, loaded as the CLI loads a target string."""
+    from jitscope.api.checks import check_callable, int_list, text_list
     from jitscope.errors import UsageError
     from jitscope.load.live import display_name, live_target
 
-    if not callable(fn):
-        raise UsageError(f"the first argument must be the function to inspect, not {type(fn).__name__}")
+    check_callable("fn", fn)
+    argnums = int_list("static_argnums", static_argnums)
+    argnames = text_list("static_argnames", static_argnames)
+    text_list("shapes", shapes)
     if shapes is not None and (args or kwargs):
         raise UsageError("shapes= describes the arguments: pass either the arguments or shapes=, not both")
-    argnums = (static_argnums,) if isinstance(static_argnums, int) else static_argnums
-    argnames = (static_argnames,) if isinstance(static_argnames, str) else static_argnames
     name = display_name(fn)
     handle = live_target(fn, args, kwargs, text=name, attr_path=name.rsplit(":", 1)[-1],
                          how="passed to jitscope's Python API", label="", static_argnums=argnums,

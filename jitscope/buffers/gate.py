@@ -2,22 +2,30 @@
 
 from __future__ import annotations
 
+import math
 import re
 
-from jitscope.errors import UsageError
+from jitscope.errors import BadValueError
 
-_AMOUNT = re.compile(r"^\s*([0-9]*\.?[0-9]+(?:e[0-9]+)?)\s*([kmgt]i?b?|b)?\s*$", re.IGNORECASE)
+#: XLA sizes buffers in int64 bytes: a limit past that is no limit.
+MAX_BYTES = 2**63 - 1
+
+_AMOUNT = re.compile(r"^\s*(-?(?:[0-9]*\.?[0-9]+(?:e[-+]?[0-9]+)?|inf))\s*([kmgt]i?b?|b)?\s*$", re.IGNORECASE)
 _SCALE = {"": 1, "b": 1, "k": 10**3, "kb": 10**3, "m": 10**6, "mb": 10**6, "g": 10**9, "gb": 10**9, "t": 10**12,
           "tb": 10**12, "ki": 2**10, "kib": 2**10, "mi": 2**20, "mib": 2**20, "gi": 2**30, "gib": 2**30,
           "ti": 2**40, "tib": 2**40}
 
 
 def parse_bytes(text: str, option: str = "--fail-over") -> int:
-    """``12GiB`` -> 12884901888; KiB/MiB/GiB/TiB are powers of 2, kB/MB/GB/TB of 10; one usage error otherwise."""
+    """``12GiB`` -> 12884901888; KiB/MiB/GiB/TiB are powers of 2, kB/MB/GB/TB of 10; one usage error otherwise
+    (``api/checks.py``'s ``check_bytes`` sends the Python API's numbers here too, so both read the same)."""
     match = _AMOUNT.match(text)
     if match is None:
-        raise UsageError(f"{option}: cannot read {text!r} as a size", hint="write bytes, or e.g. 512MiB, 12GiB, 2GB")
+        raise BadValueError(f"{option}: cannot read {text!r} as a size",
+                            hint="write bytes, or e.g. 512MiB, 12GiB, 2GB")
     value = float(match.group(1)) * _SCALE[(match.group(2) or "").lower()]
-    if value <= 0:
-        raise UsageError(f"{option}: {text!r} is not a positive size")
-    return int(value)
+    if value < 1:
+        raise BadValueError(f"{option}: {text.strip()} is not a positive size", hint="give at least 1 byte")
+    if not math.isfinite(value) or value > 2.0**63:  # 2**63 - 1 reads as the float 2**63
+        raise BadValueError(f"{option}: {text.strip()} is out of range", hint="give at most 2**63 - 1 bytes (8 EiB)")
+    return min(int(value), MAX_BYTES)

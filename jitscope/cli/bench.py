@@ -20,18 +20,14 @@ from jitscope.cli.options import (
     FromCaptureOpt,
     FromRunOpt,
     MeshOpt,
-    ReportFormat,
     ReportOutOpt,
     ShapesListOpt,
     TargetsArg,
     X64Opt,
-    check_count,
-    check_distributed,
-    check_seconds,
     format_option,
 )
+from jitscope.api.checks import check_bench, check_distributed, format_of
 from jitscope.errors import UsageError
-from jitscope.report.formats import resolve_format
 
 
 def bench(
@@ -58,7 +54,7 @@ def bench(
     profile: Annotated[bool, typer.Option("--profile", help="Profile the Python side of a cold call with pyinstrument.")] = False,
     profile_html: Annotated[Path | None, typer.Option(help="Write the --profile report as HTML here.",
                                                       **FILE_OUT)] = None,
-    fmt: Annotated[ReportFormat | None, format_option(what=" (json: one versioned document; html: phase bars, "
+    fmt: Annotated[str | None, format_option(what=" (json: one versioned document; html: phase bars, "
                                              "distributions and scaling charts)")] = None,
     out: ReportOutOpt = None,
     save: Annotated[Path | None, typer.Option(help="Also write the JSON report to this file.", **FILE_OUT)] = None,
@@ -87,17 +83,14 @@ def bench(
     from jitscope.api.targets import TargetFlags
     from jitscope.timing.runner import BenchOptions
 
-    fmt_name = resolve_format(fmt, out)
+    fmt_name = format_of(fmt, out)
     check_distributed(distributed, processes)
     if distributed and compare is not None:
         raise UsageError("--distributed cannot be combined with --compare yet",
                          hint="compare one process's report: jitscope bench ... --compare FILE.p0.json")
     if fail_if_slower is not None and compare is None:
         raise UsageError("--fail-if-slower needs --compare BASELINE.json")
-    check_seconds("--budget", budget)
-    check_seconds("--max-warmup", max_warmup, zero_ok=True)
-    check_count("--min-rounds", min_rounds)
-    check_count("--cold-runs", cold_runs, limit=1000)
+    check_bench(budget, min_rounds, cold_runs, max_warmup, cli=True)
     options = BenchOptions(budget=budget, min_rounds=min_rounds, cold_runs=cold_runs, cold_process=cold_process,
                            eager=eager, dispatch=dispatch, profile=profile or profile_html is not None, seed=seed,
                            persistent_cache=persistent_cache, max_warmup=max_warmup)

@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from jitscope.api.checks import check_count, check_seconds
+from jitscope.api.checks import check_diff_bench, format_of
 from jitscope.cli.options import (
     FILE_OUT,
     ArgOpt,
@@ -15,13 +15,11 @@ from jitscope.cli.options import (
     DevicesOpt,
     FromCaptureOpt,
     MeshOpt,
-    ReportFormat,
     ShapesOpt,
     StaticOpt,
     X64Opt,
     format_option,
 )
-from jitscope.report.formats import resolve_format
 
 
 def diff(
@@ -43,7 +41,7 @@ def diff(
     out: Annotated[Path | None, typer.Option(
         help="Write the report to FILE (.txt .json .md .html: the suffix picks the format).",
         show_default=False, **FILE_OUT)] = None,
-    fmt: Annotated[ReportFormat | None, format_option(what=" (markdown: sized for a pull-request comment; html: "
+    fmt: Annotated[str | None, format_option(what=" (markdown: sized for a pull-request comment; html: "
                                                       "both sides' IR side by side)")] = None,
     x64: X64Opt = False,
     devices: DevicesOpt = None,
@@ -54,7 +52,7 @@ def diff(
         "--bench", help="Also time cached calls of both sides, alternating (A B A B, each a jitscope bench process "
         "of its own), with a verdict only beyond the noise; gate it with --fail-on 'runtime>+10%'.")] = False,
     bench_rounds: Annotated[int, typer.Option(
-        "--bench-rounds", min=2, help="Rounds of A B for --bench.")] = 3,
+        "--bench-rounds", help="Rounds of A B for --bench (2 to 100).")] = 3,
     bench_budget: Annotated[float, typer.Option(
         "--bench-budget", help="Seconds of timed calls per side per round, for --bench.")] = 0.3,
     memory: Annotated[bool, typer.Option(
@@ -66,10 +64,8 @@ def diff(
     time."""
     from jitscope.api.commands.diff import diff_command, side_flags
 
-    fmt_name = resolve_format(fmt, out)
-    if bench:
-        check_count("--bench-rounds", bench_rounds, limit=100)
-        check_seconds("--bench-budget", bench_budget)
+    fmt_name = format_of(fmt, out)
+    check_diff_bench(bench_rounds, bench_budget, cli=True)
     timing = (bench_rounds, bench_budget) if bench else None
     flags = side_flags(shapes, static, arg, x64, devices, mesh, from_capture, compile_number)
     if diff_command(targets, base, base_env, flags, fmt_name, out, fail_on=fail_on, timing=timing, memory=memory):

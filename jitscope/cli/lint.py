@@ -3,31 +3,14 @@
 
 from __future__ import annotations
 
-from enum import Enum
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from jitscope.cli.options import FILE_OUT, ArgOpt, DevicesOpt, MeshOpt, StaticOpt, format_option
-from jitscope.report.formats import resolve_format
-
-
-class LintFormat(str, Enum):
-    """The shared names (text, json, markdown, html), plus sarif and github."""
-
-    text = "text"
-    json = "json"
-    markdown = "markdown"
-    html = "html"
-    sarif = "sarif"
-    github = "github"
-
-
-class FailOn(str, Enum):
-    error = "error"
-    warning = "warning"
-    info = "info"
+from jitscope.api.checks import format_of
+from jitscope.cli.options import FILE_OUT, ArgOpt, DevicesOpt, MeshOpt, StaticOpt, choice_option, format_option
+from jitscope.model.lint import SEVERITIES
 
 
 CodesOpt = Annotated[
@@ -44,7 +27,7 @@ def lint(
         list[Path] | None, typer.Argument(help="Files or directories (default: .).", show_default=False)
     ] = None,
     fmt: Annotated[
-        LintFormat | None,
+        str | None,
         format_option(sarif=True, what=" (sarif: 2.1.0; github: Actions annotations; markdown: for "
                       "$GITHUB_STEP_SUMMARY; html: findings by file with code frames and rule docs)"),
     ] = None,
@@ -56,12 +39,9 @@ def lint(
     select: CodesOpt = None,
     ignore: CodesOpt = None,
     fail_on: Annotated[
-        FailOn | None,
-        typer.Option(
-            "--fail-on",
-            help="Exit 1 when a finding is at or above this severity (default: from config, else warning).",
-            show_default=False,
-        ),
+        str | None,
+        choice_option("--fail-on", choices=SEVERITIES,
+                      help="Exit 1 when a finding is at or above this severity (default: from config, else warning)."),
     ] = None,
     statistics: Annotated[
         bool, typer.Option("--statistics", help="Add a table of findings per rule.")
@@ -132,8 +112,8 @@ def lint(
     """Lint Python files for JAX hazards (static analysis: never imports or runs your code)."""
     from jitscope.api.commands.lint import LINT_FORMATS, lint_command
 
-    code = lint_command(paths, fmt=resolve_format(fmt, out, LINT_FORMATS), out=out, select=select, ignore=ignore,
-                        fail_on=fail_on.value if fail_on else None, statistics=statistics, exclude=exclude,
+    code = lint_command(paths, fmt=format_of(fmt, out, LINT_FORMATS), out=out, select=select, ignore=ignore,
+                        fail_on=fail_on, statistics=statistics, exclude=exclude,
                         config=config, jobs=jobs, show_source=show_source, trace=trace, static_only=static_only,
                         shapes=shapes, static=static, arg=arg, devices=devices, mesh=mesh, fix=fix, diff=diff)
     if code:

@@ -6,6 +6,7 @@ from typing import Annotated
 
 import typer
 
+from jitscope.api.checks import format_of
 from jitscope.cli.options import (
     ArgOpt,
     BenchStaticOpt,
@@ -16,7 +17,6 @@ from jitscope.cli.options import (
     FromCaptureOpt,
     FromRunOpt,
     MeshOpt,
-    ReportFormat,
     ReportOutOpt,
     ShapesListOpt,
     TargetsArg,
@@ -24,7 +24,6 @@ from jitscope.cli.options import (
     format_option,
 )
 from jitscope.errors import EXIT_FINDINGS
-from jitscope.report.formats import resolve_format
 
 
 def memory(
@@ -38,7 +37,7 @@ def memory(
     try_remat: Annotated[bool, typer.Option(
         help="Where the program has a backward pass, compile it again with each function given to jax.grad, "
              "jax.value_and_grad or jax.vjp under jax.checkpoint, and show the measured peak.")] = False,
-    fmt: Annotated[ReportFormat | None, format_option(what=" (json: one versioned document; html: the source "
+    fmt: Annotated[str | None, format_option(what=" (json: one versioned document; html: the source "
                                                       "with a heat map of bytes live at the peak)")] = None,
     out: ReportOutOpt = None,
     x64: X64Opt = False,
@@ -54,7 +53,7 @@ def memory(
     from jitscope.api.commands.memory import memory_command
     from jitscope.api.targets import TargetFlags
 
-    fmt_name = resolve_format(fmt, out)
+    fmt_name = format_of(fmt, out)
     flags = TargetFlags(targets, shapes, static, arg, x64, devices, mesh, from_run, call, keep_running, from_capture,
                         compile_number)
     if memory_command(flags, fmt_name, out, fail_over=fail_over, try_remat=try_remat):

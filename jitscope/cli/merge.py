@@ -7,8 +7,8 @@ from typing import Annotated
 
 import typer
 
-from jitscope.cli.options import FILE_OUT, ReportFormat, format_option
-from jitscope.report.formats import resolve_format
+from jitscope.api.checks import format_of
+from jitscope.cli.options import FILE_OUT, format_option
 from jitscope.report.writers.destination import write_document, write_report
 
 
@@ -16,7 +16,7 @@ def merge(
     reports: Annotated[list[str], typer.Argument(
         help="The per-process reports (run.p0.json run.p1.json ...) that jitscope run --out run.json wrote in each "
         "process, or those of jitscope bench/profile/trace --processes N --save FILE.json, or the folder holding them.", show_default=False, metavar="FILES...|DIR")],
-    fmt: Annotated[ReportFormat | None, format_option(what=" (json: every compile of every process lined up)")] = None,
+    fmt: Annotated[str | None, format_option(what=" (json: every compile of every process lined up)")] = None,
     out: Annotated[Path | None, typer.Option(help="Write the report to this file (the suffix picks the format).",
                                              show_default=False, **FILE_OUT)] = None,
     allow_missing: Annotated[bool, typer.Option(
@@ -30,7 +30,7 @@ def merge(
     function per process side by side, compiles some processes made alone and why, whether every process compiled
     the same program (with the first difference: the likely cause of a hang), compile-time and arrival skew with the
     stragglers named, trace-time side effects that differ."""
-    fmt_name = resolve_format(fmt, out)
+    fmt_name = format_of(fmt, out)
     from jitscope.hosts.reports import report_kind
     from jitscope.model.bench import BENCH_KIND
     from jitscope.model.profile import PROFILE_KIND

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-from enum import Enum
 from pathlib import Path
+from collections.abc import Sequence
 from typing import Annotated, Any
 
 import typer
 
-from jitscope.api.checks import MAX_BUDGET_S, MAX_COUNT, check_count, check_distributed, check_seconds  # noqa: F401
 from jitscope.report.formats import REPORT_FORMATS
 
 TargetsArg = Annotated[
@@ -125,20 +124,17 @@ DistributedOpt = Annotated[
 # -- output: one --format option with the same names on every command, and --out FILE -------------
 
 
-class ReportFormat(str, Enum):
-    """``--format`` of trace and bench (and the first four of lint's)."""
-
-    text = "text"
-    json = "json"
-    markdown = "markdown"
-    html = "html"
-
-
 def format_option(sarif: bool = False, what: str = "") -> Any:
-    """``--format/-f``: the same names on every command."""
+    """``--format/-f``: the same names on every command. A plain string, checked by the command with the Python
+    API's check (``api.checks.format_of``), so a bad name reads the same from both."""
     names = [*REPORT_FORMATS, *(("sarif", "github") if sarif else ())]
-    return typer.Option(
-        "--format", "-f", show_default=False,
-        help=f"{', '.join(names)}{what}. Default: text, or what the --out FILE suffix says "
-        "(.txt .json .md .html" + (" .sarif" if sarif else "") + ").",
-    )
+    return choice_option("--format", "-f", choices=names,
+                         help=f"{', '.join(names)}{what}. Default: text, or what the --out FILE suffix says "
+                         "(.txt .json .md .html" + (" .sarif" if sarif else "") + ").")
+
+
+def choice_option(*spellings: str, choices: Sequence[str], help: str) -> Any:  # noqa: A002 - typer's name
+    """An option taking one of ``choices``, shown and completed as click shows a choice, but checked by the
+    command (``api.checks.check_choice``: the Python API's line for the same value), not by click."""
+    return typer.Option(*spellings, show_default=False, help=help, metavar=f"[{'|'.join(choices)}]",
+                        autocompletion=lambda: list(choices))

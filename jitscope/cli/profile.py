@@ -19,18 +19,14 @@ from jitscope.cli.options import (
     FromCaptureOpt,
     FromRunOpt,
     MeshOpt,
-    ReportFormat,
     ReportOutOpt,
     ShapesListOpt,
     TargetsArg,
     X64Opt,
-    check_count,
-    check_distributed,
-    check_seconds,
     format_option,
 )
+from jitscope.api.checks import check_distributed, check_profile, format_of
 from jitscope.errors import EXIT_FINDINGS, UsageError
-from jitscope.report.formats import resolve_format
 
 
 def profile(
@@ -45,7 +41,7 @@ def profile(
     trace_out: Annotated[Path | None, typer.Option(
         help="Keep the raw profile in this folder (open it in Perfetto, XProf or TensorBoard).",
         show_default=False)] = None,
-    fmt: Annotated[ReportFormat | None, format_option(what=" (json: one versioned document; html: the source "
+    fmt: Annotated[str | None, format_option(what=" (json: one versioned document; html: the source "
                                                       "with a heat map, top lines and ops)")] = None,
     out: ReportOutOpt = None,
     x64: X64Opt = False,
@@ -70,10 +66,9 @@ def profile(
     from jitscope.api.commands.profile import profile_command
     from jitscope.api.targets import TargetFlags
 
-    fmt_name = resolve_format(fmt, out)
+    fmt_name = format_of(fmt, out)
     check_distributed(distributed, processes)
-    check_count("--calls", calls, limit=100_000)
-    check_seconds("--budget", budget)
+    check_profile(calls, budget, cli=True)
     flags = TargetFlags(targets, shapes, static, arg, x64, devices, mesh, from_run, call, keep_running, from_capture,
                         compile_number)
     if processes is not None:

@@ -13,7 +13,7 @@ from typing import Annotated
 
 import typer
 
-from jitscope.cli.options import ReportFormat, format_option
+from jitscope.cli.options import format_option
 from jitscope.cli.run_command import RunOptions, run_command
 
 
@@ -40,7 +40,7 @@ def run(
     max_compile_time: Annotated[float | None, typer.Option(min=0.0, help="Fail (exit 1) if tracing and compiling "
                                                            "take more than SECONDS in all.",
                                                            show_default=False)] = None,
-    fmt: Annotated[ReportFormat | None, format_option(
+    fmt: Annotated[str | None, format_option(
         what=" (text: the exit summary; json: the whole log, one versioned document; markdown; html: a page with "
         "a compile timeline, needs --out). Without --out the report goes to stderr (stdout is the program's); "
         "an --out FILE with no known suffix gets JSON, as it always did")] = None,
@@ -56,7 +56,7 @@ def run(
     and --out only. Options go before SCRIPT."""
     options = RunOptions(program=tuple(program or ()), module=module, log=log.value, effects=effects,
                          max_compiles=max_compiles, fail_on_recompile=fail_on_recompile,
-                         max_compile_time=max_compile_time, fmt=fmt.value if fmt is not None else None,
+                         max_compile_time=max_compile_time, fmt=fmt,
                          out=str(out) if out is not None else None,
                          capture=str(capture) if capture is not None else None)
     raise typer.Exit(run_command(options))

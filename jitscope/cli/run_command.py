@@ -42,6 +42,9 @@ class RunOptions:
     def report_format(self) -> str:
         """``--format``, else the ``--out`` suffix's format, else JSON for any other ``--out`` (what
         ``--out`` always wrote before there were other formats), else text."""
+        from jitscope.api.checks import check_choice
+
+        check_choice("--format", self.fmt, REPORT_FORMATS)
         fmt = self.fmt
         if fmt is None and self.out is not None:
             named = format_of_suffix(self.out)

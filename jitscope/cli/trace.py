@@ -4,7 +4,6 @@ command, ``api/commands/trace.py``)."""
 
 from __future__ import annotations
 
-from enum import Enum
 from pathlib import Path
 from typing import Annotated
 
@@ -21,20 +20,14 @@ from jitscope.cli.options import (
     FromCaptureOpt,
     FromRunOpt,
     MeshOpt,
-    ReportFormat,
     ShapesOpt,
     StaticOpt,
     TargetsArg,
     X64Opt,
+    choice_option,
     format_option,
 )
-from jitscope.cli.trace_command import ALL_STAGES, TraceOptions, trace_main
-
-
-class LocationsChoice(str, Enum):
-    full = "full"
-    user = "user"
-    none = "none"
+from jitscope.cli.trace_command import ALL_STAGES, LOCATIONS, TraceOptions, trace_main
 
 
 def trace(
@@ -45,12 +38,12 @@ def trace(
     stages: Annotated[str, typer.Option(help="Stages to show, comma-separated; stops early (no XLA compile "
                                         "for jaxpr,stablehlo).")] = ",".join(ALL_STAGES),
     depth: Annotated[int | None, typer.Option(
-        min=0, help="Levels of nested jaxprs (scan/while/cond bodies, inner jit) to show; deeper ones collapse to "
+        help="Levels of nested jaxprs (scan/while/cond bodies, inner jit) to show; deeper ones collapse to "
         "<jaxpr: N eqns collapsed>. 0 collapses every nested jaxpr, 1 shows a scan body but collapses what is "
         "nested in it. Default: show all.", show_default=False)] = None,
-    locations: Annotated[LocationsChoice, typer.Option(
-        "--locations", help="Annotate each equation with your file:line: full (and the library line it called "
-        "into, as in gpt.py:17 <- flax/.../attention.py:288), user (your line only) or none.")] = LocationsChoice.full,
+    locations: Annotated[str, choice_option(
+        "--locations", choices=LOCATIONS, help="Annotate each equation with your file:line: full (and the library "
+        "line it called into, as in gpt.py:17 <- flax/.../attention.py:288), user (your line only) or none.")] = "full",
     no_locations: Annotated[bool, typer.Option("--no-locations", hidden=True,
                                                help="The same as --locations none.")] = False,
     fold_libraries: Annotated[bool | None, typer.Option(
@@ -63,7 +56,7 @@ def trace(
     out: Annotated[Path | None, typer.Option(
         help="A report file (.html, .md, .json, .txt: the suffix picks the format), or a folder to also write "
         "each stage to (jaxpr.txt, stablehlo.mlir, hlo.txt, ... and report.json).", show_default=False)] = None,
-    fmt: Annotated[ReportFormat | None, format_option(what=" (json: one versioned document; html: IR side by side with "
+    fmt: Annotated[str | None, format_option(what=" (json: one versioned document; html: IR side by side with "
                                              "your source, cross-linked)")] = None,
     profile: Annotated[bool, typer.Option("--profile", help="Profile the Python side of tracing with pyinstrument.")]
     = False,
@@ -88,7 +81,7 @@ def trace(
     distributed: DistributedOpt = False,
 ) -> None:
     """Trace TARGET with abstract inputs and show its jaxpr, StableHLO, HLO, cost and memory."""
-    options = {**locals(), "locations": locations.value, "fmt": fmt.value if fmt is not None else None}
+    options = dict(locals())
     trace_main(TraceOptions.of(options))
 
 

@@ -112,10 +112,10 @@ def trace_main(o: TraceOptions) -> None:
     if o.processes is not None or o.distributed:
         _check_many(o.processes, o.profile or o.profile_html is not None, o.out)
     if o.processes is not None:
+        from jitscope.api.checks import format_of
         from jitscope.api.commands.trace import trace_processes_command
-        from jitscope.report.formats import resolve_format
 
-        trace_processes_command(flags, o.processes, resolve_format(o.fmt, o.out), o.out, save=o.save)
+        trace_processes_command(flags, o.processes, format_of(o.fmt, o.out), o.out, save=o.save)
         return
     if o.save is not None and not o.distributed:
         from jitscope.errors import UsageError

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from jitscope.errors import UsageError
+from jitscope.errors import BadValueError
 from jitscope.model.diff import CallDiff, GateResult, Metric
 from jitscope.units import fmt_bytes, fmt_change, fmt_duration, fmt_si
 
@@ -36,8 +36,9 @@ class Rule:
     relative: bool = False
 
 
-def parse_rules(text: str) -> tuple[Rule, ...]:
-    """``flops>+10%,new-collective`` -> rules; a bad rule is one usage error naming it."""
+def parse_rules(text: str, option: str = "--fail-on") -> tuple[Rule, ...]:
+    """``flops>+10%,new-collective`` -> rules; a bad rule is one usage error naming it (and ``option``: the CLI's
+    ``--fail-on``, the Python API's ``fail_on``)."""
     rules: list[Rule] = []
     for part in (p.strip() for p in text.split(",")):
         if not part:
@@ -47,16 +48,16 @@ def parse_rules(text: str) -> tuple[Rule, ...]:
             continue
         match = _RULE.match(part)
         if match is None:
-            raise UsageError(f"--fail-on: cannot read {part!r}",
+            raise BadValueError(f"{option}: cannot read {part!r}",
                              hint="write METRIC>+N% or METRIC>+N, or one of " + ", ".join(FLAGS))
         name, number, unit = match.group(1).lower(), float(match.group(2)), (match.group(3) or "").lower()
         if name not in METRIC_NAMES:
-            raise UsageError(f"--fail-on: unknown metric {name!r}", hint="metrics: " + ", ".join(METRIC_NAMES))
+            raise BadValueError(f"{option}: unknown metric {name!r}", hint="metrics: " + ", ".join(METRIC_NAMES))
         if unit != "%" and unit not in _SCALE:
-            raise UsageError(f"--fail-on: unknown unit {unit!r} in {part!r}")
+            raise BadValueError(f"{option}: unknown unit {unit!r} in {part!r}")
         rules.append(Rule(part, name, number / 100 if unit == "%" else number * _SCALE[unit], unit == "%"))
     if not rules:
-        raise UsageError("--fail-on names no threshold", hint="for example --fail-on 'flops>+10%,new-collective'")
+        raise BadValueError(f"{option} names no threshold", hint="for example --fail-on 'flops>+10%,new-collective'")
     return tuple(rules)
 
 

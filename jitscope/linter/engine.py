@@ -15,7 +15,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from jitscope.config import LintConfig
-from jitscope.errors import UsageError
+from jitscope.errors import BadValueError
 from jitscope.linter.analysis.source import source_lines
 from jitscope.linter.files import SourceFileRef, collect_files, matches, relative_to
 from jitscope.linter.registry import RULES, enabled_codes, expand, find_rule, suggest
@@ -30,11 +30,14 @@ def resolve_codes(select: Sequence[str] | None, ignore: Sequence[str]) -> frozen
     try:
         return enabled_codes(select, ignore)
     except KeyError as err:
-        bad = str(err.args[0])
-        close = suggest(bad)
-        raise UsageError(
-            f"unknown rule '{bad}'", hint=f"did you mean {close}?" if close else "see `jitscope rule`"
-        )
+        raise unknown_rule(str(err.args[0])) from None
+
+
+def unknown_rule(bad: str, option: str | None = None) -> BadValueError:
+    """The one line for a selector that names no rule (``option``: where it was given), with the closest one."""
+    close = suggest(bad)
+    return BadValueError(f"{option + ': ' if option else ''}unknown rule '{bad}'",
+                         hint=f"did you mean {close}?" if close else "see `jitscope rule`")
 
 
 def lint_paths(

@@ -138,6 +138,21 @@ def test_a_magic_argument_that_clashes_with_an_option_is_refused():
         run_magic(shell, "trcae g(x)", None)
 
 
+def test_a_bad_option_value_is_named_as_the_option():
+    """The API's check, with the line the CLI prints for the same value (issue 30)."""
+    pytest.importorskip("IPython")
+    from jitscope.errors import BadValueError
+    from jitscope.notebook import run_magic
+
+    shell = types.SimpleNamespace(user_ns={"g": lambda x: x, "x": 1.0})
+    with pytest.raises(BadValueError, match=r"^--min-rounds 0 is out of range$"):
+        run_magic(shell, "bench --min-rounds 0 g(x)", None)
+    with pytest.raises(BadValueError, match=r"^--fail-on 'fatal' is not one of info, warning, error$"):
+        run_magic(shell, "lint --fail-on fatal .", None)
+    with pytest.raises(BadValueError, match=r"^--fail-over: -5 is not a positive size$"):
+        run_magic(shell, "memory --fail-over -5 g(x)", None)
+
+
 def test_memory_magic_shows_the_peak(executed):
     page = _report(_html(executed[11]))
     assert page.startswith("<!DOCTYPE html>") and "jitscope memory" in page

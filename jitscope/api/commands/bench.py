@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from jitscope.api.checks import check_count, check_seconds
+from jitscope.api.checks import check_bench, check_flag, check_int, check_path, check_text
 from jitscope.api.targets import TargetFlags, shape_list, target_of
 from jitscope.load.target import TargetHandle
 from jitscope.timing.compare import compare as compare_reports
@@ -56,9 +56,13 @@ def bench(
     """
     from jitscope.api.results import BenchResult as BenchAPIResult
 
-    check_seconds("budget", budget)
-    check_count("min_rounds", min_rounds, limit=100_000)
-    check_count("cold_runs", cold_runs, limit=1_000)
+    check_bench(budget, min_rounds, cold_runs, cli=False)
+    for name, flag in (("eager", eager), ("dispatch", dispatch)):
+        check_flag(name, flag)
+    check_int("seed", seed)
+    check_text("persistent_cache", persistent_cache)
+    check_path("save", save)
+    check_path("compare", compare)
     handle = target_of(fn, args, kwargs, static_argnums, static_argnames, abstract=False, shapes=shapes)
     options = BenchOptions(budget=budget, min_rounds=min_rounds, cold_runs=cold_runs, eager=eager,
                            dispatch=dispatch, seed=seed, persistent_cache=persistent_cache)

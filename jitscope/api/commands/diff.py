@@ -92,14 +92,15 @@ def diff(old_fn: Callable[..., Any], new_fn: Callable[..., Any], /, *args: Any,
     from jitscope.comparison.memory import memory_files
     from jitscope.comparison.sources import read_sources
 
-    rules = parse_rules(fail_on) if fail_on else ()
-    if bench:
-        from jitscope.api.checks import check_count, check_seconds
+    from jitscope.api.checks import check_callable, check_diff_bench, check_flag, check_text
 
-        check_count("bench_rounds", bench_rounds, limit=100)
-        if bench_rounds < 2:
-            raise UsageError(f"bench_rounds={bench_rounds}: at least 2 rounds are needed to tell a change from noise")
-        check_seconds("bench_budget", bench_budget)
+    check_callable("old_fn", old_fn)
+    check_callable("new_fn", new_fn)
+    check_text("fail_on", fail_on)
+    rules = parse_rules(fail_on, "fail_on") if fail_on is not None else ()
+    check_flag("memory", memory)
+    check_flag("bench", bench)
+    check_diff_bench(bench_rounds, bench_budget, cli=False)
     reports, memories = [], []
     for fn in (old_fn, new_fn):
         handle = target_of(fn, args, kwargs, static_argnums, static_argnames, abstract=True, shapes=shapes)
@@ -172,7 +173,7 @@ def diff_command(targets: list[str], base: str | None, base_env: str | None, fla
     from jitscope.comparison.gate import check, parse_rules
     from jitscope.report.writers.destination import write_result
 
-    rules = parse_rules(fail_on) if fail_on is not None else ()
+    rules = parse_rules(fail_on, "--fail-on") if fail_on is not None else ()
     record, sides = compare(targets, base, base_env, flags, timing, memory)
     if rules:
         record = dataclasses.replace(record, gates=check(rules, record.calls))

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, cast
 
-from jitscope.api.checks import split_codes
+from jitscope.api.checks import check_codes, check_lint, spelled, text_list
 from jitscope.errors import EXIT_FINDINGS, UsageError
 
 if TYPE_CHECKING:
@@ -28,9 +28,9 @@ LINT_FORMATS = ("text", "json", "markdown", "html", "sarif", "github")
 def lint(
     paths: str | Path | Sequence[str | Path] = ".",
     *,
-    select: Sequence[str] | None = None,
-    ignore: Sequence[str] | None = None,
-    exclude: Sequence[str] | None = None,
+    select: str | Sequence[str] | None = None,
+    ignore: str | Sequence[str] | None = None,
+    exclude: str | Sequence[str] | None = None,
     fail_on: Literal["info", "warning", "error"] | None = None,
     config: str | Path | None = None,
     jobs: int | None = None,
@@ -45,12 +45,15 @@ def lint(
     >>> result = jitscope.lint("src/")
     >>> [f"{f.file}:{f.line} {f.code}" for f in result.findings]
     """
+    from jitscope.api.checks import check_flag, check_path, text_list
     from jitscope.api.results import LintResult
     from jitscope.linter.engine import lint_paths
 
-    targets = [Path(paths)] if isinstance(paths, (str, Path)) else [Path(p) for p in paths]
+    targets = [Path(p) for p in text_list("paths", paths, paths=True) or ()]
+    check_path("config", config)
+    check_flag("fix", fix)
     lint_config, root = _config(targets, Path(config) if config is not None else None, select=select, ignore=ignore,
-                                exclude=exclude, fail_on=fail_on)
+                                exclude=exclude, fail_on=fail_on, jobs=jobs, cli=False)
     fixed = 0
     if fix:
         from jitscope.linter.fixing import fix_paths
@@ -59,16 +62,18 @@ def lint(
     return LintResult(lint_paths(targets, lint_config, root=root, jobs=jobs), fixed=fixed)
 
 
-def _config(targets: list[Path], config: Path | None, *, select: Sequence[str] | None,
-            ignore: Sequence[str] | None, exclude: Sequence[str] | None, fail_on: str | None
-            ) -> tuple[LintConfig, Path]:
-    """The nearest pyproject.toml's ``[tool.jitscope.lint]`` (or ``config``'s) with the options on top."""
+def _config(targets: list[Path], config: Path | None, *, select: object, ignore: object, exclude: object,
+            fail_on: object, jobs: object, cli: bool) -> tuple[LintConfig, Path]:
+    """The nearest pyproject.toml's ``[tool.jitscope.lint]`` (or ``config``'s) with the options on top, each
+    checked as the CLI and the API check them (``cli``: name them as options)."""
     from jitscope.config import load_config
 
+    select_codes = check_codes(spelled("select", cli), select)
+    ignore_codes = check_codes(spelled("ignore", cli), ignore)
+    excluded = text_list(spelled("exclude", cli), exclude) or ()
+    check_lint(fail_on, jobs, cli=cli)
     cfg = load_config(targets[0] if targets else Path("."), config)
-    lint_config = cfg.lint.with_overrides(select=split_codes(list(select) if select is not None else None),
-                                          ignore=split_codes(list(ignore) if ignore is not None else None),
-                                          exclude=tuple(exclude or ()),
+    lint_config = cfg.lint.with_overrides(select=select_codes, ignore=ignore_codes, exclude=excluded,
                                           fail_on=cast("Literal['info', 'warning', 'error'] | None", fail_on))
     return lint_config, cfg.root
 
@@ -83,7 +88,8 @@ def lint_command(
     from jitscope.linter.engine import lint_paths
 
     targets = paths or [Path(".")]
-    lint_config, root = _config(targets, config, select=select, ignore=ignore, exclude=exclude, fail_on=fail_on)
+    lint_config, root = _config(targets, config, select=select, ignore=ignore, exclude=exclude, fail_on=fail_on,
+                                jobs=jobs, cli=True)
     if static_only and trace:
         raise UsageError("--static-only and --trace contradict each other: drop one")
     trace_targets = [] if static_only else list(trace or lint_config.trace)

@@ -79,7 +79,7 @@ class MemoryResult(Result["MemoryReport"]):
 
 def memory(
     fn: Callable[..., Any], /, *args: Any,
-    fail_over: int | str | None = None,
+    fail_over: int | float | str | None = None,
     try_remat: bool = False,
     static_argnums: int | Sequence[int] | None = None,
     static_argnames: str | Sequence[str] | None = None,
@@ -92,13 +92,14 @@ def memory(
     >>> result = jitscope.memory(train_step, params, batch)
     >>> result.peak_bytes, result.lines[0].location, result.buffers[0].shape
     """
+    from jitscope.api.checks import check_bytes, check_flag
     from jitscope.api.targets import shape_list, target_of
-    from jitscope.buffers.gate import parse_bytes
     from jitscope.buffers.runner import MemoryOptions, memory_calls
     from jitscope.load.mesh import example_mesh_scope
     from jitscope.timing.plan import plan_calls
 
-    limit = parse_bytes(fail_over, "fail_over") if isinstance(fail_over, str) else fail_over
+    limit = check_bytes("fail_over", fail_over)
+    check_flag("try_remat", try_remat)
     handle = target_of(fn, args, kwargs, static_argnums, static_argnames, abstract=True, shapes=shapes)
     planned = plan_calls([handle], shape_list(shapes))
     with example_mesh_scope(argset for _, argset in planned):
@@ -111,12 +112,12 @@ def memory_command(flags: TargetFlags, fmt_name: str, out: Path | None, *, fail_
     stderr; True when there were any."""
     from jitscope.api.commands.bench import report_failures
     from jitscope.api.targets import run_planned
-    from jitscope.buffers.gate import parse_bytes
+    from jitscope.api.checks import check_bytes
     from jitscope.buffers.runner import MemoryOptions, memory_calls
     from jitscope.report.writers.console import make_console
     from jitscope.report.writers.destination import write_result
 
-    limit = parse_bytes(fail_over) if fail_over is not None else None
+    limit = check_bytes("--fail-over", fail_over)
     options = MemoryOptions(fail_over=limit, try_remat=try_remat)
     report = run_planned(flags, "jitscope memory", fmt_name,
                          lambda planned, progress: memory_calls(planned, options, progress))

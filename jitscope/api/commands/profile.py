@@ -11,7 +11,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from jitscope.api.checks import check_count, check_seconds
+from jitscope.api.checks import check_int, check_path, check_profile
 from jitscope.api.targets import TargetFlags, run_planned, shape_list, target_of
 
 if TYPE_CHECKING:
@@ -40,16 +40,27 @@ def profile(
     from jitscope.profiling.runner import ProfileOptions, profile_calls
     from jitscope.timing.plan import plan_calls
 
-    check_count("calls", calls, limit=100_000)
-    check_seconds("budget", budget)
-    if trace_out is not None:
-        Path(trace_out).mkdir(parents=True, exist_ok=True)
+    check_profile(calls, budget, cli=False)
+    check_int("seed", seed)
+    check_path("trace_out", trace_out)
+    make_trace_folder(Path(trace_out) if trace_out is not None else None, "trace_out")
     handle = target_of(fn, args, kwargs, static_argnums, static_argnames, abstract=False, shapes=shapes)
     options = ProfileOptions(calls=calls, budget=budget, seed=seed,
                              trace_out=str(trace_out) if trace_out is not None else None)
     planned = plan_calls([handle], shape_list(shapes))
     with example_mesh_scope(argset for _, argset in planned):
         return ProfileResult(profile_calls(planned, options))
+
+
+def make_trace_folder(trace_out: Path | None, option: str) -> None:
+    """The folder for the device trace, created; one error line where a file is in the way."""
+    if trace_out is None:
+        return
+    if trace_out.exists() and not trace_out.is_dir():
+        from jitscope.errors import UsageError
+
+        raise UsageError(f"{option} {trace_out} is a file", hint="name a folder (it is created)")
+    trace_out.mkdir(parents=True, exist_ok=True)
 
 
 def profile_command(flags: TargetFlags, fmt_name: str, out: Path | None, *, calls: int, budget: float, seed: int,
@@ -61,17 +72,13 @@ def profile_command(flags: TargetFlags, fmt_name: str, out: Path | None, *, call
     from jitscope.api.commands.jobs import failures_sent, finish_job, join_first
     from jitscope.api.results import ProfileResult
     from jitscope.api.stdout import user_output_to_stderr
-    from jitscope.errors import UsageError
     from jitscope.profiling.runner import ProfileOptions, profile_calls
     from jitscope.report.writers.console import make_console
     from jitscope.report.writers.destination import write_result
 
     if distributed:
         refuse_for_processes(flags, trace_out, "--distributed")
-    if trace_out is not None:
-        if trace_out.exists() and not trace_out.is_dir():
-            raise UsageError(f"--trace-out {trace_out} is a file", hint="name a folder (it is created)")
-        trace_out.mkdir(parents=True, exist_ok=True)
+    make_trace_folder(trace_out, "--trace-out")
     options = ProfileOptions(calls=calls, budget=budget, seed=seed,
                              trace_out=str(trace_out) if trace_out is not None else None)
     place, job = join_first("profile", flags.devices, flags.mesh, distributed=distributed)

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from jitscope.api.targets import TargetFlags, shape_list, target_of
-from jitscope.errors import TraceError, UsageError
+from jitscope.errors import TraceError
 from jitscope.jaxcompat.caches import forget_other_functions_lines
 from jitscope.load.calls import calls_from_flags, load_all
 from jitscope.load.mesh import example_mesh_scope
@@ -61,13 +61,16 @@ def trace(
     >>> report = jitscope.trace(train_step, model, optimizer, batch)
     >>> print(report.calls[0].jaxpr_text)
     """
+    from jitscope.api.checks import check_choice, check_count, check_flag
     from jitscope.api.results import TraceResult
+    from jitscope.report.views.jaxpr_layout import LOCATIONS
 
-    wanted = _stages(stages)
-    if locations not in ("full", "user", "none"):
-        from jitscope.errors import UsageError
-
-        raise UsageError(f"locations={locations!r} is not one of full, user, none")
+    wanted = parse_stages(stages, "stages")
+    check_flag("effects", effects)
+    check_choice("locations", locations, LOCATIONS, none_ok=False)
+    check_count("depth", depth, least=0)
+    if fold is not None:
+        check_flag("fold", fold)
     handle = target_of(fn, args, kwargs, static_argnums, static_argnames, abstract=True, shapes=shapes)
     report, _ = run_trace([handle], shape_list(shapes), None, None, wanted, effects, False)
     return TraceResult(report, stages=wanted, locations=locations, depth=depth, fold=fold)
@@ -81,13 +84,15 @@ def trace_command(flags: TargetFlags, *, stages: str, fmt: str | None, out: Path
     a job someone else launched (``hosts/distributed.py``), compiling too (``hlo``: each program's fingerprint);
     process 0 shows whether every process compiled the same programs; ``save``: each process's report as
     ``FILE.pI.json``."""
+    from jitscope.api.checks import check_choice, check_count, format_of
     from jitscope.api.commands.jobs import failures_sent, join_first
     from jitscope.api.results import TraceResult
     from jitscope.api.stdout import user_output_to_stderr
     from jitscope.api.targets import enable_x64_if
     from jitscope.faults import user_code_scope
     from jitscope.load.mesh import mesh_scope
-    from jitscope.report.formats import is_report_file, resolve_format
+    from jitscope.report.formats import is_report_file
+    from jitscope.report.views.jaxpr_layout import LOCATIONS
     from jitscope.report.writers.destination import write_result
     from jitscope.report.writers.progress import progress_on_stderr
 
@@ -98,8 +103,10 @@ def trace_command(flags: TargetFlags, *, stages: str, fmt: str | None, out: Path
         from jitscope.report.writers.stage_files import check_stage_folder
 
         check_stage_folder(output_path(stage_folder))  # before anything runs: jitscope replaces that folder whole
-    fmt_name = resolve_format(fmt, report_file)
+    fmt_name = format_of(fmt, report_file)
     wanted = parse_stages(stages)
+    check_count("--depth", depth, least=0)
+    check_choice("--locations", locations, LOCATIONS, none_ok=False)
     if distributed:
         refuse_for_processes(flags, "--distributed")
         wanted = wanted if "hlo" in wanted else (*wanted, "hlo")  # the compiled program, to compare
@@ -241,23 +248,20 @@ def _module_text(compiled: Any) -> str | None:
     return str(text) if text else None
 
 
-def _stages(stages: Sequence[str] | str) -> tuple[str, ...]:
-    from jitscope.errors import UsageError
+def parse_stages(stages: str | Sequence[str], option: str = "--stages") -> tuple[str, ...]:
+    """``"jaxpr,hlo"`` (``--stages``) or ``["jaxpr", "hlo"]`` (``stages=``) -> the stages, in the order jit makes
+    them; one error line for a stage that is not one, or for none."""
+    from jitscope.api.checks import text_list
 
-    wanted = tuple(s.strip() for s in (stages.split(",") if isinstance(stages, str) else stages) if s.strip())
+    named = text_list(option, stages) or ()
+    wanted = tuple(dict.fromkeys(s.strip().lower() for text in named for s in text.split(",") if s.strip()))
     unknown = [s for s in wanted if s not in STAGES]
     if unknown or not wanted:
-        raise UsageError(f"unknown stage {unknown[0]!r}" if unknown else "no stage asked for",
-                         hint=f"stages are {', '.join(STAGES)}")
+        from jitscope.errors import BadValueError
+
+        raise BadValueError(f"{option}: unknown stage(s) {', '.join(unknown)}" if unknown
+                            else f"{option}: no stage asked for", hint=f"choose from {','.join(STAGES)}")
     return tuple(s for s in STAGES if s in wanted)
-
-
-def parse_stages(text: str) -> tuple[str, ...]:
-    stages = tuple(dict.fromkeys(s.strip().lower() for s in text.split(",") if s.strip()))
-    unknown = [s for s in stages if s not in STAGES]
-    if unknown or not stages:
-        raise UsageError(f"unknown stage(s) {', '.join(unknown) or '(none)'}", hint=f"choose from {','.join(STAGES)}")
-    return stages
 
 
 def _fold_by_default(records: Sequence[TraceRecord], fmt_name: str, report_file: Path | None) -> bool:

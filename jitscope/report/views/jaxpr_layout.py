@@ -42,7 +42,7 @@ TEXT_WIDTH = 100
 
 
 LocationsMode = Literal["user", "full", "none"]
-LOCATIONS: tuple[LocationsMode, ...] = ("user", "full", "none")
+LOCATIONS: tuple[LocationsMode, ...] = ("full", "user", "none")  # the order --help and errors list them in
 
 
 def locations_mode(value: bool | str) -> LocationsMode:
