@@ -18,21 +18,11 @@ import os
 import sys
 from typing import Any
 
-from jitscope import __version__
+from jitscope.cli.fast_args import COMPLETE_VAR, version_text
 from jitscope.errors import EXIT_USAGE, JitscopeError
 
 #: Exit code for a bug in jitscope itself (distinct from usage errors and findings).
 EXIT_INTERNAL = 3
-
-#: Click's shell-completion protocol (typer's ``--install-completion`` scripts): the shell runs
-#: ``jitscope`` with this set and the words typed so far in ``COMP_WORDS`` or ``_TYPER_COMPLETE_ARGS``.
-#: Only typer can answer it, so a fast path never takes a line while it is set.
-COMPLETE_VAR = "_JITSCOPE_COMPLETE"
-
-
-def version_text() -> str:
-    """What ``jitscope --version`` prints: the version written once, in ``jitscope/__init__.py``."""
-    return f"jitscope {__version__}"
 
 
 def __getattr__(name: str) -> Any:

@@ -19,7 +19,7 @@ from typing import Any
 
 import typer
 
-from jitscope.cli.app import version_text
+from jitscope.cli.fast_args import version_text
 
 #: Command modules under ``jitscope.cli``, in the order ``--help`` lists them.
 COMMAND_MODULES: tuple[str, ...] = ("trace", "bench", "profile", "memory", "diff", "lint", "run", "merge", "rule",
