@@ -4,8 +4,10 @@ The typer app lives in ``cli.commands`` (``app`` here is that one, imported on f
 ``main`` hands ``jitscope run ...`` to ``cli/run_command.py`` before importing typer, click and
 rich: the user's program should start as soon as it would under ``python`` (see
 ``cli/run_command.py``); ``jitscope trace ...`` goes to ``cli/trace_command.py`` likewise, so that
-showing a small function costs about what JAX's own work costs. Every other command line, and any
-line those two do not parse, goes through typer.
+showing a small function costs about what JAX's own work costs; ``jitscope --version`` prints
+``jitscope.__version__`` without typer. Every other command line, and any line those do not parse,
+goes through typer, and so does every shell-completion request (``COMPLETE_VAR`` set), whatever
+its line.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import os
 import sys
 from typing import Any
 
+from jitscope.cli.fast_args import COMPLETE_VAR, version_text
 from jitscope.errors import EXIT_USAGE, JitscopeError
 
 #: Exit code for a bug in jitscope itself (distinct from usage errors and findings).
@@ -70,25 +73,30 @@ def _exit_if_interrupted() -> None:
 
 def _main(argv: list[str] | None) -> None:
     args = sys.argv[1:] if argv is None else argv
-    if args[:1] not in (["run"], ["doctor"], ["--help"], ["-h"], []) and argv is None:
+    fast = not os.environ.get(COMPLETE_VAR)
+    if fast and args == ["--version"]:
+        print(version_text())
+        return
+    if fast and args[:1] not in (["run"], ["doctor"], ["--help"], ["-h"], []) and argv is None:
         from jitscope.faults import exit_soon_after_interrupt
 
         exit_soon_after_interrupt()  # Ctrl-C ends every command within a second (run's and doctor's: the program's)
     try:
-        if args[:1] == ["run"]:
+        if fast and args[:1] == ["run"]:
             from jitscope.cli.run_command import main_fast
 
             code = main_fast(args[1:])
             if code is not None:
                 sys.exit(code)
-        if args[:1] == ["trace"]:
+        if fast and args[:1] == ["trace"]:
             from jitscope.cli.trace_command import main_fast as trace_fast
 
             if trace_fast(args[1:]):
                 sys.exit(0)  # as typer ends a command (main's SystemExit handling relies on it)
         from jitscope.cli.commands import app_for
 
-        app_for(args)(args=argv, prog_name="jitscope")
+        # A completion request's words are in the environment, not on the line: it gets every command.
+        app_for(args if fast else ())(args=argv, prog_name="jitscope")
     except JitscopeError as err:
         with contextlib.suppress(OSError):  # stderr itself full or closed: the exit code still says it
             report_error(err)

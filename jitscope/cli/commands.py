@@ -19,7 +19,7 @@ from typing import Any
 
 import typer
 
-from jitscope import __version__
+from jitscope.cli.fast_args import version_text
 
 #: Command modules under ``jitscope.cli``, in the order ``--help`` lists them.
 COMMAND_MODULES: tuple[str, ...] = ("doctor", "trace", "bench", "profile", "memory", "diff", "lint", "run", "merge",
@@ -49,7 +49,7 @@ def build_app(commands: Sequence[str] = COMMAND_MODULES) -> typer.Typer:
         name="jitscope",
         help="See what jax.jit really does to your code: jaxpr, StableHLO, HLO, timing and lint.",
         no_args_is_help=True,
-        add_completion=False,
+        add_completion=True,  # --install-completion, --show-completion and the _JITSCOPE_COMPLETE protocol
         pretty_exceptions_enable=False,
         rich_markup_mode=None if help_width else "rich",
         context_settings={
@@ -72,7 +72,7 @@ def app_for(args: Sequence[str]) -> typer.Typer:
 
 def _version_callback(value: bool) -> None:
     if value:
-        typer.echo(f"jitscope {__version__}")
+        typer.echo(version_text())
         raise typer.Exit()
 
 

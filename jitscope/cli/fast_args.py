@@ -15,9 +15,23 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from jitscope import __version__
+
 #: Set (to anything) to parse every command line with typer (and print every report through rich: see
 #: ``report/writers/plain_text.py``), as before the fast paths: for debugging and tests.
 ESCAPE_HATCH = "JITSCOPE_NO_FAST_PATH"
+
+
+#: Click's shell-completion protocol (typer's ``--install-completion`` scripts): the shell runs
+#: ``jitscope`` with this set and the words typed so far in ``COMP_WORDS`` or ``_TYPER_COMPLETE_ARGS``.
+#: Only typer can answer it, so no fast path takes a line while it is set (``cli/app.py``).
+COMPLETE_VAR = "_JITSCOPE_COMPLETE"
+
+
+def version_text() -> str:
+    """What ``jitscope --version`` prints, on the fast path and through typer: the version written once, in
+    ``jitscope/__init__.py``."""
+    return f"jitscope {__version__}"
 
 
 def enabled() -> bool:
