@@ -7,8 +7,8 @@ from typing import Annotated
 
 import typer
 
-from jitscope.cli.options import ReportFormat, format_option
-from jitscope.report.formats import resolve_format
+from jitscope.api.checks import format_of
+from jitscope.cli.options import format_option
 
 
 def doctor(
@@ -24,7 +24,7 @@ def doctor(
                                                          "top five.")] = False,
     effects: Annotated[bool, typer.Option("--effects/--no-effects",
                                           help="Watch for side effects while JAX traces.")] = True,
-    fmt: Annotated[ReportFormat | None, format_option(
+    fmt: Annotated[str | None, format_option(
         what=" (json: one versioned document; html needs --out). Without --out the report goes to stderr "
              "(stdout is the program's)")] = None,
     out: Annotated[Path | None, typer.Option(help="Write the report to this file (the suffix picks the format); "
@@ -35,7 +35,7 @@ def doctor(
     ranked by the seconds it cost, each with the change and its gain. Options go before SCRIPT."""
     from jitscope.api.commands.doctor import doctor_command
 
-    fmt_name = resolve_format(fmt, out)
+    fmt_name = format_of(fmt, out)
     raise typer.Exit(doctor_command(tuple(program or ()), module, fmt_name, out, fail_on=fail_on,
                                     show_all=show_all, effects=effects))
 

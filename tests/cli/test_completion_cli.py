@@ -14,7 +14,7 @@ import pytest
 import jitscope
 from tests.conftest import ROOT, run_cli
 
-COMMANDS = ("trace", "bench", "profile", "memory", "diff", "lint", "run", "merge", "rule", "lsp")
+COMMANDS = ("doctor", "trace", "bench", "profile", "memory", "diff", "lint", "run", "merge", "rule", "lsp")
 
 
 def complete(words: str, *argv: str, shell: str = "bash", cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:

@@ -55,16 +55,18 @@ def doctor(program: str | Path, *args: str, module: bool = False, effects: bool 
     >>> result = jitscope.doctor("train.py", "--steps", "100")
     >>> result.findings[0].title, result.findings[0].gain_s
     """
-    from jitscope.errors import UsageError
+    from jitscope.api.checks import check_flag, check_path, check_text, type_error
     from jitscope.run.program import Program, check_program
 
-    if not isinstance(program, (str, Path)) or (module and not isinstance(program, str)):
-        raise UsageError(f"doctor(program=...) takes a script path{' or module name' if module else ''}, "
-                         f"not {type(program).__name__}", hint='for example jitscope.doctor("train.py")')
-    bad = [a for a in args if not isinstance(a, str)]
-    if bad:
-        raise UsageError(f"doctor(...): the program's arguments are strings, not {type(bad[0]).__name__}",
-                         hint="pass them as sys.argv holds them: str(value)")
+    check_flag("module", module)
+    check_flag("effects", effects)
+    if module:
+        check_text("program", program, none_ok=False)
+    else:
+        check_path("program", program, none_ok=False)
+    bad = next((a for a in args if not isinstance(a, str)), None)
+    if bad is not None:
+        raise type_error("the program's arguments (*args)", bad, "str, as sys.argv holds them")
     target = Program(None, str(program), tuple(args)) if module else Program(str(program), None, tuple(args))
     check_program(target)
     return run_doctor(target, effects=effects)
