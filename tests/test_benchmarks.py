@@ -168,3 +168,13 @@ def test_gpu_check_row_says_when_a_case_does_not_fit_the_device(monkeypatch: pyt
     assert [row["case"] for row in rows] == ["matmul", "convolution", "transformer step"]
     assert all(row["status"] == "skipped: the device ran out of memory for this case" for row in rows)
     assert "needs about" in rows[0]["detail"] and "the device has 0.0 GiB" in rows[0]["detail"]
+
+
+def test_doctor_cost_quick_times_python_against_doctor_on_one_example() -> None:
+    result = subprocess.run([sys.executable, str(BENCHMARKS / "doctor_cost.py"), "--quick"], capture_output=True,
+                            text=True, timeout=600, check=False, cwd=ROOT)
+    assert result.returncode == 0, result.stderr[-3000:]
+    (row,) = [line for line in result.stdout.splitlines() if line.startswith("examples/train_loop.py")]
+    python_s, doctor_s = (float(cell.rstrip("s")) for cell in row.split()[1:3])
+    assert python_s > 0 and doctor_s > 0
+    assert "the budget of the program's own time + 30 s" in result.stdout
