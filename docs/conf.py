@@ -66,7 +66,8 @@ programoutput_use_ansi = False
 
 html_theme = "sphinx_book_theme"
 html_title = f"jitscope {version}"
-html_static_path: list[str] = []
+html_static_path = ["_static"]
+html_favicon = "_static/favicon.svg"
 html_theme_options = {
     "show_toc_level": 2,
     "home_page_in_toc": True,
