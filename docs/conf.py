@@ -36,6 +36,7 @@ extensions = [
     "myst_parser",
     "sphinx.ext.autodoc",
     "sphinxcontrib.programoutput",
+    "jitscope_docs.examples",  # a failing example command fails the build at its page and line
     "jitscope_docs",
 ]
 source_suffix = {".md": "markdown"}
@@ -66,8 +67,8 @@ programoutput_use_ansi = False
 
 html_theme = "sphinx_book_theme"
 html_title = f"jitscope {version}"
-html_static_path = ["_static"]
-html_favicon = "_static/favicon.svg"
+html_static_path = [str(DOCS / "_static")]
+html_favicon = str(DOCS / "_static" / "favicon.svg")
 html_theme_options = {
     "show_toc_level": 2,
     "home_page_in_toc": True,

@@ -44,6 +44,7 @@ def test_broken_references_and_failing_examples_fail_the_build_with_file_and_lin
     err = proc.stderr
     assert f"{tmp_path / 'src' / 'index.md'}:3: WARNING" in err and "gone" in err, err
     assert f"{tmp_path / 'src' / 'other.md'}:5: WARNING" in err and "jitscope.no_such_function" in err, err
-    assert "Unexpected return code 2" in err and "no_such_file.py" in err, err
+    assert (f"{tmp_path / 'src' / 'other.md'}:7: WARNING: example command `jitscope trace no_such_file.py:f` "
+            "exited 2, not 0: error: file not found: no_such_file.py") in err, err
     assert err.count("WARNING") == 3, err  # what resolves (a page, the API, a command that works) is no warning
     assert "print-in-traced-code" in (tmp_path / "html" / "other.html").read_text(encoding="utf-8")

@@ -4,7 +4,8 @@ At ``builder-inited`` it writes ``reference/cli/*.md`` (one page per command, fr
 click parameters), ``reference/rules/*.md`` (one page per lint rule, from the registry) and
 ``reference/schemas.md`` (from the JSON records), each only when its text changed, so an incremental
 build rebuilds what changed. Those files are generated: ``.gitignore`` lists them, nobody edits them.
-It also checks that ``reference/config.md`` names every ``[tool.jitscope.lint]`` key ``config.py``
+``jitscope_docs.examples`` (loaded with it) fails the build at the page and line of an example
+command that fails. It also checks that ``reference/config.md`` names every ``[tool.jitscope.lint]`` key ``config.py``
 accepts. The page text comes from the modules beside this one, which import no Sphinx (the tests
 call them directly).
 """
@@ -58,4 +59,5 @@ def _on_builder_inited(app: Any) -> None:
 
 def setup(app: Any) -> dict[str, Any]:
     app.connect("builder-inited", _on_builder_inited)
+    app.setup_extension("jitscope_docs.examples")
     return {"parallel_read_safe": True, "parallel_write_safe": True, "version": "1"}
