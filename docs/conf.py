@@ -21,8 +21,8 @@ ROOT = DOCS.parent
 sys.path[:0] = [str(ROOT), str(DOCS / "_ext")]
 os.environ["PYTHONPATH"] = os.pathsep.join([str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])])
 os.environ["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])
-# Output as a pipe gets it, whatever terminal runs the build: plain text, as wide as a code block on the page.
-os.environ.update({"NO_COLOR": "1", "COLUMNS": "88", "JAX_PLATFORMS": "cpu"})
+# Output as a pipe gets it, whatever terminal runs the build: plain text, 100 columns.
+os.environ.update({"NO_COLOR": "1", "COLUMNS": "100", "JAX_PLATFORMS": "cpu"})
 os.environ.pop("FORCE_COLOR", None)
 
 import jitscope  # noqa: E402
