@@ -2,7 +2,7 @@
 
 Every ``import`` in ``jitscope/`` counts, wherever it is written: at the top of a module, inside a
 function (a lazy import is still a dependency) or under ``if TYPE_CHECKING:``. ``LAYERS`` below is
-the one written-down order (``docs/architecture.md`` explains it); a package may import its own
+the one written-down order (``docs/explanation/architecture.md`` explains it); a package may import its own
 modules and anything in its layer or below.
 
 Imports of the root package ``jitscope`` itself (``from jitscope import __version__``) are not

@@ -1,6 +1,7 @@
-"""The README's commands, run as written: a docs test, so the README cannot drift from the tool.
+"""The documentation's commands, run as written, so the docs cannot drift from the tool.
 
-Every command in a ```bash or ```console block is run with bash in a scratch copy of the
+Every page of the docs site (``docs/**/*.md``, less the pages the build generates) is read. Every
+command in a ```bash or ```console block is run with bash in a scratch copy of the
 examples, unless it needs the network, installs packages or is this test suite itself
 (``SKIPPED`` says which and why). A ```console block's output lines are an excerpt: each
 must appear in the command's output, in order (whitespace-insensitive; ``...`` skips, and a
@@ -22,9 +23,17 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-#: The README is the front door; its commands are the guide's (checked below), which this file runs.
+#: The README is the front door; its commands are the docs pages' (checked below), which this file runs.
 FRONT = ROOT / "README.md"
-README = ROOT / "docs" / "guide.md"
+DOCS = ROOT / "docs"
+#: Pages docs/_ext/jitscope_docs writes while the site builds (from jitscope itself; never edited).
+GENERATED = ("reference/cli/", "reference/rules/", "reference/schemas.md", "_build/")
+
+
+def doc_pages() -> list[Path]:
+    """The hand-written pages of the docs site, in a stable order."""
+    return sorted(p for p in DOCS.rglob("*.md")
+                  if not p.relative_to(DOCS).as_posix().startswith(GENERATED))
 
 #: Commands (or the part of a `&&` chain) not run here, by pattern, with the reason.
 SKIPPED = {
@@ -69,6 +78,11 @@ class Command:
     text: str
     excerpt: tuple[str, ...]  # expected output lines (console blocks only)
     block: int = 0  # the line its code block starts on: a block's commands run in order, in one folder
+    page: str = ""  # the page, relative to docs/
+
+    @property
+    def where(self) -> str:
+        return f"docs/{self.page}:{self.line}" if self.page else str(self.line)
 
 
 def _join_continuations(lines: list[str]) -> list[tuple[int, str]]:
@@ -87,7 +101,7 @@ def _join_continuations(lines: list[str]) -> list[tuple[int, str]]:
     return out
 
 
-def readme_commands(text: str) -> list[Command]:
+def readme_commands(text: str, page: str = "") -> list[Command]:
     commands: list[Command] = []
     for match in _BLOCK.finditer(text):
         kind, body = match.group(1), match.group(2)
@@ -96,7 +110,7 @@ def readme_commands(text: str) -> list[Command]:
         if kind == "bash":
             for offset, cmd in _join_continuations(lines):
                 if cmd.strip() and not cmd.lstrip().startswith("#"):
-                    commands.append(Command(first_line + offset, cmd.strip(), (), first_line))
+                    commands.append(Command(first_line + offset, cmd.strip(), (), first_line, page))
             continue
         # console: "$ cmd" lines (with "\\" continuations), each followed by an excerpt of its output.
         cmd_lines: list[str] = []
@@ -109,10 +123,10 @@ def readme_commands(text: str) -> list[Command]:
                     cmd_lines.append(line)
                 if not line.rstrip().endswith("\\"):
                     cmd = _join_continuations(cmd_lines)[0][1]
-                    commands.append(Command(line_no, cmd.strip(), (), first_line))
+                    commands.append(Command(line_no, cmd.strip(), (), first_line, page))
             elif commands and commands[-1].line >= first_line:
                 last = commands[-1]
-                commands[-1] = Command(last.line, last.text, (*last.excerpt, line), last.block)
+                commands[-1] = Command(last.line, last.text, (*last.excerpt, line), last.block, page)
     return commands
 
 
@@ -136,10 +150,15 @@ def runnable_parts(cmd: str) -> list[str]:
     return [p for p in parts if p and not any(re.search(pattern, p) for pattern in SKIPPED)]
 
 
-COMMANDS = readme_commands(README.read_text(encoding="utf-8"))
+COMMANDS = [c for page in doc_pages()
+            for c in readme_commands(page.read_text(encoding="utf-8"), page.relative_to(DOCS).as_posix())]
 RUNNABLE = [c for c in COMMANDS if runnable_parts(c.text)]
 #: Commands by code block: a later command may read what an earlier one wrote (`--save`, then `--compare`).
-BLOCKS = [[c for c in RUNNABLE if c.block == b] for b in sorted({c.block for c in RUNNABLE})]
+BLOCKS = [[c for c in RUNNABLE if (c.page, c.block) == key]
+          for key in sorted({(c.page, c.block) for c in RUNNABLE})]
+# A block that repeats one run on another page (the tour shows a command its guide runs) runs once.
+BLOCKS = [b for i, b in enumerate(BLOCKS)
+          if [c.text for c in b] not in [[c.text for c in earlier] for earlier in BLOCKS[:i]]]
 
 
 def _normalise(text: str) -> str:
@@ -156,11 +175,11 @@ def assert_excerpt(output: str, excerpt: tuple[str, ...], where: str) -> None:
         if line.endswith("..."):
             line = line[:-3].rstrip()
         found = flat.find(line, position)
-        assert found >= 0, f"README line {where}: output does not contain, in order:\n  {raw}\n--- output ---\n{output}"
+        assert found >= 0, f"docs line {where}: output does not contain, in order:\n  {raw}\n--- output ---\n{output}"
         position = found + len(line)
 
 
-def test_the_readme_has_commands_to_check() -> None:
+def test_the_docs_have_commands_to_check() -> None:
     # The parser must find the set-up commands and the per-command sections, or the docs test
     # below silently checks nothing.
     texts = [c.text for c in COMMANDS]
@@ -193,7 +212,7 @@ def _needs_models(block: list[Command]) -> bool:
 
 
 @pytest.mark.parametrize("block", [pytest.param(b, marks=[pytest.mark.models] if _needs_models(b) else [])
-                                   for b in BLOCKS], ids=[f"L{b[0].block}:{b[0].text[:50]}" for b in BLOCKS])
+                                   for b in BLOCKS], ids=[f"{b[0].page}:L{b[0].block}:{b[0].text[:50]}" for b in BLOCKS])
 def test_readme_block_runs_as_documented(block: list[Command], workdir: Path) -> None:
     for command in block:
         for key, libraries in REQUIRES.items():
@@ -219,12 +238,12 @@ def run_documented(command: Command, workdir: Path, env: dict[str, str]) -> None
             ["bash", "-c", script], cwd=workdir, env=env, capture_output=True, text=True, timeout=300, check=False
         )
         output = proc.stdout + proc.stderr
-        where = f"{command.line} `{part}`"
+        where = f"{command.where} `{part}`"
         assert "Traceback (most recent call last)" not in output and "internal error" not in output, (
-            f"README line {where} crashed:\n{output}"
+            f"docs line {where} crashed:\n{output}"
         )
-        assert proc.returncode in expected, f"README line {where}: exit {proc.returncode}, expected {expected}\n{output}"
-    assert_excerpt(output, command.excerpt, str(command.line))
+        assert proc.returncode in expected, f"docs line {where}: exit {proc.returncode}, expected {expected}\n{output}"
+    assert_excerpt(output, command.excerpt, command.where)
 
 
 def test_console_blocks_are_parsed_into_commands_and_excerpts() -> None:
@@ -245,11 +264,11 @@ def test_an_excerpt_that_drifted_from_the_output_fails() -> None:
 
 
 def _schema_block(kind: str) -> str:
-    text = README.read_text(encoding="utf-8")
+    text = "\n".join(page.read_text(encoding="utf-8") for page in doc_pages())
     for match in re.finditer(r"^```text\n(.*?)^```", text, re.DOTALL | re.MULTILINE):
         if f'"kind": "{kind}"' in match.group(1):
             return match.group(1)
-    raise AssertionError(f"the README has no schema block for {kind}")
+    raise AssertionError(f"no docs page has a schema block for {kind}")
 
 
 def test_bench_json_schema_in_the_readme_names_every_field() -> None:
@@ -283,10 +302,9 @@ def test_bench_json_schema_in_the_readme_names_every_field() -> None:
 
 
 def _api_examples() -> list[str]:
-    """The ```python blocks of the README's "Python API and notebooks" section: complete, runnable scripts."""
-    text = README.read_text()
-    section = text.split("\n## Python API and notebooks\n", 1)[1].split("\n## ", 1)[0]
-    return re.findall(r"^```python\n(.*?)^```", section, re.DOTALL | re.MULTILINE)
+    """The ```python blocks of the "Python API and notebooks" page: complete, runnable scripts."""
+    text = (DOCS / "guides" / "notebooks.md").read_text(encoding="utf-8")
+    return re.findall(r"^```python\n(.*?)^```", text, re.DOTALL | re.MULTILINE)
 
 
 def test_the_python_api_examples_run_as_written(workdir: Path) -> None:
@@ -301,13 +319,13 @@ def test_the_python_api_examples_run_as_written(workdir: Path) -> None:
     assert (workdir / "examples" / "train_step.html").read_text().startswith("<!DOCTYPE html>")
 
 
-def test_the_front_readme_is_short_and_its_commands_are_the_guides() -> None:
-    """README.md is read in two minutes; every command it shows is one the guide has, so it is run above."""
+def test_the_front_readme_is_short_and_its_commands_are_the_docs() -> None:
+    """README.md is read in two minutes; every command it shows is one a docs page has, so it is run above."""
     front = FRONT.read_text(encoding="utf-8")
     assert len(front.splitlines()) <= 150
-    guide = README.read_text(encoding="utf-8")
+    guide = "\n".join(page.read_text(encoding="utf-8") for page in doc_pages())
     for block in re.findall(r"^```bash\n(.*?)^```", front, re.DOTALL | re.MULTILINE):
         for line in block.splitlines():
             command = _strip_comment(line).strip()
             if command:
-                assert command in guide, f"README.md shows a command the guide does not run: {command}"
+                assert command in guide, f"README.md shows a command no docs page runs: {command}"

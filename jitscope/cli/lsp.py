@@ -28,12 +28,12 @@ def lsp(
     """Serve lint findings to an editor (VS Code, Neovim...): diagnostics, rule docs on hover, quick fixes.
 
     Reads [tool.jitscope.lint] from the pyproject.toml above each file, as jitscope lint does; never
-    imports or runs your code. See docs/guide.md, "In your editor", for the editor set-up.
+    imports or runs your code. See docs/guides/lint.md, "In your editor", for the editor set-up.
     """
     serve = _load_server()
     if sys.stdin is not None and sys.stdin.isatty():
         print("jitscope lsp: speaking the Language Server Protocol on stdin/stdout; start it from your editor "
-              "(docs/guide.md: In your editor). Ctrl-C to stop.", file=sys.stderr)
+              "(docs/guides/lint.md: In your editor). Ctrl-C to stop.", file=sys.stderr)
     code = serve(debounce)
     if code:
         raise typer.Exit(code)

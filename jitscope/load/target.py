@@ -220,7 +220,7 @@ def load_targets(text: str, cwd: Path | None = None) -> list[TargetHandle]:
     if not with_examples:
         raise TargetError(
             f"{head} has no jitted function with example arguments",
-            hint="declare JITSCOPE_EXAMPLES in the module (see docs/guide.md) or name a function and pass --shapes",
+            hint="declare JITSCOPE_EXAMPLES in the module (see docs/guides/trace.md) or name a function and pass --shapes",
         )
     return with_examples
 
