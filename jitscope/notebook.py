@@ -5,7 +5,9 @@
   ``jitscope.trace/bench/profile/memory``;
 - ``%jitscope run train(3)`` and the cell magic ``%%jitscope run``: every compile of the statement or the
   cell (``jitscope.watch``), with the cause of each recompile;
-- ``%jitscope lint [PATH]``: the linter on files.
+- ``%jitscope lint [PATH]``: the linter on files;
+- ``%jitscope doctor train.py ARGS`` (a script, as ``jitscope doctor``), ``%jitscope doctor STATEMENT`` and
+  ``%%jitscope doctor``: what to fix first in the program, the statement or the cell, ranked by its cost.
 
 Options come before the call, named like the CLI's: ``%jitscope bench --budget 0.2 f(x)``,
 ``%jitscope trace --stages jaxpr --static n f(x, n=3)``, ``%%jitscope run --fresh``; ``--out FILE`` also
@@ -56,11 +58,12 @@ OPTIONS: dict[str, dict[str, _Option]] = {
     "memory": {"--fail-over": _Option("fail_over", str), "--try-remat": _Option("try_remat"),
                "--static": _Option("static_argnames", _names, repeat=True), **_COMMON},
     "run": {"--fresh": _Option("fresh"), "--no-effects": _Option("effects", None, False), **_COMMON},
+    "doctor": {"--fresh": _Option("fresh"), "--no-effects": _Option("effects", None, False), **_COMMON},
     "lint": {"--select": _Option("select", _names, repeat=True), "--ignore": _Option("ignore", _names, repeat=True),
              "--fail-on": _Option("fail_on", str), **_COMMON},
 }
-USAGE = ("%jitscope [-o] trace|bench|profile|memory [OPTIONS] f(args...), %jitscope run [--fresh] STATEMENT, "
-         "%%jitscope run [--fresh], %jitscope lint [PATH]")
+USAGE = ("%jitscope [-o] trace|bench|profile|memory [OPTIONS] f(args...), %jitscope run|doctor [--fresh] STATEMENT, "
+         "%%jitscope run|doctor [--fresh], %jitscope doctor SCRIPT.py [ARGS], %jitscope lint [PATH]")
 
 
 def load_ipython_extension(ipython: Any) -> None:
@@ -98,7 +101,7 @@ def run_magic(ipython: Any, line: str, cell: str | None) -> Any:
         raise UsageError(f"unknown command {command!r}", hint=f"usage: {USAGE}")
     options, rest = _parse_options(command, rest)
     out = options.pop("out", None)
-    if cell is not None and command != "run":
+    if cell is not None and command not in ("run", "doctor"):
         raise UsageError(f"%%jitscope {command} is not a cell magic", hint=f"use the line magic: %jitscope {command} "
                          "f(x), or %%jitscope run to watch a cell's compiles")
     result = _as_options(command, lambda: _run(ipython, command, options, rest, cell))
@@ -134,6 +137,8 @@ def _run(ipython: Any, command: str, options: dict[str, Any], rest: str, cell: s
 
     if command == "lint":
         return jitscope.lint(rest.strip() or ".", **options)
+    if command == "doctor":
+        return _doctor(ipython, options, rest, cell)
     if command == "run":
         code = cell if cell is not None else rest
         if not code.strip():
@@ -153,6 +158,27 @@ def _run(ipython: Any, command: str, options: dict[str, Any], rest: str, cell: s
         raise UsageError(f"{clash[0]}= is both an option and an argument of the call",
                          hint="pass the function's own keyword through functools.partial")
     return api(fn, *args, **options, **kwargs)
+
+
+def _doctor(ipython: Any, options: dict[str, Any], rest: str, cell: str | None) -> Any:
+    """A script (``train.py ARGS``) runs as ``jitscope doctor`` runs it; a statement or a cell is watched as
+    ``%jitscope run`` watches it, and its record diagnosed the same way."""
+    import shlex
+
+    import jitscope
+    from jitscope.api.commands.doctor import DoctorResult
+    from jitscope.doctor.program import diagnose_record
+
+    words = shlex.split(rest) if cell is None and rest.strip() else []
+    if words and words[0].endswith(".py"):
+        fresh = options.pop("fresh", False)
+        if fresh:
+            from jitscope.testing.watch import clear_jax_caches
+
+            clear_jax_caches()
+        return jitscope.doctor(words[0], *words[1:], **options)
+    watched = _run(ipython, "run", options, rest, cell)
+    return DoctorResult(diagnose_record(watched.record), watched.record)
 
 
 def _parse_options(command: str, rest: str) -> tuple[dict[str, Any], str]:

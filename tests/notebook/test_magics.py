@@ -44,6 +44,7 @@ def executed() -> list[list[dict]]:
         "%jitscope memory f(x, w)",
         "def noisy(key, x):\n    return jax.random.normal(key, x.shape) + x",
         "%jitscope trace --stages jaxpr noisy(jax.random.key(0), x)",
+        "%%jitscope doctor --fresh\nfor n in range(1, 7):\n    f(jnp.ones((n, 16)), w)",
     ]
     notebook = nbformat.v4.new_notebook()
     notebook.cells = [nbformat.v4.new_code_cell(source) for source in cells]
@@ -164,3 +165,9 @@ def test_trace_magic_takes_a_typed_prng_key(executed):
     text = _text(executed[13])
     assert "noisy(key<fry>[], f32[8,16])" in text and "error" not in text
     assert "jitscope trace" in _report(_html(executed[13]))
+
+
+def test_doctor_cell_magic_ranks_what_the_cell_hit(executed):
+    page = _report(_html(executed[14]))
+    assert "jitscope doctor" in page and "what to fix first" in page
+    assert "compiled again 5 times for 6 shapes of x" in page  # --fresh: what earlier cells compiled counts too
