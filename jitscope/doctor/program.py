@@ -3,25 +3,37 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 from jitscope.doctor.findings import diagnose, noise_floor
-from jitscope.model.doctor import DoctorReport
+from jitscope.model.doctor import TRACE_EFFECT, DoctorReport
 from jitscope.model.run import USER, RunRecord
 from jitscope.run.program import Program
 from jitscope.units import plural
 
+if TYPE_CHECKING:
+    from jitscope.doctor.measure import Recorder
+
 
 def doctor_program(program: Program, *, effects: bool = True) -> tuple[DoctorReport, RunRecord]:
     """Run ``program`` as ``jitscope run`` does and diagnose it; the report and the run it comes from."""
+    from jitscope.doctor.measure import Recorder
     from jitscope.run.session import run_observed
 
-    record = run_observed(program, effects=effects)
-    return diagnose_record(record), record
+    recorder = Recorder()
+    record = run_observed(program, effects=effects, on_compile=recorder)
+    return diagnose_record(record, recorder), record
 
 
-def diagnose_record(record: RunRecord) -> DoctorReport:
-    """A run's record (this run's, or a saved ``run --out`` report read back) -> the doctor's report."""
+def diagnose_record(record: RunRecord, recorder: Recorder | None = None) -> DoctorReport:
+    """A run's record (this run's, or a saved ``run --out`` report read back) -> the doctor's report; with the
+    run's calls (``recorder``), the changes that can be tried are tried and their gains measured."""
     findings, below = diagnose(record)
+    if recorder is not None and recorder.calls:
+        from jitscope.doctor.measure import measure
+
+        findings = measure(findings, recorder)
+        findings.sort(key=lambda f: (f.kind == TRACE_EFFECT, -f.cost_s, -f.count, f.title))
     compiles = sum(e.compiled for e in record.events if e.kind == USER)
     notes = list(_notes(record, compiles))
     return DoctorReport(

@@ -8,6 +8,7 @@ import sys
 from collections.abc import Callable, Iterator
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 from jitscope.model.run import (
     RUN_SCHEMA_VERSION,
@@ -61,10 +62,13 @@ TRACE_TIMES_NOTE = ("trace times include jitscope's side-effect monitor, which s
 
 def run_observed(program: Program, *, effects: bool = True, gates: Gates | None = None,
                  on_event: Callable[[CompileEvent], None] | None = None, capture: Path | None = None,
-                 checkpoint_to: str | None = None) -> RunRecord:
+                 checkpoint_to: str | None = None,
+                 on_compile: Callable[[CompileEvent, Any], None] | None = None) -> RunRecord:
     """Run ``program`` with the observer installed; the record is built even when the program fails.
 
     ``capture``: a folder to write every compile's abstract signature to (``run/signature.py``).
+    ``on_compile``: called with each compile of a user's function and its call (live objects: a handle),
+    as ``--capture``'s writer is (``doctor`` keeps them abstract, to try its changes after the run).
     ``checkpoint_to``: the JSON ``--out``; in one process of a multi-process program, the partial
     report is rewritten there (per process: ``run/processes.py``) after compiles while it runs.
     """
@@ -78,7 +82,9 @@ def run_observed(program: Program, *, effects: bool = True, gates: Gates | None 
     if checkpoint_to is not None:
         checkpoints = Checkpoints(lambda: _write_checkpoint(observer, program, checkpoint_to))
         on_event = _checkpointing(on_event, checkpoints)
-    observer = RunObserver(effects=effects, on_event=on_event, on_compile=writer, processes=processes)
+    if writer is not None and on_compile is not None:
+        raise ValueError("run_observed takes capture or on_compile, not both")
+    observer = RunObserver(effects=effects, on_event=on_event, on_compile=writer or on_compile, processes=processes)
     outcome = Outcome(1, "did not run")
     started_in = os.getpid()
     try:

@@ -33,10 +33,22 @@ def test_a_static_learning_rate_is_found_at_its_jit_with_the_gate(tmp_path: Path
     assert proc.returncode == 1, proc.stderr  # the gate: the recompiles are well over 5% of the run
     first = findings(proc, out)[0]
     assert first["kind"] == "recompile-static-value" and first["location"]["line"] == 9
-    assert first["count"] == 7 and first["gain"] == "estimated" and 0 < first["gain_s"] <= first["cost_s"]
+    assert first["count"] == 7 and 0 < first["gain_s"] <= first["cost_s"]
+    # tried: step jitted again with lr traced compiles once for the run's 8 calls, so all 7 recompiles go
+    assert first["gain"] == "measured" and "makes 1 compile where the run made 8" in first["gain_note"]
+    assert first["gain_s"] == first["cost_s"]
     assert "1. `step` compiled again 7 times, once per new value of lr (static)" in proc.stderr
     assert proc.stderr.strip().splitlines()[-1].startswith("error: jitscope doctor: avoidable")
     assert proc.stdout.strip().replace(".", "").replace("-", "").isdigit()  # the program's own stdout, untouched
+
+
+def test_a_static_argument_that_picks_a_code_path_is_tried_and_kept_static(tmp_path: Path) -> None:
+    out = tmp_path / "doctor.json"
+    proc = doctor("--out", str(out), "static_branch.py")
+    assert proc.returncode == 0, proc.stderr
+    first = findings(proc, out)[0]
+    assert first["kind"] == "recompile-static-value" and first["gain"] == "none" and first["gain_s"] == 0
+    assert first["change"].startswith("keep depth static (tried traced, it fails: TracerIntegerConversionError")
 
 
 @pytest.mark.parametrize(("program", "kind", "line"), [("jit_in_loop.py", "jit-in-loop", 9),
