@@ -11,10 +11,14 @@ still never read. At most ``limit`` bytes are read: a larger file is refused, no
 
 from __future__ import annotations
 
+import json
 import os
 import stat
+from typing import Any, TypeVar
 
 from jitscope.errors import UsageError
+
+T = TypeVar("T")
 
 #: The most a saved jitscope document may hold: a large model's run report, all compiles' HLO kept.
 MAX_REPORT_BYTES = 512 * 1024 * 1024
@@ -95,3 +99,67 @@ def read_input(path: str | os.PathLike[str], what: str, *, limit: int = MAX_REPO
 
 def _size(n: int) -> str:
     return f"{n // 2**20:,} MiB" if n >= 2**20 else f"{n:,} bytes"
+
+
+#: How deep a saved document may nest lists and objects. jitscope's own documents stay under 20 levels (a
+#: capture's argument pytrees add their own); deeper is a tampered file, refused before anything walks it.
+MAX_DEPTH = 200
+
+
+def read_json(path: str | os.PathLike[str], what: str, *, shown: str | os.PathLike[str] | None = None,
+              raw: bytes | None = None) -> Any:
+    """The JSON document in the file ``path`` (``raw``, when already read), or one ``UsageError`` line naming
+    ``what`` it was meant to be and the file: not UTF-8, not JSON, or nested deeper than ``MAX_DEPTH``.
+
+    Every saved document jitscope reads back comes through here, then ``read_record`` (or, for a document
+    that is no record, its own checks of the fields it uses)."""
+    shown = os.fspath(path if shown is None else shown)
+    data = read_input(path, what, shown=shown) if raw is None else raw
+    try:
+        document = json.loads(data.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise UsageError(f"{what} {shown} is not UTF-8 text (byte {exc.start}): not a document jitscope wrote",
+                         hint="name the file jitscope wrote") from None
+    except RecursionError:  # json's parser recurses once per level: 100,000 brackets exhaust the stack
+        raise UsageError(f"{what} {shown} is nested too deeply: not a document jitscope wrote",
+                         hint="name the file jitscope wrote") from None
+    except ValueError as exc:  # JSONDecodeError; an integer of more than 4,300 digits
+        raise UsageError(f"{what} {shown} is not JSON ({exc})", hint="name the file jitscope wrote") from None
+    too_deep = _deeper_than(document, MAX_DEPTH)
+    if too_deep is not None:
+        raise UsageError(f"{what} {shown}: {too_deep or 'the document'} is nested more than {MAX_DEPTH} levels "
+                         "deep: not a document jitscope wrote", hint="name the file jitscope wrote")
+    return document
+
+
+def _deeper_than(document: Any, limit: int) -> str | None:
+    """The field where ``document`` nests more than ``limit`` levels deep, None when it does not (no recursion)."""
+    stack: list[tuple[Any, str, int]] = [(document, "", 0)]
+    while stack:
+        value, at, depth = stack.pop()
+        if depth > limit:
+            return at
+        if isinstance(value, dict):
+            stack.extend((v, f"{at}.{k}" if at else str(k), depth + 1) for k, v in value.items())
+        elif isinstance(value, list):
+            stack.extend((v, f"{at}[{i}]", depth + 1) for i, v in enumerate(value))
+    return None
+
+
+def read_record(cls: type[T], data: Any, what: str, shown: str | os.PathLike[str]) -> T:
+    """``data`` (from ``read_json``) as a record of type ``cls``, every field checked against its type; one
+    ``UsageError`` line naming the file and the field for the first that does not fit."""
+    from jitscope.model.common import FieldError, from_jsonable
+
+    try:
+        return from_jsonable(cls, data)
+    except FieldError as exc:
+        raise UsageError(f"{what} {os.fspath(shown)}: {exc}: a damaged document, not read",
+                         hint="name the file jitscope wrote, unchanged") from None
+
+
+def require(ok: bool, what: str, shown: str | os.PathLike[str], field: str, problem: str) -> None:
+    """One ``UsageError`` line naming the file and ``field`` unless ``ok``: a check beyond a field's type."""
+    if not ok:
+        raise UsageError(f"{what} {os.fspath(shown)}: {field} {problem}: a damaged document, not read",
+                         hint="name the file jitscope wrote, unchanged")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 
 from jitscope.errors import UsageError
@@ -18,6 +19,6 @@ def parse_bytes(text: str, option: str = "--fail-over") -> int:
     if match is None:
         raise UsageError(f"{option}: cannot read {text!r} as a size", hint="write bytes, or e.g. 512MiB, 12GiB, 2GB")
     value = float(match.group(1)) * _SCALE[(match.group(2) or "").lower()]
-    if value <= 0:
-        raise UsageError(f"{option}: {text!r} is not a positive size")
+    if not (math.isfinite(value) and value > 0):  # 1e400 reads as infinity: a gate nothing could pass
+        raise UsageError(f"{option}: {text!r} is not a finite positive size", hint="write e.g. 512MiB, 12GiB, 2GB")
     return int(value)

@@ -8,6 +8,7 @@ timings differs). ``runtime`` needs ``--bench`` and only counts a slowdown the b
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
 
@@ -50,6 +51,8 @@ def parse_rules(text: str) -> tuple[Rule, ...]:
             raise UsageError(f"--fail-on: cannot read {part!r}",
                              hint="write METRIC>+N% or METRIC>+N, or one of " + ", ".join(FLAGS))
         name, number, unit = match.group(1).lower(), float(match.group(2)), (match.group(3) or "").lower()
+        if not math.isfinite(number):
+            raise UsageError(f"--fail-on: {part!r} is not a finite threshold")
         if name not in METRIC_NAMES:
             raise UsageError(f"--fail-on: unknown metric {name!r}", hint="metrics: " + ", ".join(METRIC_NAMES))
         if unit != "%" and unit not in _SCALE:
