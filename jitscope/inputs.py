@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import stat
 from typing import Any, TypeVar
 
@@ -116,20 +117,60 @@ def read_json(path: str | os.PathLike[str], what: str, *, shown: str | os.PathLi
     shown = os.fspath(path if shown is None else shown)
     data = read_input(path, what, shown=shown) if raw is None else raw
     try:
-        document = json.loads(data.decode("utf-8"))
+        text = data.decode("utf-8")
+        document = json.loads(text)
     except UnicodeDecodeError as exc:
         raise UsageError(f"{what} {shown} is not UTF-8 text (byte {exc.start}): not a document jitscope wrote",
                          hint="name the file jitscope wrote") from None
     except RecursionError:  # json's parser recurses once per level: 100,000 brackets exhaust the stack
-        raise UsageError(f"{what} {shown} is nested too deeply: not a document jitscope wrote",
-                         hint="name the file jitscope wrote") from None
+        too_deep: str | None = _too_deep_field(text)
     except ValueError as exc:  # JSONDecodeError; an integer of more than 4,300 digits
         raise UsageError(f"{what} {shown} is not JSON ({exc})", hint="name the file jitscope wrote") from None
-    too_deep = _deeper_than(document, MAX_DEPTH)
-    if too_deep is not None:
+    else:
+        too_deep = _deeper_than(document, MAX_DEPTH)
+    if too_deep is not None:  # named by the field that holds the nest: rows[0].x, not rows[0].x[0][0][0]...
+        too_deep = re.sub(r"(\[\d+\])+$", "", too_deep)
+        too_deep = too_deep if len(too_deep) <= 100 else f"{too_deep[:100]}..."
         raise UsageError(f"{what} {shown}: {too_deep or 'the document'} is nested more than {MAX_DEPTH} levels "
                          "deep: not a document jitscope wrote", hint="name the file jitscope wrote")
     return document
+
+
+_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}]')
+#: Stands for the part of a document nested too deeply for json to parse, so that the error can name its field.
+_PLACEHOLDER = "\u0000nested too deeply\u0000"
+
+
+def _too_deep_field(text: str) -> str:
+    """The field holding the first container nested more than ``MAX_DEPTH`` deep in ``text``, which json
+    cannot parse whole: that container is replaced by a placeholder and the rest parsed ("" when it cannot
+    be; no recursion, so 100,000 levels are fine)."""
+    depth, start = 0, None
+    for token in _TOKEN.finditer(text):
+        char = token.group()[0]
+        if char in "[{":
+            depth += 1
+            if depth == MAX_DEPTH + 1 and start is None:
+                start = token.start()
+        elif char in "]}":
+            depth -= 1
+            if depth == MAX_DEPTH and start is not None:
+                text = f"{text[:start]}{json.dumps(_PLACEHOLDER)}{text[token.end():]}"
+                break
+    try:
+        document = json.loads(text)
+    except (ValueError, RecursionError):
+        return ""
+    stack: list[tuple[Any, str]] = [(document, "")]
+    while stack:
+        value, at = stack.pop()
+        if value == _PLACEHOLDER:
+            return at
+        if isinstance(value, dict):
+            stack.extend((v, f"{at}.{k}" if at else str(k)) for k, v in value.items())
+        elif isinstance(value, list):
+            stack.extend((v, f"{at}[{i}]") for i, v in enumerate(value))
+    return ""
 
 
 def _deeper_than(document: Any, limit: int) -> str | None:
