@@ -107,6 +107,10 @@ def _size(n: int) -> str:
 MAX_DEPTH = 200
 
 
+class NotJson(UsageError):
+    """A file named as a saved document is not UTF-8 JSON text at all (one cut short, or some other file)."""
+
+
 def read_json(path: str | os.PathLike[str], what: str, *, shown: str | os.PathLike[str] | None = None,
               raw: bytes | None = None) -> Any:
     """The JSON document in the file ``path`` (``raw``, when already read), or one ``UsageError`` line naming
@@ -120,12 +124,12 @@ def read_json(path: str | os.PathLike[str], what: str, *, shown: str | os.PathLi
         text = data.decode("utf-8")
         document = json.loads(text)
     except UnicodeDecodeError as exc:
-        raise UsageError(f"{what} {shown} is not UTF-8 text (byte {exc.start}): not a document jitscope wrote",
+        raise NotJson(f"{what} {shown} is not UTF-8 text (byte {exc.start}): not a document jitscope wrote",
                          hint="name the file jitscope wrote") from None
     except RecursionError:  # json's parser recurses once per level: 100,000 brackets exhaust the stack
-        too_deep: str | None = _too_deep_field(text)
+        too_deep: str | None = _too_deep_field(data)
     except ValueError as exc:  # JSONDecodeError; an integer of more than 4,300 digits
-        raise UsageError(f"{what} {shown} is not JSON ({exc})", hint="name the file jitscope wrote") from None
+        raise NotJson(f"{what} {shown} is not JSON ({exc})", hint="name the file jitscope wrote") from None
     else:
         too_deep = _deeper_than(document, MAX_DEPTH)
     if too_deep is not None:  # named by the field that holds the nest: rows[0].x, not rows[0].x[0][0][0]...
@@ -136,27 +140,33 @@ def read_json(path: str | os.PathLike[str], what: str, *, shown: str | os.PathLi
     return document
 
 
-_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}]')
+_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"')
 #: Stands for the part of a document nested too deeply for json to parse, so that the error can name its field.
 _PLACEHOLDER = "\u0000nested too deeply\u0000"
 
 
-def _too_deep_field(text: str) -> str:
-    """The field holding the first container nested more than ``MAX_DEPTH`` deep in ``text``, which json
+def _too_deep_field(data: bytes) -> str:
+    """The field holding the first container nested more than ``MAX_DEPTH`` deep in ``data``, which json
     cannot parse whole: that container is replaced by a placeholder and the rest parsed ("" when it cannot
-    be; no recursion, so 100,000 levels are fine)."""
-    depth, start = 0, None
-    for token in _TOKEN.finditer(text):
-        char = token.group()[0]
-        if char in "[{":
-            depth += 1
-            if depth == MAX_DEPTH + 1 and start is None:
-                start = token.start()
-        elif char in "]}":
-            depth -= 1
-            if depth == MAX_DEPTH and start is not None:
-                text = f"{text[:start]}{json.dumps(_PLACEHOLDER)}{text[token.end():]}"
-                break
+    be; no recursion, so 100,000 levels are fine). The depth of every byte is a running sum (NumPy: a
+    document may be hundreds of megabytes), brackets inside strings blanked out first."""
+    import numpy as np
+
+    blank = _STRING.sub(lambda m: b'"' + b"_" * (len(m.group()) - 2) + b'"', data)
+    codes = np.frombuffer(blank, dtype=np.uint8)
+    steps = np.zeros(len(codes), dtype=np.int32)
+    steps[(codes == ord("[")) | (codes == ord("{"))] = 1
+    steps[(codes == ord("]")) | (codes == ord("}"))] = -1
+    depth = np.cumsum(steps)
+    opened = np.flatnonzero(depth > MAX_DEPTH)
+    if not len(opened):
+        return ""
+    start = int(opened[0])
+    closed = np.flatnonzero(depth[start:] <= MAX_DEPTH)
+    if not len(closed):
+        return ""
+    end = start + int(closed[0]) + 1
+    text = (data[:start] + json.dumps(_PLACEHOLDER).encode() + data[end:]).decode("utf-8", "replace")
     try:
         document = json.loads(text)
     except (ValueError, RecursionError):

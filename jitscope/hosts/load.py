@@ -62,12 +62,12 @@ def expand(paths: Sequence[str]) -> list[tuple[str, bool]]:
 
 def read_report(path: str, named: bool = True) -> ProcessReport | None:
     """One process's report; None for a folder's JSON file that is no jitscope run report (skipped)."""
-    from jitscope.inputs import read_input, read_json, read_record
+    from jitscope.inputs import NotJson, read_input, read_json, read_record
 
     raw = read_input(path, "run report")
     try:
         data = read_json(path, "run report", raw=raw)
-    except UsageError:
+    except NotJson:
         if _RUN_REPORT_START.match(raw):  # a report jitscope wrote, cut short (or edited): not a missing one
             raise UsageError(f"{path}: a damaged run report, not whole JSON (cut short?)",
                              hint="copy it again from where its process wrote it, or move it aside and merge "

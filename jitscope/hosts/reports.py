@@ -12,7 +12,7 @@ from typing import Any, TypeVar
 
 from jitscope.errors import UsageError
 from jitscope.hosts.load import expand
-from jitscope.inputs import read_input, read_json, read_record
+from jitscope.inputs import NotJson, read_input, read_json, read_record
 
 R = TypeVar("R", bound=Any)
 
@@ -36,7 +36,7 @@ def _read_json(path: str) -> object:
     raw = read_input(path, "report")
     try:
         return read_json(path, "report", raw=raw)
-    except UsageError:
+    except NotJson:
         return None
 
 
