@@ -46,6 +46,11 @@ ITEMSIZE: dict[str, float] = {
     "complex64": 8, "complex128": 16, "float0": 0,
 }  # fmt: skip
 
+#: The names above that NumPy lacks: JAX takes them from ml_dtypes, each from some JAX version on (JAX 0.4.38
+#: has no float8_e8m0fnu, int2 or uint2), so a spec naming one asks the installed JAX (``jaxcompat.dtypes``).
+ML_DTYPES = frozenset(name for name in ITEMSIZE if name.startswith(("float8_", "float4_", "int2", "uint2", "int4",
+                                                                     "uint4", "bfloat16")))
+
 #: Typed PRNG keys: JAX names a key array's dtype ``key<TAG>`` by its implementation's tag. A spec writes
 #: ``key<fry>[4]`` as JAX prints it, or ``key[4]`` for JAX's default implementation
 #: (``jax_default_prng_impl``).

@@ -20,7 +20,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from jitscope.dtypes import array_nbytes, canonical_dtype, itemsize, short_name
+from jitscope.dtypes import ML_DTYPES, array_nbytes, canonical_dtype, itemsize, short_name
 from jitscope.errors import SpecError
 from jitscope.load.partition import Partition, format_partition, parse_partition
 
@@ -282,6 +282,13 @@ class _Parser:
                 "default)",
                 base,
             )
+        if dtype in ML_DTYPES:  # a narrow dtype: older JAX versions lack some (float8_e8m0fnu, int2 in 0.4.38)
+            from jitscope.jaxcompat.dtypes import has_dtype
+
+            if not has_dtype(dtype):
+                import jax
+
+                raise self.error(f"this JAX ({jax.__version__}) has no dtype {dtype!r}: a newer JAX has it", base)
         dims_node = node.slice
         elts = dims_node.elts if isinstance(dims_node, ast.Tuple) else [dims_node]
         if len(elts) > max_rank():  # before anything walks them: thousands of dimensions crash XLA's compiler
