@@ -20,7 +20,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from jitscope.dtypes import ML_DTYPES, array_nbytes, canonical_dtype, itemsize, short_name
+from jitscope.dtypes import MAX_ARRAY_BYTES, ML_DTYPES, array_nbytes, canonical_dtype, itemsize, short_name
 from jitscope.errors import SpecError
 from jitscope.load.partition import Partition, format_partition, parse_partition
 
@@ -151,10 +151,8 @@ def _dtype_text(name: str) -> str:
     return f"key<{m.group(1)}>" if m else name
 
 
-#: An array spec must describe fewer bytes than this (a ``bool`` counts one byte): XLA computes sizes in
-#: bytes as int64, and an array near 2**63 bytes aborts the process inside XLA (issue 25: f32[2**61]; issue
-#: 30: bool[2**62]). Arrays far bigger than any machine holds still trace, lower and compile as abstract values.
-MAX_BYTES = 2**62
+#: An array spec must describe fewer bytes than this (``dtypes.MAX_ARRAY_BYTES``, why).
+MAX_BYTES = MAX_ARRAY_BYTES
 
 
 @functools.cache

@@ -184,3 +184,17 @@ def test_a_document_nested_100000_deep_names_the_file(tmp_path: Path, capsys: py
     path.write_text("[" * DEEP + "]" * DEEP)
     line = one_error(*cli(capsys, "merge", str(path)), path)
     assert "nested" in line
+
+
+def test_a_value_of_2_62_bytes_made_inside_the_function_is_never_compiled(capsys: pytest.CaptureFixture[str]) -> None:
+    """bool[2**62 - 1] is a valid spec, but sin makes float32 of it: XLA would abort the process compiling it
+    (issue 30). trace shows the jaxpr and says why it did not compile; memory is one line, exit 2."""
+    target, spec = str(ROOT / "examples" / "jit_sin.py") + ":fsin", f"bool[{2**62 - 1}]"
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as info:
+        main(["trace", target, "--shapes", spec])
+    out, err = capsys.readouterr()
+    assert info.value.code == 0 and "not compiled: a value of 2**62 bytes or more (float32[" in out + err, (out, err)
+    assert "sin" in out  # the jaxpr
+    code, err = cli(capsys, "memory", target, "--shapes", spec)
+    assert code == 2 and err.count("error: ") == 1 and "2**62 bytes or more" in err, err
