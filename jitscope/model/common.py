@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+import functools
 import math
 import types
 import typing
@@ -158,7 +159,7 @@ def _convert(tp: Any, data: Any, at: str) -> Any:
 def _record(tp: type, data: Any, at: str) -> Any:
     if not isinstance(data, dict):
         raise FieldError(at, f"is {_kind(data)}, expected an object ({tp.__name__})")
-    hints = typing.get_type_hints(tp)
+    hints = _hints(tp)
     kwargs = {}
     for f in dataclasses.fields(tp):
         where = f"{at}.{f.name}" if at else f.name
@@ -167,6 +168,12 @@ def _record(tp: type, data: Any, at: str) -> Any:
         elif f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
             raise FieldError(where, "is missing")
     return tp(**kwargs)
+
+
+@functools.cache
+def _hints(tp: type) -> dict[str, Any]:
+    """The record's field types, evaluated once (its annotations are strings: a run report has thousands of events)."""
+    return typing.get_type_hints(tp)
 
 
 def _expected(tp: Any) -> str:

@@ -4,8 +4,8 @@ variant is refused with exit 2 and one ``error:`` line naming the file and the f
 a jitscope traceback. Never exit 3.
 
 The variants are made from one real document of each kind, field by field (of a list, its first item only).
-The reader is asked about every variant (fast, in-process); the CLI runs for the ones it refuses, and each
-variant it accepts is compared or merged, so a value that passes the reader but breaks what uses it fails too.
+The reader is asked about every variant (fast, in-process), the CLI about a sample of them; each variant the
+reader accepts is compared or merged, so a value that passes the reader but breaks what uses it fails too.
 """
 
 from __future__ import annotations
@@ -100,7 +100,16 @@ def baseline(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
         main(["bench", str(ROOT / "examples" / "jit_sin.py") + ":fsin", "--shapes", "f32[8]", "--budget", "0.05",
               "--min-rounds", "3", "--max-warmup", "0.01", "--save", str(path), "--format", "json"])
     assert info.value.code == 0
-    return dict(json.loads(path.read_text()))
+    return dict(_shortened(json.loads(path.read_text())))
+
+
+def _shortened(doc: Any) -> Any:
+    """``doc`` with every list cut to 3 items (the timing samples): as valid, and quicker to tamper with."""
+    if isinstance(doc, dict):
+        return {key: _shortened(value) for key, value in doc.items()}
+    if isinstance(doc, list):
+        return [_shortened(value) for value in doc[:3]]
+    return doc
 
 
 def test_every_tampered_baseline_is_refused_naming_the_field_or_compared(
@@ -175,8 +184,38 @@ def test_every_tampered_run_report_is_refused_naming_the_field_or_merged(
         path.write_text(text)
         code, err = cli(capsys, "merge", str(good), str(path))
         assert code in (0, 2) and "Traceback" not in err, (change, err)
-        if code == 2:
-            one_error(code, err, path) if str(path) in err else None
+        if code == 2 and str(path) in err:
+            one_error(code, err, path)
+
+
+def test_every_tampered_per_process_bench_report_is_refused_naming_the_field_or_merged(
+        baseline: dict[str, Any], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``merge`` of ``bench --processes`` reports: the same reader, the same promise."""
+    from jitscope.hosts.bench import load_bench_reports, merge_bench
+
+    def per_process(index: int) -> dict[str, Any]:
+        return {**baseline, "process": {"index": index, "count": 2, "host": f"node{index}", "coordinator": "c:1"}}
+
+    good = tmp_path / "bench.p0.json"
+    good.write_text(json.dumps(per_process(0)))
+    path = tmp_path / "bench.p1.json"
+    refused = 0
+    for change, text in variants(per_process(1)):
+        path.write_text(text)
+        try:
+            loaded = load_bench_reports([str(good), str(path)])
+        except UsageError as exc:
+            refused += 1
+            assert "\n" not in exc.one_line(), (change, exc)
+            if "bench report" in exc.message and str(path) in exc.message:
+                assert change.split(" = ")[0].split(".")[0] in exc.message, (change, exc)
+            continue
+        merge_bench(loaded)
+    assert refused > 100
+    for change, text in list(variants(per_process(1)))[::40]:
+        path.write_text(text)
+        code, err = cli(capsys, "merge", str(good), str(path))
+        assert code in (0, 2) and "Traceback" not in err and "internal error" not in err, (change, err)
 
 
 def test_a_document_nested_100000_deep_names_the_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
