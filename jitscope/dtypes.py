@@ -46,6 +46,16 @@ ITEMSIZE: dict[str, float] = {
     "complex64": 8, "complex128": 16, "float0": 0,
 }  # fmt: skip
 
+#: The names above that NumPy lacks: JAX takes them from ml_dtypes, each from some JAX version on (JAX 0.4.38
+#: has no float8_e8m0fnu, int2 or uint2), so a spec naming one asks the installed JAX (``jaxcompat.dtypes``).
+ML_DTYPES = frozenset(name for name in ITEMSIZE if name.startswith(("float8_", "float4_", "int2", "uint2", "int4",
+                                                                     "uint4", "bfloat16")))
+
+#: An array must be smaller than this many bytes (a ``bool`` counts one): XLA computes sizes in bytes as int64, and
+#: an array near 2**63 bytes aborts the process inside XLA (issue 25: f32[2**61]; issue 30: bool[2**62]). Arrays far
+#: bigger than any machine holds still trace, lower and compile as abstract values.
+MAX_ARRAY_BYTES = 2**62
+
 #: Typed PRNG keys: JAX names a key array's dtype ``key<TAG>`` by its implementation's tag. A spec writes
 #: ``key<fry>[4]`` as JAX prints it, or ``key[4]`` for JAX's default implementation
 #: (``jax_default_prng_impl``).

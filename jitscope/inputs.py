@@ -11,10 +11,15 @@ still never read. At most ``limit`` bytes are read: a larger file is refused, no
 
 from __future__ import annotations
 
+import json
 import os
+import re
 import stat
+from typing import Any, TypeVar
 
 from jitscope.errors import UsageError
+
+T = TypeVar("T")
 
 #: The most a saved jitscope document may hold: a large model's run report, all compiles' HLO kept.
 MAX_REPORT_BYTES = 512 * 1024 * 1024
@@ -95,3 +100,117 @@ def read_input(path: str | os.PathLike[str], what: str, *, limit: int = MAX_REPO
 
 def _size(n: int) -> str:
     return f"{n // 2**20:,} MiB" if n >= 2**20 else f"{n:,} bytes"
+
+
+#: How deep a saved document may nest lists and objects. jitscope's own documents stay under 20 levels (a
+#: capture's argument pytrees add their own); deeper is a tampered file, refused before anything walks it.
+MAX_DEPTH = 200
+
+
+class NotJson(UsageError):
+    """A file named as a saved document is not UTF-8 JSON text at all (one cut short, or some other file)."""
+
+
+def read_json(path: str | os.PathLike[str], what: str, *, shown: str | os.PathLike[str] | None = None,
+              raw: bytes | None = None) -> Any:
+    """The JSON document in the file ``path`` (``raw``, when already read), or one ``UsageError`` line naming
+    ``what`` it was meant to be and the file: not UTF-8, not JSON, or nested deeper than ``MAX_DEPTH``.
+
+    Every saved document jitscope reads back comes through here, then ``read_record`` (or, for a document
+    that is no record, its own checks of the fields it uses)."""
+    shown = os.fspath(path if shown is None else shown)
+    data = read_input(path, what, shown=shown) if raw is None else raw
+    try:
+        text = data.decode("utf-8")
+        document = json.loads(text)
+    except UnicodeDecodeError as exc:
+        raise NotJson(f"{what} {shown} is not UTF-8 text (byte {exc.start}): not a document jitscope wrote",
+                         hint="name the file jitscope wrote") from None
+    except RecursionError:  # json's parser recurses once per level: 100,000 brackets exhaust the stack
+        too_deep: str | None = _too_deep_field(data)
+    except ValueError as exc:  # JSONDecodeError; an integer of more than 4,300 digits
+        raise NotJson(f"{what} {shown} is not JSON ({exc})", hint="name the file jitscope wrote") from None
+    else:
+        too_deep = _deeper_than(document, MAX_DEPTH)
+    if too_deep is not None:  # named by the field that holds the nest: rows[0].x, not rows[0].x[0][0][0]...
+        too_deep = re.sub(r"(\[\d+\])+$", "", too_deep)
+        too_deep = too_deep if len(too_deep) <= 100 else f"{too_deep[:100]}..."
+        raise UsageError(f"{what} {shown}: {too_deep or 'the document'} is nested more than {MAX_DEPTH} levels "
+                         "deep: not a document jitscope wrote", hint="name the file jitscope wrote")
+    return document
+
+
+_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"')
+#: Stands for the part of a document nested too deeply for json to parse, so that the error can name its field.
+_PLACEHOLDER = "\u0000nested too deeply\u0000"
+
+
+def _too_deep_field(data: bytes) -> str:
+    """The field holding the first container nested more than ``MAX_DEPTH`` deep in ``data``, which json
+    cannot parse whole: that container is replaced by a placeholder and the rest parsed ("" when it cannot
+    be; no recursion, so 100,000 levels are fine). The depth of every byte is a running sum (NumPy: a
+    document may be hundreds of megabytes), brackets inside strings blanked out first."""
+    import numpy as np
+
+    blank = _STRING.sub(lambda m: b'"' + b"_" * (len(m.group()) - 2) + b'"', data)
+    codes = np.frombuffer(blank, dtype=np.uint8)
+    steps = np.zeros(len(codes), dtype=np.int32)
+    steps[(codes == ord("[")) | (codes == ord("{"))] = 1
+    steps[(codes == ord("]")) | (codes == ord("}"))] = -1
+    depth = np.cumsum(steps)
+    opened = np.flatnonzero(depth > MAX_DEPTH)
+    if not len(opened):
+        return ""
+    start = int(opened[0])
+    closed = np.flatnonzero(depth[start:] <= MAX_DEPTH)
+    if not len(closed):
+        return ""
+    end = start + int(closed[0]) + 1
+    text = (data[:start] + json.dumps(_PLACEHOLDER).encode() + data[end:]).decode("utf-8", "replace")
+    try:
+        document = json.loads(text)
+    except (ValueError, RecursionError):
+        return ""
+    stack: list[tuple[Any, str]] = [(document, "")]
+    while stack:
+        value, at = stack.pop()
+        if value == _PLACEHOLDER:
+            return at
+        if isinstance(value, dict):
+            stack.extend((v, f"{at}.{k}" if at else str(k)) for k, v in value.items())
+        elif isinstance(value, list):
+            stack.extend((v, f"{at}[{i}]") for i, v in enumerate(value))
+    return ""
+
+
+def _deeper_than(document: Any, limit: int) -> str | None:
+    """The field where ``document`` nests more than ``limit`` levels deep, None when it does not (no recursion)."""
+    stack: list[tuple[Any, str, int]] = [(document, "", 0)]
+    while stack:
+        value, at, depth = stack.pop()
+        if depth > limit:
+            return at
+        if isinstance(value, dict):
+            stack.extend((v, f"{at}.{k}" if at else str(k), depth + 1) for k, v in value.items())
+        elif isinstance(value, list):
+            stack.extend((v, f"{at}[{i}]", depth + 1) for i, v in enumerate(value))
+    return None
+
+
+def read_record(cls: type[T], data: Any, what: str, shown: str | os.PathLike[str]) -> T:
+    """``data`` (from ``read_json``) as a record of type ``cls``, every field checked against its type; one
+    ``UsageError`` line naming the file and the field for the first that does not fit."""
+    from jitscope.model.common import FieldError, from_jsonable
+
+    try:
+        return from_jsonable(cls, data)
+    except FieldError as exc:
+        raise UsageError(f"{what} {os.fspath(shown)}: {exc}: a damaged document, not read",
+                         hint="name the file jitscope wrote, unchanged") from None
+
+
+def require(ok: bool, what: str, shown: str | os.PathLike[str], field: str, problem: str) -> None:
+    """One ``UsageError`` line naming the file and ``field`` unless ``ok``: a check beyond a field's type."""
+    if not ok:
+        raise UsageError(f"{what} {os.fspath(shown)}: {field} {problem}: a damaged document, not read",
+                         hint="name the file jitscope wrote, unchanged")

@@ -98,7 +98,7 @@ def test_baseline_round_trips_and_bad_files_are_one_line(tmp_path: Path) -> None
                                                 "--jitscope-save FILE)",
         json.dumps({"kind": "jitscope.pytest-compiles", "schema_version": "2.0", "tests": []}): "has schema 2.0",
         json.dumps({"kind": "jitscope.pytest-compiles", "schema_version": "1.0", "tests": [{"nodeid": 1}]}):
-            "is malformed",
+            "tests[0].nodeid is a number, expected a string",
     }
     for text, message in cases.items():
         (tmp_path / "bad.json").write_text(text)

@@ -13,8 +13,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from jitscope.buffers.analyse import analyse
-from jitscope.errors import CompileError, UserCodeError
+from jitscope.errors import CompileError, SpecError, UserCodeError
 from jitscope.jaxcompat import xla_dump
+from jitscope.jaxcompat.stages import compile_would_crash
 from jitscope.jaxcompat.jit import JitOptions, make_jit
 from jitscope.load.abstract import to_abstract, warn_if_x64_disabled
 from jitscope.load.specs import ArgSet
@@ -59,6 +60,10 @@ def compile_for_memory(fn: Callable[..., Any], options: JitOptions, argset: ArgS
     except Exception as exc:  # noqa: BLE001
         message = " ".join(str(exc).split())
         raise CompileError(f"{name}({argset.describe()}): lowering failed: {type(exc).__name__}: {message}") from None
+    crash = compile_would_crash(traced)
+    if crash is not None:
+        raise SpecError(f"{name}({argset.describe()}): {crash.split('; the jaxpr')[0]}",
+                        hint="jitscope trace shows its jaxpr and StableHLO")
     return xla_dump.compile_with_dump(lowered)
 
 

@@ -8,6 +8,7 @@ timings differs). ``runtime`` needs ``--bench`` and only counts a slowdown the b
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
 
@@ -51,6 +52,8 @@ def parse_rules(text: str, option: str = "--fail-on") -> tuple[Rule, ...]:
             raise BadValueError(f"{option}: cannot read {part!r}",
                              hint="write METRIC>+N% or METRIC>+N, or one of " + ", ".join(FLAGS))
         name, number, unit = match.group(1).lower(), float(match.group(2)), (match.group(3) or "").lower()
+        if not math.isfinite(number):
+            raise UsageError(f"--fail-on: {part!r} is not a finite threshold")
         if name not in METRIC_NAMES:
             raise BadValueError(f"{option}: unknown metric {name!r}", hint="metrics: " + ", ".join(METRIC_NAMES))
         if unit != "%" and unit not in _SCALE:

@@ -39,7 +39,11 @@ def measure(side: Side, flags: Sequence[str], timeout: float | None = None) -> M
         raise UsageError(f"{side.label}: jitscope memory wrote no JSON report") from None
     if not isinstance(data, dict) or data.get("kind") != "jitscope.memory":
         raise UsageError(f"{side.label}: jitscope memory wrote no memory report")
-    return from_jsonable(MemoryReport, data)
+    try:
+        return from_jsonable(MemoryReport, data)
+    except ValueError as exc:  # FieldError: a field of another type (the side's jitscope is another version?)
+        raise UsageError(f"{side.label}: jitscope memory wrote a report this jitscope cannot read ({exc})",
+                         hint="install the same jitscope version in both environments") from None
 
 
 def memory_files(report: MemoryReport) -> set[str]:

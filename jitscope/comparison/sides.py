@@ -84,7 +84,10 @@ def _parse(stdout: str) -> TraceReport | None:
         return None
     if not isinstance(data, dict) or data.get("kind") != "jitscope.trace":
         return None
-    return from_jsonable(TraceReport, data)
+    try:
+        return from_jsonable(TraceReport, data)
+    except ValueError:  # FieldError: a report this jitscope cannot read: said as the child's failure
+        return None
 
 
 def _child_error(side: Side, code: int, stderr: str) -> JitscopeError:

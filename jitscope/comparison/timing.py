@@ -44,7 +44,11 @@ def bench_sides(old: Side, new: Side, flags: Sequence[str], *, rounds: int = DEF
                 data = json.loads(stdout)
             except json.JSONDecodeError:
                 raise UsageError(f"{side.label}: jitscope bench wrote no JSON report") from None
-            per_side[key].append(from_jsonable(BenchReport, data))
+            try:
+                per_side[key].append(from_jsonable(BenchReport, data))
+            except ValueError as exc:  # FieldError: the side's jitscope is another version?
+                raise UsageError(f"{side.label}: jitscope bench wrote a report this jitscope cannot read ({exc})",
+                                 hint="install the same jitscope version in both environments") from None
     return compare_timings(per_side["old"], per_side["new"])
 
 

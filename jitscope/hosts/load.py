@@ -10,14 +10,12 @@ index on the command line); two files claiming one process; a process with no fi
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from jitscope.errors import UsageError
-from jitscope.model.common import from_jsonable
 from jitscope.model.run import RUN_SCHEMA_VERSION_PROCESSES, RunRecord
 
 RUN_KIND = "jitscope.run"
@@ -64,14 +62,14 @@ def expand(paths: Sequence[str]) -> list[tuple[str, bool]]:
 
 def read_report(path: str, named: bool = True) -> ProcessReport | None:
     """One process's report; None for a folder's JSON file that is no jitscope run report (skipped)."""
-    from jitscope.inputs import read_input
+    from jitscope.inputs import NotJson, read_input, read_json, read_record
 
     raw = read_input(path, "run report")
     try:
-        data = json.loads(raw)
-    except (ValueError, UnicodeDecodeError) as exc:
+        data = read_json(path, "run report", raw=raw)
+    except NotJson:
         if _RUN_REPORT_START.match(raw):  # a report jitscope wrote, cut short (or edited): not a missing one
-            raise UsageError(f"{path}: a damaged run report, not whole JSON ({exc}; cut short?)",
+            raise UsageError(f"{path}: a damaged run report, not whole JSON (cut short?)",
                              hint="copy it again from where its process wrote it, or move it aside and merge "
                              "the others with --allow-missing") from None
         if not named:
@@ -92,11 +90,8 @@ def read_report(path: str, named: bool = True) -> ProcessReport | None:
         raise UsageError(f"{path}: a single-process run report (schema {version}, no process index)",
                          hint="run every process under jitscope run after the program calls "
                          "jax.distributed.initialize")
-    try:
-        record = from_jsonable(RunRecord, data)
-    except (TypeError, ValueError, KeyError) as exc:
-        raise UsageError(f"{path}: a damaged run report ({exc})") from None
-    if record.process is None or not isinstance(record.process.index, int):
+    record = read_record(RunRecord, data, "run report", path)
+    if record.process is None:
         raise UsageError(f"{path}: a damaged run report (no process index)")
     _check_kept_programs(path, record)
     return ProcessReport(path, record)

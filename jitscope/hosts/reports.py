@@ -6,15 +6,13 @@ reports of different runs (process count, coordinator), two claiming one process
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
 from jitscope.errors import UsageError
 from jitscope.hosts.load import expand
-from jitscope.inputs import read_input
-from jitscope.model.common import from_jsonable
+from jitscope.inputs import NotJson, read_input, read_json, read_record
 
 R = TypeVar("R", bound=Any)
 
@@ -26,18 +24,19 @@ def read_launched(cls: type[R], command: str) -> Callable[[Path], R]:
 
     def read(path: Path) -> R:
         try:
-            return from_jsonable(cls, json.loads(path.read_text()))
-        except (OSError, ValueError, TypeError, KeyError) as exc:
-            raise JitscopeError(f"{path}: a process left an unreadable {command} report ({exc})") from None
+            return read_record(cls, read_json(path, f"{command} report"), f"{command} report", path)
+        except UsageError as exc:
+            raise JitscopeError(f"a process left an unreadable {exc.message}") from None
 
     return read
 
 
 def _read_json(path: str) -> object:
+    """The JSON document in ``path``, None when it is none (a folder's other JSON files may not be reports)."""
     raw = read_input(path, "report")
     try:
-        return json.loads(raw)
-    except (ValueError, UnicodeDecodeError):
+        return read_json(path, "report", raw=raw)
+    except NotJson:
         return None
 
 
@@ -66,10 +65,7 @@ def load_process_reports(paths: Sequence[str], cls: type[R], kind: str, command:
         if not isinstance(data.get("process"), dict):
             raise UsageError(f"{path}: a single-process {command} report (no process index)",
                              hint=f"jitscope {command} TARGET --processes N --save FILE.json writes one per process")
-        try:
-            report = from_jsonable(cls, data)
-        except (TypeError, ValueError, KeyError) as exc:
-            raise UsageError(f"{path}: a damaged {command} report ({exc})") from None
+        report = read_record(cls, data, f"{command} report", path)
         loaded.append((path, report))
     return _one_run(loaded)
 

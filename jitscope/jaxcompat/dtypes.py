@@ -12,7 +12,7 @@ from __future__ import annotations
 import functools
 from typing import Any
 
-from jitscope.dtypes import KEY_TAGS, dtype_name, key_tag
+from jitscope.dtypes import KEY_TAGS, ML_DTYPES, dtype_name, key_tag
 from jitscope.errors import SpecError
 
 
@@ -31,6 +31,17 @@ def jax_dtype(name: str) -> Any:
     except TypeError:
         raise SpecError(f"this JAX ({jax.__version__}) has no dtype {name!r}",
                         hint="use a dtype it knows, such as float32, bfloat16 or key<fry>") from None
+
+
+@functools.cache
+def has_dtype(name: str) -> bool:
+    """Whether the installed JAX has the dtype ``name`` (one of ``ML_DTYPES``; NumPy's and the extended ones it
+    always has): JAX exports each narrow float or integer it supports from ``jax.numpy`` (``jnp.int2``)."""
+    if name not in ML_DTYPES:
+        return True
+    import jax.numpy as jnp
+
+    return hasattr(jnp, name)
 
 
 def canonical_dtype_name(dtype: Any) -> str:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from jitscope.dtypes import MAX_ARRAY_BYTES, dtype_name, itemsize
 from jitscope.model.trace import CostRecord, MemoryRecord
 
 
@@ -122,8 +123,7 @@ def compile_would_crash(traced: Any) -> str | None:
     import jaxlib
 
     version = tuple(int(p) for p in jaxlib.__version__.split(".")[:2] if p.isdigit())
-    if jax.default_backend() != "cpu" or version < (0, 11):
-        return None
+    cpu_limit = jax.default_backend() == "cpu" and version >= (0, 11)
     jaxpr = getattr(traced, "jaxpr", None)
     inner = getattr(jaxpr, "jaxpr", jaxpr)
     if inner is None:
@@ -132,7 +132,12 @@ def compile_would_crash(traced: Any) -> str | None:
     for var in variables:
         aval = getattr(var, "aval", None)
         size = getattr(aval, "size", 0) or 0
-        if aval is not None and size >= CPU_COMPILE_MAX_ELEMENTS:
+        if aval is None or not size:
+            continue
+        if size * itemsize(dtype_name(getattr(aval, "dtype", ""))) >= MAX_ARRAY_BYTES:
+            return (f"not compiled: a value of 2**62 bytes or more ({aval.str_short()}), past what XLA can size "
+                    "(it aborts the process); the jaxpr and StableHLO are shown")
+        if cpu_limit and size >= CPU_COMPILE_MAX_ELEMENTS:
             return (f"not compiled: XLA's CPU compiler in jaxlib {jaxlib.__version__} crashes the process on an "
                     f"array of 2**36 elements or more ({aval.str_short()}); the jaxpr and StableHLO are shown")
     return None

@@ -14,12 +14,13 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+import functools
 import math
 import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from jitscope.dtypes import array_nbytes, canonical_dtype, itemsize, short_name
+from jitscope.dtypes import MAX_ARRAY_BYTES, ML_DTYPES, array_nbytes, canonical_dtype, itemsize, short_name
 from jitscope.errors import SpecError
 from jitscope.load.partition import Partition, format_partition, parse_partition
 
@@ -150,10 +151,33 @@ def _dtype_text(name: str) -> str:
     return f"key<{m.group(1)}>" if m else name
 
 
-#: The most bytes an array spec may describe: XLA computes sizes in bytes as int64, and an array of
-#: 2**63 bytes or more aborts the process inside XLA (issue 25; measured: f32[2**61] aborts, f32[2**60]
-#: compiles). Arrays far bigger than any machine holds still trace, lower and compile as abstract values.
-MAX_BYTES = 2**62
+#: An array spec must describe fewer bytes than this (``dtypes.MAX_ARRAY_BYTES``, why).
+MAX_BYTES = MAX_ARRAY_BYTES
+
+
+@functools.cache
+def max_rank() -> int:
+    """The most dimensions an array spec may have: NumPy's (64 from NumPy 2, 32 before), which every command
+    needs to make its inputs (``bench`` fails past it); XLA itself takes more, until a compile with thousands of
+    dimensions runs out of stack."""
+    import numpy as np
+
+    return 64 if int(np.__version__.split(".")[0]) >= 2 else 32
+
+
+def array_problem(shape: Any, dtype: str) -> str | None:
+    """Why ``shape`` of ``dtype`` is no array jitscope can make (too many dimensions, a dimension that is not a
+    non-negative integer, 2**62 bytes or more), or None. The spec parser and captures both ask."""
+    if not isinstance(shape, (list, tuple)):
+        return "the shape is not a list of dimensions"
+    if len(shape) > max_rank():
+        return f"{len(shape)} dimensions, more than the {max_rank()} NumPy and jitscope support"
+    nbytes = itemsize(dtype)
+    for dim in shape:
+        if type(dim) is not int or dim < 0:
+            return f"dimension {dim!r} is not a non-negative integer"
+        nbytes *= dim
+    return "2**62 bytes or more, past what XLA can size" if nbytes >= MAX_BYTES else None
 
 
 class _Parser:
@@ -256,16 +280,26 @@ class _Parser:
                 "default)",
                 base,
             )
+        if dtype in ML_DTYPES:  # a narrow dtype: older JAX versions lack some (float8_e8m0fnu, int2 in 0.4.38)
+            from jitscope.jaxcompat.dtypes import has_dtype
+
+            if not has_dtype(dtype):
+                import jax
+
+                raise self.error(f"this JAX ({jax.__version__}) has no dtype {dtype!r}: a newer JAX has it", base)
         dims_node = node.slice
         elts = dims_node.elts if isinstance(dims_node, ast.Tuple) else [dims_node]
+        if len(elts) > max_rank():  # before anything walks them: thousands of dimensions crash XLA's compiler
+            raise self.error(f"{len(elts)} dimensions, more than the {max_rank()} NumPy and jitscope support",
+                             elts[max_rank()])
         shape = []
         nbytes = itemsize(dtype)
         for dim in elts:
             if not (isinstance(dim, ast.Constant) and type(dim.value) is int and dim.value >= 0):
                 raise self.error(f"dimension must be a non-negative integer, got {ast.unparse(dim)}", dim)
             nbytes *= dim.value
-            if nbytes > MAX_BYTES:  # XLA sizes arrays in int64 bytes: past this it aborts the process
-                raise self.error(f"{ast.unparse(node)} is more than 2**62 bytes, past what XLA can size", dim)
+            if nbytes >= MAX_BYTES:  # XLA sizes arrays in int64 bytes: near 2**63 it aborts the process
+                raise self.error(f"{ast.unparse(node)} is 2**62 bytes or more, past what XLA can size", dim)
             shape.append(dim.value)
         return ArraySpec(tuple(shape), dtype)
 

@@ -65,15 +65,36 @@ def check_program(program: Program) -> None:
         saved_path = sys.path[:]
         _set_path0(os.getcwd())  # where `python -m` looks first, as run_program does
         try:
-            found = importlib.util.find_spec(program.module)
-        except (ImportError, ValueError):
-            found = None
+            found = _module_exists(program.module)
         finally:
             sys.path[:] = saved_path
-        if found is None:
+        if not found:
             raise UsageError(f"no module named {program.module!r}", hint="check the name and that it is importable")
     else:
         _check_script(program.path)
+
+
+def _module_exists(name: str) -> bool:
+    """Whether ``python -m name`` would find the module, asked of the import system's finders without running
+    any package's ``__init__`` (``importlib.util.find_spec`` imports the parents: one that raises is the
+    program's failure, shown when it runs, as python shows it). A finder that fails leaves it to the run."""
+    path: list[str] | None = None
+    parts = name.split(".")
+    for at in range(len(parts)):
+        full = ".".join(parts[: at + 1])
+        try:
+            module = sys.modules.get(full)
+            spec = module.__spec__ if module is not None else next(
+                (found for finder in sys.meta_path if hasattr(finder, "find_spec")
+                 for found in [finder.find_spec(full, path)] if found is not None), None)
+        except Exception:  # noqa: BLE001 - a finder's own failure: running the program will say it
+            return True
+        if spec is None:
+            return False
+        path = spec.submodule_search_locations
+        if path is None and at < len(parts) - 1:
+            return False  # ``a.b`` where ``a`` is a module, not a package
+    return True
 
 
 def _check_script(path: str | None) -> None:

@@ -29,7 +29,7 @@ from typing import Any
 
 from jitscope.dtypes import dtype_name
 from jitscope.errors import UsageError
-from jitscope.load.specs import ArgSet, ArraySpec
+from jitscope.load.specs import ArgSet, ArraySpec, array_problem
 
 KIND = "jitscope.capture"
 #: Version of the capture document; a reader refuses another major version.
@@ -139,16 +139,13 @@ class SavedCall:
 
 def read_capture(directory: Path) -> list[SavedCall]:
     """The saved calls of a capture folder; one clear error for anything that is not one."""
-    from jitscope.inputs import read_input
+    from jitscope.inputs import read_json, read_record
 
     path = directory / FILE if directory.is_dir() else directory
     if not path.exists() and not path.is_symlink():
         raise UsageError(f"no capture in {directory}: {path} does not exist",
                          hint="make one with: jitscope run --capture DIR your_script.py")
-    try:
-        document = json.loads(read_input(path, "capture"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise UsageError(f"cannot read the capture {path}: {exc}") from None
+    document = read_json(path, "capture")
     if not isinstance(document, dict) or document.get("kind") != KIND:
         raise UsageError(f"{path} is not a jitscope capture (kind {document.get('kind') if isinstance(document, dict) else None!r})",
                          hint="make one with: jitscope run --capture DIR your_script.py")
@@ -156,8 +153,15 @@ def read_capture(directory: Path) -> list[SavedCall]:
     if version.split(".")[0] != SCHEMA_VERSION.split(".")[0]:
         raise UsageError(f"the capture {path} has schema version {version or '(none)'}; this jitscope reads "
                          f"{SCHEMA_VERSION.split('.')[0]}.x", hint="capture again with this jitscope's `run --capture`")
-    return [SavedCall(c["function"], c.get("defined_at"), int(c["compile"]), c.get("signature", ""), c["call"])
-            for c in document.get("calls", [])]
+    return list(read_record(_Capture, document, "capture", path).calls)
+
+
+@dataclass(frozen=True, slots=True)
+class _Capture:
+    """What ``read_capture`` checks of a capture document: its calls (each call's arguments are checked as they
+    are rebuilt)."""
+
+    calls: tuple[SavedCall, ...] = ()
 
 
 def pick_call(calls: list[SavedCall], function: str, compile_number: int, where: str) -> SavedCall:
@@ -200,6 +204,10 @@ def _unpickle(text: str, main: ModuleType | None, what: str) -> Any:
 def _rebuild_leaf(leaf: dict[str, Any], main: ModuleType | None, what: str) -> Any:
     if "array" in leaf:
         a = leaf["array"]
+        problem = array_problem(a["shape"], a["dtype"]) if isinstance(a["dtype"], str) else "the dtype is no name"
+        if problem is not None:
+            raise UsageError(f"{what} in the capture is no array jitscope can make: {problem}",
+                             hint="capture again with jitscope run --capture")
         return ArraySpec(tuple(a["shape"]), a["dtype"], bool(a.get("weak_type", False)))
     if "value" in leaf:
         return leaf["value"]
@@ -230,7 +238,16 @@ def _rebuild_argument(saved: dict[str, Any], main: ModuleType | None, what: str)
 
 
 def rebuild_argset(saved: SavedCall, params: Sequence[str], main: ModuleType | None) -> ArgSet:
-    """The saved call as an ArgSet: arrays as abstract specs, the rest as saved."""
+    """The saved call as an ArgSet: arrays as abstract specs, the rest as saved; one line naming the call when
+    the capture was changed so that it does not read."""
+    try:
+        return _rebuild_argset(saved, params, main)
+    except (KeyError, TypeError, AttributeError, ValueError, IndexError) as exc:
+        raise UsageError(f"compile {saved.compile} of {saved.function} in the capture is damaged "
+                         f"({type(exc).__name__}: {exc})", hint="capture again with jitscope run --capture") from None
+
+
+def _rebuild_argset(saved: SavedCall, params: Sequence[str], main: ModuleType | None) -> ArgSet:
     call = saved.call
     args = tuple(_rebuild_argument(a, main, f"argument {params[i] if i < len(params) else i}")
                  for i, a in enumerate(call["args"]))

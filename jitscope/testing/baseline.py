@@ -12,6 +12,7 @@ no pytest.
 from __future__ import annotations
 
 import json
+import math
 import platform
 from collections import Counter
 from collections.abc import Sequence
@@ -19,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from jitscope.errors import UsageError
-from jitscope.model.common import from_jsonable, to_jsonable
+from jitscope.model.common import to_jsonable
 from jitscope.units import plural
 
 BASELINE_KIND = "jitscope.pytest-compiles"
@@ -105,23 +106,24 @@ def save_baseline(path: Path, baseline: CompileBaseline) -> None:
 def load_baseline(path: Path, shown: Path | None = None) -> CompileBaseline:
     """Read a ``--jitscope-save`` document; a ``UsageError`` (one line, naming it as ``shown``) for anything else."""
     where = path if shown is None else shown
-    from jitscope.inputs import read_input
+    from jitscope.inputs import read_json, read_record, require
 
-    try:
-        data = json.loads(read_input(path, "--jitscope-compare baseline", shown=where))
-    except ValueError as exc:
-        raise UsageError(f"--jitscope-compare baseline {where} is not JSON: {exc}") from None
+    what = "--jitscope-compare baseline"
+    data = read_json(path, what, shown=where)
     if not isinstance(data, dict) or data.get("kind") != BASELINE_KIND:
-        raise UsageError(f"--jitscope-compare baseline {where} is not a jitscope compile baseline",
+        raise UsageError(f"{what} {where} is not a jitscope compile baseline",
                          hint="write one with pytest --jitscope-save FILE")
     major = str(data.get("schema_version", "")).split(".")[0]
     if major != BASELINE_SCHEMA_VERSION.split(".")[0]:
-        raise UsageError(f"--jitscope-compare baseline {where} has schema {data.get('schema_version')}, "
+        raise UsageError(f"{what} {where} has schema {data.get('schema_version')}, "
                          f"this jitscope reads {BASELINE_SCHEMA_VERSION}", hint="save a new baseline")
-    try:
-        return from_jsonable(CompileBaseline, data)
-    except (TypeError, ValueError, KeyError) as exc:
-        raise UsageError(f"--jitscope-compare baseline {where} is malformed: {exc}") from None
+    baseline = read_record(CompileBaseline, data, what, where)
+    for at, test in enumerate(baseline.tests):  # counts and times the gate compares: a negative one never fails
+        require(test.compiles >= 0, what, where, f"tests[{at}].compiles", f"is {test.compiles}, expected a count")
+        require(test.compile_s >= 0, what, where, f"tests[{at}].compile_s", f"is {test.compile_s}, expected seconds")
+        for name, count in test.functions.items():
+            require(count >= 0, what, where, f"tests[{at}].functions[{name!r}]", f"is {count}, expected a count")
+    return baseline
 
 
 def parse_fraction(text: str, option: str) -> float:
@@ -133,6 +135,8 @@ def parse_fraction(text: str, option: str) -> float:
         raise UsageError(f"bad {option} {text!r}", hint="use a percentage like 25%") from None
     if not value >= 0:
         raise UsageError(f"{option} must not be negative, got {text!r}")
+    if not math.isfinite(value):  # 1e400% is infinity: a gate nothing could fail
+        raise UsageError(f"{option} must be a finite number, got {text!r}")
     return value
 
 
@@ -147,6 +151,8 @@ def parse_seconds(text: str, option: str) -> float:
         raise UsageError(f"bad {option} {text!r}", hint="use seconds, like 0.1 or 100ms") from None
     if not value >= 0:
         raise UsageError(f"{option} must not be negative, got {text!r}")
+    if not math.isfinite(value):
+        raise UsageError(f"{option} must be a finite number, got {text!r}")
     return value
 
 

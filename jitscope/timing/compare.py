@@ -12,7 +12,7 @@ not vary between runs, so a growth beyond the threshold is the program's, not no
 from __future__ import annotations
 
 import dataclasses
-import json
+import math
 from collections.abc import Callable
 from pathlib import Path
 
@@ -27,7 +27,6 @@ from jitscope.model.bench import (
     ComparisonRecord,
     Environment,
 )
-from jitscope.model.common import from_jsonable
 
 
 def _needed_bytes(row: BenchRow) -> float | None:
@@ -41,6 +40,9 @@ METRICS: dict[str, Callable[[BenchRow], float | None]] = {
     "compile": lambda row: row.cold.median.compile,
     MEMORY_METRIC: _needed_bytes,
 }
+#: metric name -> the field of a row it reads, as a baseline's error names it
+GATED_FIELDS = {"cached median": "cached.blocked.median", "compile": "cold.median.compile",
+                MEMORY_METRIC: "memory.peak_bytes"}
 #: Environment keys that make timings incomparable when they differ.
 _ENV_KEYS = ("backend", "device_kind", "device_count", "jax", "jaxlib")
 
@@ -52,29 +54,29 @@ def parse_threshold(text: str) -> float:
         value = float(raw[:-1]) / 100 if raw.endswith("%") else float(raw)
     except ValueError:
         raise UsageError(f"bad --fail-if-slower {text!r}", hint="use a percentage like 10%") from None
-    if not value > 0:
-        raise UsageError(f"--fail-if-slower must be positive, got {text!r}")
+    if not (math.isfinite(value) and value > 0):  # 1e400% is infinity: a gate nothing could fail
+        raise UsageError(f"--fail-if-slower must be a finite positive number, got {text!r}")
     return value
 
 
 def load_report(path: Path) -> BenchReport:
-    """Read a saved ``jitscope bench --format json`` / ``--save`` document."""
-    from jitscope.inputs import read_input
+    """Read a saved ``jitscope bench --format json`` / ``--save`` document: every field checked, and every
+    number the gate compares finite and positive (a median of 0, -1 or NaN could never regress)."""
+    from jitscope.inputs import read_json, read_record, require
 
-    try:
-        data = json.loads(read_input(path, "baseline"))
-    except ValueError as exc:
-        raise UsageError(f"baseline {path} is not JSON: {exc}") from None
+    data = read_json(path, "baseline")
     if not isinstance(data, dict) or data.get("kind") != BENCH_KIND:
         raise UsageError(f"baseline {path} is not a jitscope bench report", hint="write one with --save FILE")
     major = str(data.get("schema_version", "")).split(".")[0]
     if major != BENCH_SCHEMA_VERSION.split(".")[0]:
         raise UsageError(f"baseline {path} has schema {data.get('schema_version')}, this jitscope writes "
                          f"{BENCH_SCHEMA_VERSION}", hint="re-create the baseline with this version")
-    try:
-        report = from_jsonable(BenchReport, data)
-    except (TypeError, KeyError, ValueError) as exc:
-        raise UsageError(f"baseline {path} is malformed: {exc}") from None
+    report = read_record(BenchReport, data, "baseline", path)
+    for at, row in enumerate(report.rows):
+        for metric, field in GATED_FIELDS.items():
+            value = METRICS[metric](row)
+            ok = value is None or (math.isfinite(value) and (value > 0 or metric == MEMORY_METRIC and value == 0))
+            require(ok, "baseline", path, f"rows[{at}].{field}", f"is {value}, expected a positive number")
     return dataclasses.replace(report, environment=typed_environment(report.environment))
 
 

@@ -124,3 +124,9 @@ def test_device_memory_is_gated_with_the_times(make_row, make_report):
     assert [(e.key, e.baseline, e.current, e.status) for e in memory] == [("m.py:f(f32[8])", 2000.0, 2500.0,
                                                                            "regression")]
     assert result.regressions == 1
+
+
+@pytest.mark.parametrize("text", ["1e400%", "inf", "nan", "0", "-5%"])
+def test_a_threshold_nothing_could_cross_is_refused(text):
+    with pytest.raises(UsageError, match="finite positive"):
+        parse_threshold(text)

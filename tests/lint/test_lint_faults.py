@@ -366,3 +366,16 @@ def test_config_that_is_a_fifo_is_never_opened(tmp_path: Path) -> None:
     result = lint_cli("good.py", "--config", "pipe.toml", cwd=tmp_path)
     assert result.returncode == 2
     assert error_lines(result.stderr) == ["error: config file is not a regular file: pipe.toml"]
+
+
+def test_sarif_keeps_the_bytes_of_a_file_name_that_is_not_utf8(tmp_path: Path) -> None:
+    """Linux file names are bytes: one that is not valid UTF-8 is percent-encoded byte by byte (it was exit 3)."""
+    folder = os.fsencode(tmp_path)
+    with open(os.path.join(folder, b"bad\xff.py"), "w") as handle:
+        handle.write("import jax\n@jax.jit\ndef f(x):\n    print(x)\n    return x\n")
+    result = lint_cli(".", "-f", "sarif", cwd=tmp_path)
+    assert result.returncode == 1, result.stderr
+    document = json.loads(result.stdout)
+    assert sarif_errors(document) == []
+    (finding,) = document["runs"][0]["results"]
+    assert finding["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] == "bad%FF.py"

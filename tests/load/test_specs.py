@@ -135,3 +135,33 @@ def test_string_literals_are_kept_as_written():
     assert parse_shapes("\"a[ ]\\\"b\", {'k': key<fry>[]}") == ('a[ ]"b', {"k": ArraySpec((), "key<fry>")})
     with pytest.raises(SpecError, match="at column 11:"):
         parse_shapes("'[]', f32[-1]")
+
+
+def test_rank_is_capped_at_numpys_and_size_below_2_62_bytes_a_bool_one_byte():
+    """Thousands of dimensions crashed XLA's compiler and bench failed past 64; bool[2**62] aborted XLA (issue 30)."""
+    from jitscope.load.specs import max_rank
+
+    assert parse_shapes("f32[" + ",".join(["1"] * max_rank()) + "]")[0].shape == (1,) * max_rank()
+    for dims in (max_rank() + 1, 5000):
+        with pytest.raises(SpecError, match=f"{dims} dimensions, more than the {max_rank()}"):
+            parse_shapes("f32[" + ",".join(["1"] * dims) + "]")
+    for text in (f"bool[{2**62}]", f"f32[{2**60}]", f"i8[{2**31},{2**31}]", f"int4[{2**63}]"):
+        with pytest.raises(SpecError, match="2\\*\\*62 bytes or more"):
+            parse_shapes(text)
+    assert parse_shapes(f"bool[{2**62 - 1}]")[0].nbytes == 2**62 - 1
+
+
+def test_a_narrow_dtype_this_jax_lacks_is_refused_while_parsing(monkeypatch):
+    """JAX 0.4.38 has no int2 or float8_e8m0fnu: the spec says so at its column, not a later failure."""
+    import jax.numpy as jnp
+
+    from jitscope.jaxcompat.dtypes import has_dtype
+
+    monkeypatch.delattr(jnp, "float8_e8m0fnu", raising=False)
+    has_dtype.cache_clear()
+    try:
+        with pytest.raises(SpecError) as info:
+            parse_shapes("f32[2], float8_e8m0fnu[4]")
+        assert "at column 9:" in info.value.message and "has no dtype 'float8_e8m0fnu'" in info.value.message
+    finally:
+        has_dtype.cache_clear()

@@ -102,3 +102,25 @@ def test_typed_keys_and_extended_dtypes_are_captured_and_replayed(tmp_path: Path
                        "-f", "json", cwd=keys)
     assert benched.returncode == 0, benched.stderr
     assert json.loads(benched.stdout)["rows"][0]["call"].startswith("key<rbg>[3], float0[2], bf16[4]")
+
+
+def test_a_tampered_capture_is_one_line_naming_the_file_and_the_field(capture: Path, tmp_path: Path) -> None:
+    """Every field of a real capture set to null, the wrong type, Infinity, 10**400 or nested 100,000 deep (issue
+    30): read and rebuilt, or one UsageError; never another exception."""
+    from jitscope.run.signature import rebuild_argset
+    from tests.faults.test_tampered_documents import variants
+
+    document = json.loads((capture / "capture.json").read_text())
+    path = tmp_path / "capture.json"
+    refused = 0
+    for change, text in variants(document):
+        path.write_text(text)
+        try:
+            for saved in read_capture(path):
+                rebuild_argset(saved, ("w", "x"), None)
+        except UsageError as exc:
+            refused += 1
+            assert "\n" not in exc.one_line(), (change, exc)
+            if change.startswith("calls") and "capture" in exc.message and str(path) in exc.message:
+                assert change.split(" = ")[0].split(".")[0] in exc.message, (change, exc)
+    assert refused > 20

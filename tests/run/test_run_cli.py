@@ -109,3 +109,22 @@ def test_example_train_loop_finds_all_four_causes(capsys):
     for cause in ("x: shape (64, 16) -> (8, 16)", "training (static): value (absent) -> False",
                   "lr: weak_type True -> False", "function: object #1 -> #2"):
         assert cause in err, cause
+
+
+def test_module_mode_whose_package_init_raises_is_the_programs_failure(tmp_path, capsys, monkeypatch):
+    """``python -m pkg.mod`` shows the traceback of pkg/__init__.py and exits 1; so does jitscope run (was exit 3)."""
+    package = tmp_path / "brokenpkg"
+    package.mkdir()
+    (package / "__init__.py").write_text("print('init ran')\nraise RuntimeError('boom in init')\n")
+    (package / "mod.py").write_text("print('mod ran')\n")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    with pytest.raises(SystemExit) as exit_info:
+        main(["run", "--log", "none", "-m", "brokenpkg.mod"])
+    out, err = capsys.readouterr()
+    assert exit_info.value.code == 1, err
+    assert out.count("init ran") == 1 and "mod ran" not in out  # __init__ ran once, as under python
+    assert "RuntimeError: boom in init" in err and "brokenpkg/__init__.py" in err and "internal error" not in err
+    with pytest.raises(SystemExit) as exit_info:
+        main(["run", "-m", "brokenpkg.nothere"])
+    assert exit_info.value.code == 2 and "no module named 'brokenpkg.nothere'" in capsys.readouterr().err

@@ -129,8 +129,10 @@ def _artifact(path: str) -> dict[str, str]:
 
 def sarif_uri(path: str) -> str:
     """A relative path as a relative URI reference: every byte but unreserved characters and ``/``
-    percent-encoded (a ``:`` in the first segment would read as a scheme), UTF-8 for the rest."""
-    return quote(posix_path(path), safe="/")
+    percent-encoded (a ``:`` in the first segment would read as a scheme), UTF-8 for the rest. A file name
+    that is not valid UTF-8 (Python holds its bytes as surrogates) keeps its own bytes: ``bad\\xff.py`` is
+    ``bad%FF.py``."""
+    return quote(os.fsencode(posix_path(path)), safe="/")
 
 
 def posix_path(path: str) -> str:
