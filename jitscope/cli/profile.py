@@ -69,8 +69,10 @@ def profile(
     """Profile TARGET's cached calls and attribute the device time to its source lines."""
     from jitscope.api.commands.profile import profile_command
     from jitscope.api.targets import TargetFlags
+    from jitscope.stdout import document_owns_stdout
 
     fmt_name = resolve_format(fmt, out)
+    document_owns_stdout(fmt_name != "text" and out is None)  # the user's output, even after the command, to stderr
     check_distributed(distributed, processes)
     check_count("--calls", calls, limit=100_000)
     check_seconds("--budget", budget)
