@@ -232,6 +232,9 @@ def end_interrupted() -> NoReturn:
     for stream in (sys.stdout, sys.stderr):
         with contextlib.suppress(Exception):
             stream.flush()
+    children = sys.modules.get("jitscope.children")
+    if children is not None:
+        children.kill_all()  # a diff side, a --processes process: nothing of jitscope's outlives it
     with contextlib.suppress(Exception):
         from jitscope.outputs import remove_scratch
 
