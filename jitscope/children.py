@@ -73,6 +73,7 @@ def run(args: Sequence[str], *, timeout: float | None, input: Any = None, **pope
     """``subprocess.run(args, capture_output=True)``, the child and everything it started killed on the time
     limit (then ``subprocess.TimeoutExpired`` is raised), Ctrl-C or SIGTERM."""
     stdin = subprocess.PIPE if input is not None else subprocess.DEVNULL
-    with start(args, stdin=stdin, stdout=subprocess.PIPE, stderr=subprocess.PIPE, **popen) as proc, group_of(proc):
+    pipes = {"stdin": stdin, "stdout": subprocess.PIPE, "stderr": subprocess.PIPE}
+    with start(args, **pipes, **popen) as proc, group_of(proc):
         stdout, stderr = proc.communicate(input, timeout=timeout)
     return subprocess.CompletedProcess(proc.args, proc.returncode, stdout, stderr)

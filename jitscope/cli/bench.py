@@ -89,7 +89,7 @@ def bench(
     from jitscope.timing.runner import BenchOptions
 
     fmt_name = resolve_format(fmt, out)
-    document_owns_stdout(fmt_name != "text" and out is None)  # the user's output, even after the command, to stderr
+    document_owns_stdout(fmt_name != "text" and out is None)  # the user's output, even later, to stderr
     check_distributed(distributed, processes)
     if distributed and compare is not None:
         raise UsageError("--distributed cannot be combined with --compare yet",

@@ -56,7 +56,7 @@ def memory(
     from jitscope.stdout import document_owns_stdout
 
     fmt_name = resolve_format(fmt, out)
-    document_owns_stdout(fmt_name != "text" and out is None)  # the user's output, even after the command, to stderr
+    document_owns_stdout(fmt_name != "text" and out is None)  # the user's output, even later, to stderr
     flags = TargetFlags(targets, shapes, static, arg, x64, devices, mesh, from_run, call, keep_running, from_capture,
                         compile_number)
     if memory_command(flags, fmt_name, out, fail_over=fail_over, try_remat=try_remat):

@@ -72,7 +72,7 @@ def profile(
     from jitscope.stdout import document_owns_stdout
 
     fmt_name = resolve_format(fmt, out)
-    document_owns_stdout(fmt_name != "text" and out is None)  # the user's output, even after the command, to stderr
+    document_owns_stdout(fmt_name != "text" and out is None)  # the user's output, even later, to stderr
     check_distributed(distributed, processes)
     check_count("--calls", calls, limit=100_000)
     check_seconds("--budget", budget)

@@ -123,8 +123,8 @@ def test_a_stream_closed_at_start_is_no_crash(tmp_path, closed):
     written, and the exit code is the command's."""
     (tmp_path / "noisy.py").write_text(NOISY)
     line = f"{sys.executable} -m jitscope trace noisy.py:f -s f32[4] --stages jaxpr --format json {closed}>&-"
-    proc = subprocess.run(["sh", "-c", line], check=False, cwd=tmp_path, env=_env(), capture_output=True, text=True,
-                          timeout=300)
+    proc = subprocess.run(["sh", "-c", line], check=False, cwd=tmp_path, env=_env(), capture_output=True,
+                          text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr
     if closed == "1":
         assert proc.stdout == "" and "atexit print" in proc.stderr and "I/O error" not in proc.stderr

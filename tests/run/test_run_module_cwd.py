@@ -46,8 +46,8 @@ def test_a_program_that_removes_its_working_directory_keeps_its_function_names(t
     import subprocess
 
     (tmp_path / "prog.py").write_text(DELETED_CWD)
-    proc = subprocess.run([sys.executable, "-m", "jitscope", "run", "--log", "none", "--format", "json", "prog.py"], cwd=tmp_path,
-                          capture_output=True, text=True, timeout=300, check=False)
+    proc = subprocess.run([sys.executable, "-m", "jitscope", "run", "--log", "none", "--format", "json", "prog.py"],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=300, check=False)
     assert proc.returncode == 0, proc.stderr
     report = json.loads(proc.stderr[proc.stderr.index("{"):])
     assert [(f["function"], f["compiles"], f["defined_at"]["file"]) for f in report["functions"]
