@@ -81,10 +81,10 @@ def document_owns_stdout(active: bool = True) -> None:
     """For the rest of the process, stdout is the document's alone: fd 1 and ``sys.stdout`` write to stderr
     (to ``os.devnull`` when there was no stderr at start), and ``write_document_text`` writes to the real
     stdout. Nothing happens when stdout was closed at start (there is nothing to keep clean), or when it was
-    claimed already."""
+    claimed already, or when ``sys.stdout`` is not fd 1 (a caller captures it)."""
     from jitscope.faults import devnull_on, fd_open, text_stream
 
-    if not active or _DOCUMENT_FD or sys.__stdout__ is None or not fd_open(STDOUT_FD):
+    if not active or _DOCUMENT_FD or sys.__stdout__ is None or not fd_open(STDOUT_FD) or not _on_fd_1(sys.stdout):
         return
     _flush(sys.stdout)  # what was written before belongs on stdout
     _flush_c_stdio()
@@ -102,6 +102,15 @@ def document_owns_stdout(active: bool = True) -> None:
         return
     _DOCUMENT_FD.append(saved)
     sys.stdout = text_stream(STDOUT_FD, sys.stdout or sys.__stdout__)
+
+
+def _on_fd_1(stream: object) -> bool:
+    """Whether ``stream`` writes to fd 1: not so for a stream a caller put there (``CliRunner``, pytest's capsys),
+    which the command's document is then written to, as before."""
+    try:
+        return stream.fileno() == STDOUT_FD  # type: ignore[attr-defined]
+    except (AttributeError, OSError, ValueError):  # io.UnsupportedOperation is both
+        return False
 
 
 def write_document_text(text: str) -> None:
