@@ -37,13 +37,20 @@ def _flush_c_stdio() -> None:
 
 
 def _redirect_fd() -> int | None:
-    """Point fd 1 at fd 2; returns a duplicate of the old fd 1, or None when there is no fd to redirect."""
+    """Point fd 1 at fd 2 (at ``os.devnull`` when there was no stderr at start: fd 2 may be some other file now);
+    returns a duplicate of the old fd 1 (not inherited by child processes), or None when there is no fd to
+    redirect."""
+    from jitscope.faults import devnull_on, fd_open
+
     try:
         saved = os.dup(STDOUT_FD)
     except OSError:
         return None
     try:
-        os.dup2(STDERR_FD, STDOUT_FD)
+        if sys.__stderr__ is not None and fd_open(STDERR_FD):
+            os.dup2(STDERR_FD, STDOUT_FD)
+        else:
+            devnull_on(STDOUT_FD)
     except OSError:
         os.close(saved)
         return None
@@ -80,25 +87,16 @@ _DOCUMENT_FD: list[int] = []
 def document_owns_stdout(active: bool = True) -> None:
     """For the rest of the process, stdout is the document's alone: fd 1 and ``sys.stdout`` write to stderr
     (to ``os.devnull`` when there was no stderr at start), and ``write_document_text`` writes to the real
-    stdout. Nothing happens when stdout was closed at start (there is nothing to keep clean), or when it was
-    claimed already, or when ``sys.stdout`` is not fd 1 (a caller captures it)."""
-    from jitscope.faults import devnull_on, fd_open, text_stream
+    stdout. Nothing happens when there is no stdout, when it was claimed already, or when ``sys.stdout`` is not
+    fd 1 (a caller captures it)."""
+    from jitscope.faults import fd_open, text_stream
 
     if not active or _DOCUMENT_FD or sys.__stdout__ is None or not fd_open(STDOUT_FD) or not _on_fd_1(sys.stdout):
         return
     _flush(sys.stdout)  # what was written before belongs on stdout
     _flush_c_stdio()
-    try:
-        saved = os.dup(STDOUT_FD)  # not inheritable: child processes never see the real stdout
-    except OSError:
-        return
-    try:
-        if sys.__stderr__ is not None and fd_open(STDERR_FD):
-            os.dup2(STDERR_FD, STDOUT_FD)
-        else:  # no stderr at start (fd 2 may even be some other file now): the user's output goes nowhere
-            devnull_on(STDOUT_FD)
-    except OSError:
-        os.close(saved)
+    saved = _redirect_fd()
+    if saved is None:
         return
     _DOCUMENT_FD.append(saved)
     sys.stdout = text_stream(STDOUT_FD, sys.stdout or sys.__stdout__)

@@ -113,7 +113,9 @@ def test_json_stdout_is_one_document_whatever_the_program_writes_later(tmp_path,
     proc = jitscope(*command, "--format", "json", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)["traces" if command[0] == "trace" else "rows"]
-    for line in NOISY_LINES:
+    # --from-run stops the program at the call: a thread it left running (and so its atexit handler) may never
+    # get to print (cli.app.main ends the process at once then)
+    for line in NOISY_LINES if "--from-run" not in command else ("fd write", "from os.system"):
         assert line in proc.stderr
 
 
