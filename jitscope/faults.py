@@ -137,7 +137,7 @@ def protected_state() -> Iterator[list[str]]:
         for fd, copy in saved_fds.items():
             if copy is None:
                 continue
-            if not _fd_open(fd):
+            if not fd_open(fd):
                 os.dup2(copy, fd)
                 changes.append(f"closed file descriptor {fd}")
             os.close(copy)
@@ -176,11 +176,8 @@ def writable_stderr() -> None:
     did to it. A closed (or removed) ``sys.stderr`` gets a new stream on fd 2; a closed fd 2 is pointed at
     ``os.devnull``, so the summary goes nowhere, as the program's own stderr output would under python, and the
     report file and the exit code are what they would be had it stayed open."""
-    if not _fd_open(2):
-        fd = os.open(os.devnull, os.O_WRONLY)
-        if fd != 2:
-            os.dup2(fd, 2)
-            os.close(fd)
+    if not fd_open(2):
+        devnull_on(2)
     if sys.stderr is None or getattr(sys.stderr, "closed", False):
         sys.stderr = text_stream(2, sys.stderr or sys.__stderr__)
 
@@ -199,7 +196,17 @@ def _dup(fd: int) -> int | None:
         return None
 
 
-def _fd_open(fd: int) -> bool:
+def devnull_on(fd: int) -> None:
+    """``os.devnull`` (for writing) on the descriptor ``fd``, inherited by child processes as fd 1 and 2 are."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    if devnull == fd:  # the lowest free descriptor: os.open made it non-inheritable, unlike dup2
+        os.set_inheritable(fd, True)
+        return
+    os.dup2(devnull, fd)
+    os.close(devnull)
+
+
+def fd_open(fd: int) -> bool:
     try:
         os.fstat(fd)
     except OSError:
@@ -225,6 +232,9 @@ def end_interrupted() -> NoReturn:
     for stream in (sys.stdout, sys.stderr):
         with contextlib.suppress(Exception):
             stream.flush()
+    children = sys.modules.get("jitscope.children")
+    if children is not None:
+        children.kill_all()  # a diff side, a --processes process: nothing of jitscope's outlives it
     with contextlib.suppress(Exception):
         from jitscope.outputs import remove_scratch
 

@@ -15,7 +15,10 @@ What is at the destination decides how it is written (issue 30): a symbolic link
 the file it names is replaced (the link stays a link, as editors and git do); a FIFO or a
 character device (``/dev/null``, ``/dev/stdout``, a pipe) is written to as a stream, never renamed
 over; a FIFO nobody reads, a block device or a socket is refused. A path ending in ``/`` names a
-folder and is refused as a file's name.
+folder and is refused as a file's name. A file with more than one hard link (``lint --fix`` on a
+linked checkout) is written in place, so that every link sees the new text: the new text is first
+written whole beside it (so a full disk fails before the file is touched), and a write into the file
+that still fails part-way puts the old bytes back.
 """
 
 from __future__ import annotations
@@ -81,9 +84,10 @@ def write_atomic(path: str | os.PathLike[str], data: str | bytes) -> Path:
     if os.path.islink(target):
         target = Path(os.path.realpath(target))  # replace what the link names; the link stays
     try:
-        mode = os.stat(target).st_mode
+        st = os.stat(target)
+        mode, links = st.st_mode, st.st_nlink
     except OSError:
-        mode = None  # not there yet (or unreadable: creating the temporary file says why)
+        mode, links = None, 1  # not there yet (or unreadable: creating the temporary file says why)
     if mode is not None and not stat.S_ISREG(mode) and not stat.S_ISDIR(mode):
         _write_stream(target, payload, mode)
         return target
@@ -98,7 +102,11 @@ def write_atomic(path: str | os.PathLike[str], data: str | bytes) -> Path:
             handle.flush()
             os.fsync(handle.fileno())
         _keep_mode(target, temporary)
-        os.replace(temporary, target)
+        if mode is not None and stat.S_ISREG(mode) and links > 1:
+            _write_in_place(target, payload)  # the other links see it too (a rename would leave them the old)
+            os.unlink(temporary)
+        else:
+            os.replace(temporary, target)
     except OSError as exc:
         with contextlib.suppress(OSError):
             os.unlink(temporary)
@@ -137,6 +145,32 @@ def _write_stream(target: Path, payload: bytes, mode: int) -> None:
         raise _failed(target, exc, stream=True) from None
     finally:
         os.close(fd)
+
+
+def _write_in_place(target: Path, payload: bytes) -> None:
+    """Overwrite the regular file ``target`` itself (its inode: every hard link) with ``payload``; a write that
+    fails part-way puts its old bytes back before the error is raised."""
+    fd = os.open(target, os.O_RDWR | getattr(os, "O_CLOEXEC", 0))
+    try:
+        old = b""
+        while chunk := os.read(fd, 1 << 20):
+            old += chunk
+        try:
+            _overwrite(fd, payload)
+        except OSError:
+            with contextlib.suppress(OSError):
+                _overwrite(fd, old)
+            raise
+    finally:
+        os.close(fd)
+
+
+def _overwrite(fd: int, payload: bytes) -> None:
+    view = memoryview(payload)
+    while view:
+        view = view[os.pwrite(fd, view, len(payload) - len(view)):]
+    os.ftruncate(fd, len(payload))
+    os.fsync(fd)
 
 
 def _keep_mode(target: Path, temporary: str) -> None:

@@ -72,7 +72,16 @@ def default_is_user_file(filename: str) -> bool:
     if _is_under_library(filename, prefixes):
         return False
     # Symlinked checkouts: a library file reached through a link is still a library file.
-    return not _is_under_library(os.path.realpath(filename), prefixes)
+    return not _is_under_library(real_path(filename), prefixes)
+
+
+def real_path(filename: str) -> str:
+    """``os.path.realpath``, or ``filename`` itself where it cannot be resolved: a relative name once the working
+    directory was removed (a program that chdirs into a folder it then deletes)."""
+    try:
+        return os.path.realpath(filename)
+    except OSError:
+        return filename
 
 
 def user_file_predicate(user_paths: Iterable[str | os.PathLike[str]]) -> IsUserFile:
@@ -85,7 +94,7 @@ def user_file_predicate(user_paths: Iterable[str | os.PathLike[str]]) -> IsUserF
     def is_user_file(filename: str) -> bool:
         if not default_is_user_file(filename):
             return False
-        return os.path.realpath(filename).startswith(roots)
+        return real_path(filename).startswith(roots)
 
     return is_user_file
 
@@ -114,7 +123,7 @@ def project_file_predicate(roots: Iterable[str | os.PathLike[str]]) -> IsUserFil
     def is_project_file(filename: str) -> bool:
         if not filename or filename.startswith("<"):
             return False
-        real = os.path.realpath(filename)
+        real = real_path(filename)
         return real.startswith(resolved) and not real.startswith(own) and not filename.startswith(own)
 
     return is_project_file
@@ -166,10 +175,16 @@ def library_call_name(file: str, function: str) -> tuple[str, str]:
 
 
 def display_path(filename: str) -> str:
-    """``filename`` relative to the current directory when it is below it, as users typed it."""
+    """``filename`` relative to the current directory when it is below it, as users typed it (relative to where
+    jitscope started when the program removed the current directory)."""
     try:
-        rel = os.path.relpath(filename)
-    except ValueError:  # another drive on Windows
+        try:
+            rel = os.path.relpath(filename)
+        except FileNotFoundError:  # the working directory was removed: where jitscope started
+            from jitscope.outputs import START_DIR
+
+            rel = os.path.relpath(filename, START_DIR)
+    except (ValueError, OSError):  # another drive on Windows; a relative name with no directory to resolve it
         return filename
     return filename if rel.startswith("..") else rel
 

@@ -21,7 +21,7 @@ ROOT = Path(__file__).resolve().parents[1] / "jitscope"
 #: each other (the module graph must still have no circle).
 LAYERS: tuple[tuple[str, ...], ...] = (
     # plain data and helpers that import nothing above them
-    ("errors", "units", "dtypes", "userframes", "inputs", "outputs", "model", "faults"),
+    ("errors", "units", "dtypes", "userframes", "inputs", "outputs", "model", "faults", "stdout", "children"),
     # the only package that touches JAX internals and version quirks
     ("jaxcompat",),
     # the effect monitor; project configuration and the static linter

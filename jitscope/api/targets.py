@@ -135,10 +135,10 @@ def run_planned(flags: TargetFlags, title: str, fmt_name: str, work: Callable[[l
     """The middle every command that calls the targets shares: x64, the mesh, a progress bar on stderr, the
     user's prints kept off a machine-readable stdout, the targets loaded and their calls planned, then
     ``work(planned, progress)`` under the examples' mesh (when ``--mesh`` is not given)."""
-    from jitscope.api.stdout import user_output_to_stderr
     from jitscope.faults import user_code_scope
     from jitscope.load.mesh import example_mesh_scope, mesh_scope
     from jitscope.report.writers.progress import progress_on_stderr
+    from jitscope.stdout import user_output_to_stderr
     from jitscope.timing.plan import plan_calls
 
     enable_x64_if(flags.x64)

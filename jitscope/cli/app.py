@@ -50,6 +50,9 @@ def report_error(err: JitscopeError) -> None:
 def main(argv: list[str] | None = None) -> None:
     """Console-script entry point: run the app, turning JitscopeError into one line and an exit code."""
     import jitscope.outputs  # noqa: F401 - records the starting directory before any user code can chdir
+    from jitscope.stdout import standard_streams_open
+
+    standard_streams_open()  # stdout or stderr closed at start (>&-): os.devnull, not a crash
 
     try:
         _main(argv)

@@ -81,9 +81,11 @@ def bench(
     """Time TARGET's cold first call (trace, lower, compile, first run) and its cached calls."""
     from jitscope.api.commands.bench import bench_command
     from jitscope.api.targets import TargetFlags
+    from jitscope.stdout import document_owns_stdout
     from jitscope.timing.runner import BenchOptions
 
     fmt_name = format_of(fmt, out)
+    document_owns_stdout(fmt_name != "text" and out is None)  # the user's output, even later, to stderr
     check_distributed(distributed, processes)
     if distributed and compare is not None:
         raise UsageError("--distributed cannot be combined with --compare yet",

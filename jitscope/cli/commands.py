@@ -11,13 +11,15 @@ first use.
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import typer
+from typer.core import TyperGroup
 
 from jitscope.cli.fast_args import version_text
 
@@ -42,11 +44,52 @@ def piped_help_width() -> int | None:
     return int(columns) if columns.isdigit() and int(columns) >= 40 else PIPED_HELP_WIDTH
 
 
+class _OneLineUsageErrors(TyperGroup):
+    """click's usage errors (a value out of ``min``/``max``, not an int, not one of the choices, an unknown option,
+    a missing argument) as one ``error:`` line, exit 2, like every other jitscope error, instead of click's
+    usage line, hint and ``Error:`` line. Help for a command given no arguments is still help."""
+
+    def make_context(self, *args: Any, **kwargs: Any) -> Any:
+        with _one_line():
+            return super().make_context(*args, **kwargs)
+
+    def invoke(self, ctx: Any) -> Any:  # parses the command's own options (its make_context) before it runs it
+        with _one_line():
+            return super().invoke(ctx)
+
+
+def _usage_errors() -> tuple[type[Exception], ...]:
+    """click's ``UsageError``: typer 0.28 parses with a copy of click of its own (``typer._click``)."""
+    import typer.core
+
+    modules = (getattr(typer.core, "_click", None), getattr(typer.core, "click", None))
+    return tuple({module.exceptions.UsageError for module in modules if module is not None})
+
+
+@contextlib.contextmanager
+def _one_line() -> Iterator[None]:
+    try:
+        yield
+    except _usage_errors() as exc:
+        if type(exc).__name__ == "NoArgsIsHelpError":  # a command given no arguments shows its help
+            raise
+        from jitscope.errors import UsageError
+
+        text = " ".join(exc.format_message().split()).rstrip(".")
+        if text[:1].isupper() and text[1:2].islower():  # "Invalid value ...": jitscope's lines start lower-case
+            text = text[0].lower() + text[1:]
+        ctx = getattr(exc, "ctx", None)
+        where = ctx.command_path if ctx is not None else "jitscope"
+        # "no such option: --ot (Possible options: --out)" says what to do already
+        raise UsageError(text, hint=None if text.endswith(")") else f"{where} -h lists the options") from None
+
+
 def build_app(commands: Sequence[str] = COMMAND_MODULES) -> typer.Typer:
     """The typer app with ``commands`` (names from COMMAND_MODULES) registered, in that order."""
     help_width = piped_help_width()
     app = typer.Typer(
         name="jitscope",
+        cls=_OneLineUsageErrors,
         help="See what jax.jit really does to your code: jaxpr, StableHLO, HLO, timing and lint.",
         no_args_is_help=True,
         add_completion=True,  # --install-completion, --show-completion and the _JITSCOPE_COMPLETE protocol

@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from jitscope.api.checks import check_diff_bench, format_of
+from jitscope.api.checks import check_diff_bench, check_seconds, format_of
 from jitscope.cli.options import (
     FILE_OUT,
     ArgOpt,
@@ -20,6 +20,9 @@ from jitscope.cli.options import (
     X64Opt,
     format_option,
 )
+
+#: Seconds each side's child process may take unless --timeout says otherwise.
+SIDE_TIMEOUT_S = 900.0
 
 
 def diff(
@@ -58,6 +61,9 @@ def diff(
     memory: Annotated[bool, typer.Option(
         "--memory", help="Also compare memory at the peak by line: jitscope memory of each side (one more compile "
         "each, with XLA's dump); the peak figure and --fail-on 'peak>+5%' then read the exact peak.")] = False,
+    timeout: Annotated[float, typer.Option(
+        "--timeout", help="Seconds each side's process may take (trace, memory, a bench round) before it "
+        "is stopped, with everything it started, and diff fails; 0: no limit.")] = SIDE_TIMEOUT_S,
 ) -> None:
     """Compare two versions of a jitted function: lines of your code whose equations changed, primitive
     counts, optimised-HLO instructions and collectives added or removed, FLOPs, bytes, memory and compile
@@ -66,9 +72,11 @@ def diff(
 
     fmt_name = format_of(fmt, out)
     check_diff_bench(bench_rounds, bench_budget, cli=True)
+    check_seconds("--timeout", timeout, zero_ok=True)
     timing = (bench_rounds, bench_budget) if bench else None
     flags = side_flags(shapes, static, arg, x64, devices, mesh, from_capture, compile_number)
-    if diff_command(targets, base, base_env, flags, fmt_name, out, fail_on=fail_on, timing=timing, memory=memory):
+    if diff_command(targets, base, base_env, flags, fmt_name, out, fail_on=fail_on, timing=timing, memory=memory,
+                    timeout=timeout or None):
         raise typer.Exit(1)
 
 

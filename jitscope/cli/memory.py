@@ -52,8 +52,10 @@ def memory(
     """Compile TARGET and show what holds device memory at its peak, by source line (nothing runs)."""
     from jitscope.api.commands.memory import memory_command
     from jitscope.api.targets import TargetFlags
+    from jitscope.stdout import document_owns_stdout
 
     fmt_name = format_of(fmt, out)
+    document_owns_stdout(fmt_name != "text" and out is None)  # the user's output, even later, to stderr
     flags = TargetFlags(targets, shapes, static, arg, x64, devices, mesh, from_run, call, keep_running, from_capture,
                         compile_number)
     if memory_command(flags, fmt_name, out, fail_over=fail_over, try_remat=try_remat):

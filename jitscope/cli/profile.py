@@ -65,8 +65,10 @@ def profile(
     """Profile TARGET's cached calls and attribute the device time to its source lines."""
     from jitscope.api.commands.profile import profile_command
     from jitscope.api.targets import TargetFlags
+    from jitscope.stdout import document_owns_stdout
 
     fmt_name = format_of(fmt, out)
+    document_owns_stdout(fmt_name != "text" and out is None)  # the user's output, even later, to stderr
     check_distributed(distributed, processes)
     check_profile(calls, budget, cli=True)
     flags = TargetFlags(targets, shapes, static, arg, x64, devices, mesh, from_run, call, keep_running, from_capture,

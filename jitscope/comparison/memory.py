@@ -30,9 +30,9 @@ MAX_LINES = 40
 Where = tuple[str, int]  # (file relative to the side's root, line)
 
 
-def measure(side: Side, flags: Sequence[str], timeout: float | None = None) -> MemoryReport:
+def measure(side: Side, flags: Sequence[str]) -> MemoryReport:
     """``jitscope memory --format json`` of ``side`` in a child process."""
-    stdout = run_side(side, "memory", [*flags, "--format", "json"], timeout)
+    stdout = run_side(side, "memory", [*flags, "--format", "json"])
     try:
         data = json.loads(stdout)
     except json.JSONDecodeError:

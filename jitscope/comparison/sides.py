@@ -44,26 +44,35 @@ class Side:
     python: str = sys.executable
     #: The folder paths are shown relative to (the repository's top level, or the worktree).
     root: Path | None = None
+    #: Seconds its child process may take (each command: trace, memory, a bench round); None: no limit.
+    timeout: float | None = None
 
 
-def trace_side(side: Side, flags: Sequence[str], timeout: float | None = None) -> TraceReport:
+def trace_side(side: Side, flags: Sequence[str]) -> TraceReport:
     """Trace ``side`` in a child process; its one-line error becomes ours, prefixed with the side."""
-    stdout = run_side(side, "trace", ["--format", "json", "--no-effects", *flags], timeout)
+    stdout = run_side(side, "trace", ["--format", "json", "--no-effects", *flags])
     report = _parse(stdout)
     if report is not None and report.traces:
         return report
     raise UsageError(f"{side.label}: jitscope trace wrote no report")
 
 
-def run_side(side: Side, command: str, flags: Sequence[str], timeout: float | None = None) -> str:
-    """``jitscope COMMAND TARGET FLAGS`` for ``side`` in a child process: its stdout, or its one-line error
-    as ours, prefixed with the side (exit 1 of a report with failures still returns the report)."""
+def run_side(side: Side, command: str, flags: Sequence[str]) -> str:
+    """``jitscope COMMAND TARGET FLAGS`` for ``side`` in a child process (killed with everything it started
+    after ``side.timeout``, on Ctrl-C or SIGTERM): its stdout, or its one-line error as ours, prefixed with the
+    side (exit 1 of a report with failures still returns the report)."""
+    from jitscope import children
+
     args = [side.python, "-c", _BOOT, _PACKAGE_ROOT, command, side.target, *flags]
     env = {**os.environ, "NO_COLOR": "1"}
     env.pop("FORCE_COLOR", None)
     try:
-        proc = subprocess.run(args, cwd=side.cwd, env=env, capture_output=True, text=True, timeout=timeout,
-                              check=False)
+        proc = children.run(args, cwd=side.cwd, env=env, text=True, timeout=side.timeout)
+    except subprocess.TimeoutExpired:
+        raise UserCodeError(f"{side.label}: {side.python} running jitscope {command} {side.target} did not finish "
+                            f"within {side.timeout:g} s, and was stopped",
+                            hint=f"check that {side.python} -c 'import jax' runs; or give it longer with "
+                            "--timeout SECONDS, 0 for no limit") from None
     except FileNotFoundError:
         raise UsageError(f"{side.label}: no Python at {side.python}", hint="--base-env takes a python executable, "
                          "e.g. ../old-venv/bin/python") from None

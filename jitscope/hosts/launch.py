@@ -14,9 +14,9 @@ ended badly, the rest get ``GRACE_S`` to finish, then are killed, and the failur
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import os
-import signal
 import socket
 import subprocess
 import sys
@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
+from jitscope import children
 from jitscope.errors import JitscopeError, UsageError, UserCodeError
 from jitscope.model.run import ProcessInfo
 
@@ -76,21 +77,16 @@ def launch(command: Sequence[str], count: int, folder: Path, *, timeout: float, 
     coordinator = f"127.0.0.1:{free_port()}"
     procs: list[subprocess.Popen[str]] = []
     logs = []
-    for index in range(count):
-        report = folder / f"{name}.p{index}.json"
-        log = open(folder / f"{name}.p{index}.log", "w+")  # noqa: SIM115 - closed below
-        logs.append(log)
-        procs.append(subprocess.Popen(
-            [sys.executable, "-m", "jitscope", *command, "--format", "json", "--out", str(report)],
-            env={**env, PROCESS_ENV: f"{coordinator},{index},{count}"}, stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL, stderr=log, text=True, start_new_session=True))
-    try:
+    with contextlib.ExitStack() as running:  # on leaving, each process is killed with its group (children.py)
+        for index in range(count):
+            report = folder / f"{name}.p{index}.json"
+            log = open(folder / f"{name}.p{index}.log", "w+")  # noqa: SIM115 - closed below
+            logs.append(log)
+            procs.append(running.enter_context(children.group_of(children.start(
+                [sys.executable, "-m", "jitscope", *command, "--format", "json", "--out", str(report)],
+                env={**env, PROCESS_ENV: f"{coordinator},{index},{count}"}, stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL, stderr=log, text=True))))
         _wait(procs, [folder / f"{name}.p{i}.json" for i in range(count)], timeout)
-    finally:
-        for proc in procs:
-            if proc.poll() is None:
-                os.killpg(proc.pid, signal.SIGKILL)
-                proc.wait()
     out = []
     for index, (proc, log) in enumerate(zip(procs, logs, strict=True)):
         log.seek(0)

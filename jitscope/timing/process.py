@@ -15,12 +15,12 @@ _STARTED = time.perf_counter()  # before jax (or anything heavy) is imported
 import json
 import os
 import pickle
-import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from jitscope import children
 from jitscope.errors import JitscopeError, UserCodeError
 from jitscope.load.specs import ArgSet
 from jitscope.model.bench import ColdRun, ProcessRecord, ProcessRun
@@ -71,10 +71,8 @@ def run_once(request: ProcessRequest, *, timeout: float | None = None,
     """Start a process for ``request`` and return what it measured (raises on failure)."""
     sent = _sendable(request, examples)
     start = time.perf_counter()
-    proc = subprocess.run(
-        [sys.executable, "-m", "jitscope.timing.process"], input=sent, cwd=request.cwd,
-        env=_child_env(), capture_output=True, timeout=timeout, check=False,
-    )
+    proc = children.run([sys.executable, "-m", "jitscope.timing.process"], input=sent, cwd=request.cwd,
+                        env=_child_env(), timeout=timeout)  # its process group ends with it, or with jitscope
     wall = time.perf_counter() - start
     try:
         result = json.loads(Path(request.result_path).read_text())

@@ -93,4 +93,5 @@ def test_trace_starts_without_typer(cli, tmp_path):
 def test_an_unusual_line_still_gets_typers_error(cli):
     result = cli("trace", "examples/mlp.py:train_step", "--depth", "deep")
     assert result.returncode == 2
-    assert "Invalid value for '--depth'" in result.stderr
+    assert result.stderr.splitlines() == [
+        "error: invalid value for '--depth': 'deep' is not a valid int range (jitscope trace -h lists the options)"]

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import os
 from collections.abc import Callable
 from typing import Any
 
@@ -383,3 +384,19 @@ def test_json_carries_the_fix_and_reads_back() -> None:
     assert "fix" not in unfixable  # left out while None: documents without fixes are unchanged
     assert from_jsonable(LintReport, data).findings == report.findings
 
+
+
+def test_fix_keeps_hard_links_every_link_sees_the_fix(tmp_path: Any) -> None:
+    """A hard-linked file (a linked checkout, a deduplicated store) is fixed in place: same inode, every link."""
+    from tests.conftest import run_cli
+
+    (tmp_path / "a.py").write_text(_FIXABLE)
+    (tmp_path / "elsewhere").mkdir()
+    other = tmp_path / "elsewhere" / "a_link.txt"  # not linted itself: only a.py is fixed
+    os.link(tmp_path / "a.py", other)
+    inode = (tmp_path / "a.py").stat().st_ino
+    result = run_cli("lint", "--fix", "a.py", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert (tmp_path / "a.py").stat().st_ino == inode and (tmp_path / "a.py").stat().st_nlink == 2
+    assert other.read_text() == (tmp_path / "a.py").read_text() != _FIXABLE
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.py", "elsewhere"]  # no temporary left

@@ -61,7 +61,7 @@ def test_help_lists_lsp_and_imports_neither_jax_nor_pygls() -> None:
 def test_lsp_rejects_an_unknown_option_in_one_line() -> None:
     result = run_cli("lsp", "--tcp")
     assert result.returncode == 2
-    assert "No such option: --tcp" in result.stderr
+    assert result.stderr.splitlines() == ["error: no such option: --tcp (jitscope lsp -h lists the options)"]
 
 
 def test_with_pygls_1_it_says_pygls_2_is_needed(tmp_path: Path) -> None:

@@ -122,3 +122,34 @@ def test_bench_save_over_a_file_size_limit_keeps_the_baseline(tmp_path: Path) ->
     assert second.returncode == 2, second.stderr
     assert second.stderr.strip().splitlines()[-1].startswith(f"error: cannot write {base}: File too large")
     assert base.read_text() == saved
+
+
+def test_a_hard_linked_file_is_written_in_place_and_a_failed_write_puts_it_back(tmp_path: Path) -> None:
+    target, link = tmp_path / "base.json", tmp_path / "link.json"
+    target.write_text('{"good": true}\n')
+    os.link(target, link)
+    write_atomic(target, '{"new": 1}\n')
+    assert link.read_text() == '{"new": 1}\n' and link.stat().st_ino == target.stat().st_ino
+    script = (  # over the file-size limit part-way through the write into the file itself
+        "import resource, sys\n"
+        "from unittest import mock\n"
+        "import jitscope.outputs as o\n"
+        "real = o._overwrite\n"
+        "soft, hard = resource.getrlimit(resource.RLIMIT_FSIZE)\n"
+        "def limited(fd, payload):\n"
+        "    resource.setrlimit(resource.RLIMIT_FSIZE, (1000, hard))\n"
+        "    try:\n"
+        "        real(fd, payload)\n"
+        "    finally:\n"
+        "        resource.setrlimit(resource.RLIMIT_FSIZE, (soft, hard))\n"
+        "with mock.patch.object(o, '_overwrite', limited):\n"
+        "    try:\n"
+        f"        o.write_atomic({str(target)!r}, 'x' * 5000)\n"
+        "    except o.OutputError as exc:\n"
+        "        print(exc.one_line()); sys.exit(2)\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=False)
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stdout.startswith(f"cannot write {target}: File too large")
+    assert link.read_text() == '{"new": 1}\n'
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["base.json", "link.json"]

@@ -80,7 +80,6 @@ def bench_command(flags: TargetFlags, options: BenchOptions, fmt_name: str, out:
     job someone else launched (``hosts/distributed.py``): process 0 shows every process's figures merged."""
     from jitscope.api.commands.jobs import failures_sent, finish_job, join_first
     from jitscope.api.results import BenchResult as BenchAPIResult
-    from jitscope.api.stdout import user_output_to_stderr
     from jitscope.api.targets import enable_x64_if
     from jitscope.errors import EXIT_FINDINGS
     from jitscope.faults import user_code_scope
@@ -88,6 +87,7 @@ def bench_command(flags: TargetFlags, options: BenchOptions, fmt_name: str, out:
     from jitscope.report.writers.console import make_console
     from jitscope.report.writers.destination import write_result
     from jitscope.report.writers.progress import progress_bar
+    from jitscope.stdout import user_output_to_stderr
 
     enable_x64_if(flags.x64)
     stderr = make_console(stderr=True)

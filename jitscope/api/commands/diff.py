@@ -165,16 +165,17 @@ def _name(fn: Any) -> str:
 
 def diff_command(targets: list[str], base: str | None, base_env: str | None, flags: list[str], fmt_name: str,
                  out: Path | None, *, fail_on: str | None = None, timing: tuple[int, float] | None = None,
-                 memory: bool = False) -> bool:
+                 memory: bool = False, timeout: float | None = None) -> bool:
     """``jitscope diff``: both sides traced (and measured), compared, gated and written; True when a
-    ``fail_on`` threshold was crossed (a side whose code failed raises UserCodeError)."""
+    ``fail_on`` threshold was crossed (a side whose code failed raises UserCodeError). ``timeout``: seconds
+    each side's child process may take (None: no limit)."""
     import dataclasses
 
     from jitscope.comparison.gate import check, parse_rules
     from jitscope.report.writers.destination import write_result
 
     rules = parse_rules(fail_on, "--fail-on") if fail_on is not None else ()
-    record, sides = compare(targets, base, base_env, flags, timing, memory)
+    record, sides = compare(targets, base, base_env, flags, timing, memory, timeout)
     if rules:
         record = dataclasses.replace(record, gates=check(rules, record.calls))
     write_result(DiffResult(record, sides=sides), fmt_name, out)
@@ -204,9 +205,9 @@ def side_flags(shapes: list[str] | None, static: list[str] | None, arg: list[str
 
 
 def compare(targets: list[str], base: str | None, base_env: str | None, flags: list[str],
-            timing: tuple[int, float] | None = None,
-            memory: bool = False) -> tuple[DiffReport, tuple[TraceReport, TraceReport]]:
-    """Trace both sides (each in a process of its own) and compare them."""
+            timing: tuple[int, float] | None = None, memory: bool = False,
+            timeout: float | None = None) -> tuple[DiffReport, tuple[TraceReport, TraceReport]]:
+    """Trace both sides (each in a process of its own, ``timeout`` seconds at most) and compare them."""
     from jitscope.comparison.sides import Side, side_in_tree, worktree
 
     cwd = Path.cwd()
@@ -217,23 +218,23 @@ def compare(targets: list[str], base: str | None, base_env: str | None, flags: l
     if len(targets) == 2:
         if base is not None:
             raise UsageError("--base compares one TARGET with itself at REV: give one target, or drop --base")
-        return _run(Side(f"old ({targets[0]})", targets[0], cwd, python, cwd),
-                    Side(f"new ({targets[1]})", targets[1], cwd, sys.executable, cwd), targets[0], targets[1], flags,
-                    timing, memory)
+        return _run(Side(f"old ({targets[0]})", targets[0], cwd, python, cwd, timeout),
+                    Side(f"new ({targets[1]})", targets[1], cwd, sys.executable, cwd, timeout), targets[0],
+                    targets[1], flags, timing, memory)
     if base is None:
         if base_env is None:
             raise UsageError("jitscope diff needs something to compare TARGET with",
                              hint="give OLD_TARGET NEW_TARGET, or TARGET --base REV, or TARGET --base-env PYTHON")
-        return _run(Side(f"old ({base_env})", targets[0], cwd, python, cwd),
-                    Side("new (this environment)", targets[0], cwd, sys.executable, cwd), base_env,
+        return _run(Side(f"old ({base_env})", targets[0], cwd, python, cwd, timeout),
+                    Side("new (this environment)", targets[0], cwd, sys.executable, cwd, timeout), base_env,
                     "this environment", flags, timing, memory)
     with worktree(base, cwd) as (tree, top, commit):
         target, where = side_in_tree(targets[0], cwd, top, tree)
         label = base if commit.startswith(base) else f"{base} ({commit[:9]})"
         env = f" under {base_env}" if base_env else ""
-        return _run(Side(f"base {label}{env}", target, where, python, tree),
-                    Side("working tree", targets[0], cwd, sys.executable, top), label + env, "working tree", flags,
-                    timing, memory)
+        return _run(Side(f"base {label}{env}", target, where, python, tree, timeout),
+                    Side("working tree", targets[0], cwd, sys.executable, top, timeout), label + env,
+                    "working tree", flags, timing, memory)
 
 
 def _run(old: Side, new: Side, old_label: str, new_label: str, flags: list[str],

@@ -40,8 +40,8 @@ def join_first(command: str, devices: int | None, mesh: str | None, *, distribut
     """Join the other processes before anything starts a backend, when this is one of several: of a job someone
     else launched (``--distributed``: srun, mpirun), or one ``--processes`` launched (``JITSCOPE_PROCESS``).
     Returns (coordinator, index, count) and the job (``--distributed`` only); (None, None) in one process."""
-    from jitscope.api.stdout import user_output_to_stderr
     from jitscope.hosts.launch import join, process_place
+    from jitscope.stdout import user_output_to_stderr
 
     if distributed:
         from jitscope.hosts.distributed import join_job

@@ -103,9 +103,10 @@ def lint_command(
     extra: list[Finding] = []
     if trace_targets:  # runs the user's code: its prints go to stderr (stdout is the report's); its exits
         from jitscope.api.commands.lint_trace import dynamic_findings  # fail the trace, its tampering is
-        from jitscope.api.stdout import user_output_to_stderr  # put back and reported
-        from jitscope.faults import user_code_scope
+        from jitscope.faults import user_code_scope  # put back and reported
+        from jitscope.stdout import document_owns_stdout, user_output_to_stderr
 
+        document_owns_stdout(fmt != "text" and out is None)  # its atexit handlers and threads too
         with user_output_to_stderr(fmt != "text"), user_code_scope():
             extra = dynamic_findings(trace_targets, shapes, static, arg, devices, mesh)
     report = lint_paths(targets, lint_config, root=root, jobs=jobs, extra_findings=extra)

@@ -71,10 +71,10 @@ def profile_command(flags: TargetFlags, fmt_name: str, out: Path | None, *, call
     from jitscope.api.commands.bench import report_failures, report_process_failures
     from jitscope.api.commands.jobs import failures_sent, finish_job, join_first
     from jitscope.api.results import ProfileResult
-    from jitscope.api.stdout import user_output_to_stderr
     from jitscope.profiling.runner import ProfileOptions, profile_calls
     from jitscope.report.writers.console import make_console
     from jitscope.report.writers.destination import write_result
+    from jitscope.stdout import user_output_to_stderr
 
     if distributed:
         refuse_for_processes(flags, trace_out, "--distributed")

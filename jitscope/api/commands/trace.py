@@ -87,7 +87,6 @@ def trace_command(flags: TargetFlags, *, stages: str, fmt: str | None, out: Path
     from jitscope.api.checks import check_choice, check_count, format_of
     from jitscope.api.commands.jobs import failures_sent, join_first
     from jitscope.api.results import TraceResult
-    from jitscope.api.stdout import user_output_to_stderr
     from jitscope.api.targets import enable_x64_if
     from jitscope.faults import user_code_scope
     from jitscope.load.mesh import mesh_scope
@@ -95,6 +94,7 @@ def trace_command(flags: TargetFlags, *, stages: str, fmt: str | None, out: Path
     from jitscope.report.views.jaxpr_layout import LOCATIONS
     from jitscope.report.writers.destination import write_result
     from jitscope.report.writers.progress import progress_on_stderr
+    from jitscope.stdout import document_owns_stdout, user_output_to_stderr
 
     report_file = out if is_report_file(out) else None
     stage_folder = out if out is not None and report_file is None else None
@@ -104,6 +104,7 @@ def trace_command(flags: TargetFlags, *, stages: str, fmt: str | None, out: Path
 
         check_stage_folder(output_path(stage_folder))  # before anything runs: jitscope replaces that folder whole
     fmt_name = format_of(fmt, report_file)
+    document_owns_stdout(fmt_name != "text" and report_file is None)  # the user's output, even after, to stderr
     wanted = parse_stages(stages)
     check_count("--depth", depth, least=0)
     check_choice("--locations", locations, LOCATIONS, none_ok=False)

@@ -31,8 +31,9 @@ def write_report(text: str, out: Path | None) -> None:
     if not text.endswith("\n"):
         text += "\n"
     if out is None:
-        sys.stdout.write(text)
-        sys.stdout.flush()
+        from jitscope.stdout import write_document_text
+
+        write_document_text(text)  # to the real stdout, where the document owns it (stdout.py)
         return
     from jitscope.outputs import write_atomic
 

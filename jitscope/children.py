@@ -1,0 +1,79 @@
+"""Child processes jitscope starts end with it: each in a process group of its own, killed whole (issue 30).
+
+A child of ``jitscope diff --base-env`` (another interpreter), of ``bench --cold-process`` or of
+``--processes`` may hang, and may start children of its own (the user's code: ``os.system``,
+``multiprocessing``). Killing only the child leaves those running. So every child starts in a new
+session (its own process group: a Ctrl-C at the terminal is no longer sent to it), and the whole group
+is killed when the child runs past its time limit, and when jitscope stops: an exception in the waiting
+thread (Ctrl-C's ``KeyboardInterrupt``), SIGTERM (the handler below kills the groups, then jitscope ends
+by SIGTERM as it would have), or Ctrl-C's hard exit (``faults.end_interrupted`` calls ``kill_all``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import threading
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+#: The process groups of the children running now (their leaders' pids).
+_LIVE: set[int] = set()
+
+
+def kill_group(proc: subprocess.Popen[Any]) -> None:
+    """Kill ``proc``'s process group (its own, from ``start_new_session``) and reap the child."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    _LIVE.discard(proc.pid)
+
+
+def kill_all() -> None:
+    """Kill every child's process group still running (the process is about to end)."""
+    for pid in list(_LIVE):
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(pid, signal.SIGKILL)
+    _LIVE.clear()
+
+
+def _on_sigterm(signum: int, frame: Any) -> None:
+    kill_all()
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    os.kill(os.getpid(), signal.SIGTERM)  # ended by SIGTERM, as without this handler
+
+
+@contextlib.contextmanager
+def group_of(proc: subprocess.Popen[Any]) -> Iterator[subprocess.Popen[Any]]:
+    """While the block runs, ``proc`` (started with ``start_new_session=True``) is killed with its group when
+    jitscope stops; on leaving the block its group is killed (all of it when the block raised: the time limit,
+    Ctrl-C; what the child left running when it had ended)."""
+    _LIVE.add(proc.pid)
+    handled = threading.current_thread() is threading.main_thread() and \
+        signal.getsignal(signal.SIGTERM) is signal.SIG_DFL
+    if handled:
+        signal.signal(signal.SIGTERM, _on_sigterm)
+    try:
+        yield proc
+    finally:
+        kill_group(proc)  # what it started and left running ends with it
+        if handled and not _LIVE and signal.getsignal(signal.SIGTERM) is _on_sigterm:
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
+def start(args: Sequence[str], **popen: Any) -> subprocess.Popen[Any]:
+    """``subprocess.Popen`` in a new session (see the module docstring): use it inside ``group_of``."""
+    return subprocess.Popen(args, start_new_session=True, **popen)
+
+
+def run(args: Sequence[str], *, timeout: float | None, input: Any = None, **popen: Any
+        ) -> subprocess.CompletedProcess[Any]:
+    """``subprocess.run(args, capture_output=True)``, the child and everything it started killed on the time
+    limit (then ``subprocess.TimeoutExpired`` is raised), Ctrl-C or SIGTERM."""
+    stdin = subprocess.PIPE if input is not None else subprocess.DEVNULL
+    pipes = {"stdin": stdin, "stdout": subprocess.PIPE, "stderr": subprocess.PIPE}
+    with start(args, **pipes, **popen) as proc, group_of(proc):
+        stdout, stderr = proc.communicate(input, timeout=timeout)
+    return subprocess.CompletedProcess(proc.args, proc.returncode, stdout, stderr)
