@@ -16,12 +16,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from jitscope.api.targets import TargetFlags, shape_list, target_of
-from jitscope.errors import TraceError, UsageError
+from jitscope.errors import CompileError, TraceError, UsageError
+from jitscope.jaxcompat.compile_profile import CompileCapture
 from jitscope.jaxcompat.caches import forget_other_functions_lines
 from jitscope.load.calls import calls_from_flags, load_all
 from jitscope.load.mesh import example_mesh_scope
 from jitscope.load.specs import ArgSet
 from jitscope.load.target import TargetHandle, check_call
+from jitscope.model.compile import CompileTimeRecord
 from jitscope.model.trace import LibraryCall, SourceLineRecord, TraceRecord, TraceReport
 from jitscope.profiling.line_costs import line_costs
 from jitscope.sharding.analyse import ShardingProbe
@@ -75,7 +77,8 @@ def trace(
 
 def trace_command(flags: TargetFlags, *, stages: str, fmt: str | None, out: Path | None, effects: bool,
                   profile: bool, profile_html: Path | None, locations: LocationsMode, depth: int | None,
-                  fold: bool | None, distributed: bool = False, save: Path | None = None) -> None:
+                  fold: bool | None, distributed: bool = False, save: Path | None = None,
+                  compile_profile: bool = False) -> None:
     """``jitscope trace``: the report on stdout or in ``out`` (a report file, or a folder of stage files);
     a ``TraceError`` (exit 1) after it when the user's code failed in any call. ``distributed``: one process of
     a job someone else launched (``hosts/distributed.py``), compiling too (``hlo``: each program's fingerprint);
@@ -111,7 +114,8 @@ def trace_command(flags: TargetFlags, *, stages: str, fmt: str | None, out: Path
             progress_on_stderr("jitscope trace") as progress, \
             user_output_to_stderr(fmt_name != "text"), user_code_scope():
         report, profilers = run_trace(flags.load(abstract=True), flags.shapes, flags.static, flags.arg, wanted,
-                                      effects, profile or bool(profile_html), progress, programs=place is not None)
+                                      effects, profile or bool(profile_html), progress, programs=place is not None,
+                                      compile_profile=compile_profile)
     if place is not None:
         from jitscope.hosts.launch import this_process
 
@@ -144,18 +148,23 @@ def run_trace(
     watch_effects: bool = True,
     profile: bool = False,
     progress: Callable[[float, int, str], None] | None = None,
-    *, programs: bool = False,
+    *, programs: bool = False, compile_profile: bool = False,
 ) -> tuple[TraceReport, list[tuple[str, Any]]]:
     """Trace (and lower/compile as ``stages`` need) every call of every target.
 
     ``shapes`` holds one spec per call (a call sequence); ``progress(done, total, text)`` is
     told before each call, so a CLI can show a bar. ``programs``: record each compiled program
-    (``TraceRecord.program``: its fingerprint and HLO, for ``trace --processes``).
+    (``TraceRecord.program``: its fingerprint and HLO, for ``trace --processes``). ``compile_profile``:
+    tracing sampled by line and XLA's compile captured by the profiler (``TraceRecord.compile_time``'s times).
     """
     from jitscope.jaxcompat import features
     from jitscope.jaxcompat.stages import environment
 
     features.check_supported()  # one clear line on a JAX without what tracing needs
+    if compile_profile:  # the process's one-time start-up (MLIR context, lazy imports) is not the program's
+        from jitscope.timing.cold import prime_process
+
+        prime_process()
     handles = load_all(list(targets))
     records: list[TraceRecord] = []
     profilers: list[tuple[str, Any]] = []
@@ -172,7 +181,7 @@ def run_trace(
                 progress(done, len(plan), f"tracing {target.attr_path}({argset.describe()[:40]})")
             forget_other_functions_lines(target.name)
             handle = trace_target(target, argset, watch_effects=watch_effects, profile=profile,
-                                  want_jaxpr="jaxpr" in stages)
+                                  want_jaxpr="jaxpr" in stages, sample_lines=compile_profile)
             # A cache hit needs the earlier call to have traced: a failed trace caches nothing.
             earlier = records[len(records) - (index - hit)] if hit else None
             hit_of = hit if earlier is not None and earlier.diagnostic is None else None
@@ -186,15 +195,24 @@ def run_trace(
                     probe(lowered, executable)
                     compiled.append(executable)
 
+                capture = CompileCapture() if compile_profile else None
+                failure = ""
                 try:
-                    record = dataclasses.replace(record, stages=lower_and_compile(handle.traced, stages, on_compiled))
+                    record = dataclasses.replace(record, stages=lower_and_compile(handle.traced, stages, on_compiled,
+                                                                                  capture))
                 except CompileSkipped as skipped:
                     record = dataclasses.replace(record, stages=skipped.partial,
                                                  warnings=(*record.warnings, skipped.reason))
+                except CompileError as err:
+                    if capture is None:
+                        raise
+                    failure = err.message  # --compile-profile: the phases up to the failure, in the report
                 text = _module_text(compiled[0]) if compiled else None
                 record = dataclasses.replace(record, sharding=probe.record,
                                              source_lines=_source_lines(handle, record, compiled, text),
                                              library_calls=_library_calls(handle, text))
+                record = dataclasses.replace(record, compile_time=_compile_time(handle, record, text, capture,
+                                                                                failure))
                 if programs and text:
                     from jitscope.run.programs import compiled_program
 
@@ -230,6 +248,21 @@ def _source_lines(handle: TraceHandle, record: TraceRecord, compiled: list[Any],
             costs = line_costs(text, record.jaxpr, handle.project.is_user_file, cost.flops if cost else None,
                                cost.bytes_accessed if cost else None)
     return source_lines(record.jaxpr, costs)
+
+
+def _compile_time(handle: TraceHandle, record: TraceRecord, text: str | None, capture: CompileCapture | None,
+                  failure: str) -> CompileTimeRecord | None:
+    """The compile by line and (``capture``) by XLA phase; None when nothing was compiled."""
+    if (text is None and not failure) or handle.project is None:
+        return None
+    from jitscope.profiling.compile_time import compile_time_record
+
+    st = record.stages
+    return compile_time_record(
+        source=record.source_lines, hlo_text=text, jaxpr=record.jaxpr, is_user_file=handle.project.is_user_file,
+        trace_seconds=record.trace_seconds, lower_seconds=st.lower_seconds if st is not None else None,
+        compile_seconds=st.compile_seconds if st is not None else None, capture=capture,
+        trace_by_line=handle.trace_by_line, failure=failure)
 
 
 def _module_text(compiled: Any) -> str | None:
@@ -283,6 +316,10 @@ def failed_calls(records: Sequence[TraceRecord]) -> None:
     """
     failed = [(r, r.diagnostic) for r in records if r.diagnostic is not None]
     if not failed:
+        broken = [r for r in records if r.compile_time is not None and r.compile_time.failure]
+        if broken:  # --compile-profile kept going to show the phases up to the failure
+            raise CompileError(f"{broken[0].target}({broken[0].call}): {broken[0].compile_time.failure}",  # type: ignore[union-attr]
+                               hint="the compile-time section of the report shows the phases up to the failure")
         return
     (first, diag), names = failed[0], [f"{r.target.rsplit(':', 1)[-1]}({r.call})" for r, _ in failed]
     if len(failed) == 1:

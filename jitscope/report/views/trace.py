@@ -258,6 +258,10 @@ def _stage_sections(record: TraceRecord, stages: Collection[str], shown: JaxprSh
         called = library_calls_section(record, page)
         if called is not None:
             yield called
+    if record.compile_time is not None:
+        from jitscope.report.views.compile_time import compile_time_section
+
+        yield compile_time_section(record.compile_time, page)
     if "cost" in stages:
         yield cost_section(st.cost)
     if "memory" in stages:
