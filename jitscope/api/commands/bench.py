@@ -222,6 +222,8 @@ def run_bench(
         calls = plan_calls(targets, shapes, statics, kwargs)
         with example_mesh_scope(argset for _, argset in calls):  # the examples' mesh, when --mesh is not given
             result = bench_calls(calls, options, progress)
+            if options is not None and options.compile_profile:
+                result.report = _with_compile_times(result.report, calls)
     failed = False
     if baseline is not None and compare is not None:
         comparison = compare_reports(result.report, baseline, threshold=threshold, baseline_name=str(compare))
@@ -232,6 +234,31 @@ def run_bench(
 
         write_atomic(save, dumps(result.report) + "\n")  # a failed write keeps the previous baseline
     return result, failed
+
+
+def _with_compile_times(report: BenchReport, calls: Sequence[tuple[TargetHandle, Any]]) -> BenchReport:
+    """Each row's cold call by phase and by line (``--compile-profile``), from one more cold compile; a note
+    where its phases do not add up to the cold call's measured compile within 10%."""
+    from jitscope.api.commands.trace import profile_compile
+    from jitscope.profiling.compile_time import TOLERANCE
+
+    by_key = {row.key: i for i, row in enumerate(report.rows)}
+    rows = list(report.rows)
+    for target, argset in calls:
+        key = f"{target.name}({argset.describe()})" + (f" [{argset.label}]" if argset.label else "")
+        if key not in by_key:
+            continue  # the call failed: reported as such
+        row = rows[by_key[key]]
+        record = profile_compile(target, argset)
+        notes = row.warnings
+        measured = row.cold.median.compile
+        if record is not None and record.phases and measured:
+            gap = record.phase_total / measured - 1
+            if abs(gap) > TOLERANCE:
+                notes += (f"--compile-profile: XLA's phases add up to {record.phase_total / measured:.0%} of the "
+                          "cold call's compile (a compile's time varies between runs; the machine may be busy)",)
+        rows[by_key[key]] = dataclasses.replace(row, compile_time=record, warnings=notes)
+    return dataclasses.replace(report, rows=tuple(rows))
 
 
 def report_failures(report: BenchReport, stderr: Console) -> None:

@@ -250,6 +250,30 @@ def _source_lines(handle: TraceHandle, record: TraceRecord, compiled: list[Any],
     return source_lines(record.jaxpr, costs)
 
 
+def profile_compile(target: TargetHandle, argset: ArgSet) -> CompileTimeRecord | None:
+    """One more cold trace, lowering and compile of the call with JAX's in-memory caches cleared, profiled
+    (``bench --compile-profile``: its measured cold calls stay untouched); None when it did not trace."""
+    from jitscope.jaxcompat.caches import clear_in_memory_caches
+
+    clear_in_memory_caches()
+    forget_other_functions_lines(target.name)
+    handle = trace_target(target, argset, watch_effects=False, sample_lines=True)
+    if handle.traced is None:
+        return None
+    compiled: list[Any] = []
+    capture, failure, record = CompileCapture(), "", handle.record
+    try:
+        record = dataclasses.replace(record, stages=lower_and_compile(
+            handle.traced, ("jaxpr", "hlo"), lambda lowered, executable: compiled.append(executable), capture))
+    except CompileSkipped:
+        return None
+    except CompileError as err:
+        failure = err.message
+    text = _module_text(compiled[0]) if compiled else None
+    record = dataclasses.replace(record, source_lines=_source_lines(handle, record, compiled, text))
+    return _compile_time(handle, record, text, capture, failure)
+
+
 def _compile_time(handle: TraceHandle, record: TraceRecord, text: str | None, capture: CompileCapture | None,
                   failure: str) -> CompileTimeRecord | None:
     """The compile by line and (``capture``) by XLA phase; None when nothing was compiled."""
