@@ -60,6 +60,9 @@ def diff(
     memory: Annotated[bool, typer.Option(
         "--memory", help="Also compare memory at the peak by line: jitscope memory of each side (one more compile "
         "each, with XLA's dump); the peak figure and --fail-on 'peak>+5%' then read the exact peak.")] = False,
+    compile_profile: Annotated[bool, typer.Option(
+        "--compile-profile", help="Trace both sides with --compile-profile: the compile time's change by XLA "
+        "phase and by line of your code (the HLO instructions per line are compared without it).")] = False,
 ) -> None:
     """Compare two versions of a jitted function: lines of your code whose equations changed, primitive
     counts, optimised-HLO instructions and collectives added or removed, FLOPs, bytes, memory and compile
@@ -72,6 +75,10 @@ def diff(
         check_seconds("--bench-budget", bench_budget)
     timing = (bench_rounds, bench_budget) if bench else None
     flags = side_flags(shapes, static, arg, x64, devices, mesh, from_capture, compile_number)
+    if compile_profile:
+        from jitscope.api.commands.diff import COMPILE_PROFILE
+
+        flags.append(COMPILE_PROFILE)
     if diff_command(targets, base, base_env, flags, fmt_name, out, fail_on=fail_on, timing=timing, memory=memory):
         raise typer.Exit(1)
 

@@ -3,7 +3,7 @@
 The events are a capture around one compile (``jaxcompat/compile_profile.py``). The phases are the
 children of the compile client's outermost event (``PjRtCpuClient::Compile``) on its thread, named as XLA
 names them less the module suffix (``HLO passes through layout assignment``); a phase that covers more than
-half of the compile and whose own children cover most of it is opened (``CpuCompiler::RunBackend`` becomes
+half of the compile and whose own children (two or more) cover most of it is opened (``CpuCompiler::RunBackend`` becomes
 ``ThunkEmitter::EmitEntryComputation`` and ``Codegen``), so the split says where the time went, not just
 "the backend". What no child covers is kept as its parent's own time, so the phases add up to the
 captured compile exactly. Passes are every event's own time (nested events excluded), summed by name
@@ -72,7 +72,7 @@ def _split(parent: XEvent, line: Sequence[XEvent], total: float, out: list[Compi
     covered = sum(c.duration_ns for c in children)
     for child in children:
         grandchildren = _children(child, line)
-        opened = (child.duration_ns >= OPEN_SHARE * total
+        opened = (child.duration_ns >= OPEN_SHARE * total and len(grandchildren) > 1  # one child: a rename
                   and sum(g.duration_ns for g in grandchildren) >= OPEN_SHARE * child.duration_ns)
         if opened:
             _split(child, line, total, out)

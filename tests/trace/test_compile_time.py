@@ -4,6 +4,7 @@ a wall-clock time."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 
@@ -170,3 +171,40 @@ def test_cli_json_and_a_failing_compile(tmp_path):  # type: ignore[no-untyped-de
     section = failed.stdout[failed.stdout.index("compile time"):]
     assert "the compile failed" in section and "XLA phase" in section
     assert os.path.basename(TARGET.split(":")[0]) == "model.py"
+
+
+# -- jitscope diff and bench ----------------------------------------------------------------------------
+
+
+def test_diff_matches_lines_by_text_and_phases_by_name():
+    from jitscope.comparison.compile_time import compare_compile_times
+    from jitscope.comparison.sources import SourceTree
+    from jitscope.model.compile import CompileLine, CompilePhase, CompileTimeRecord
+
+    def side(file: str, loop_line: int, hlo: int, codegen: float) -> tuple[CompileTimeRecord, SourceTree]:
+        text = ("h = jnp.tanh(x)", "", "for _ in range(n):", "h = h * 0.9 + h")
+        lines = (CompileLine(Location(file, loop_line, "f"), hlo, 0.9, hlo, 0.9, hlo),
+                 CompileLine(Location(file, 1, "f"), 1, 0.1, 2, 0.1))
+        tree = SourceTree("/", {file.lstrip("/"): text[:1] + ("",) * (loop_line - 2) + text[3:]})
+        return CompileTimeRecord(lines, phases=(CompilePhase("Codegen", codegen),), compile_seconds=codegen,
+                                 profiled=True), tree
+
+    old, old_tree = side("/a/old.py", 4, 300, 2.0)
+    assert compare_compile_times(old, dataclasses.replace(old, profiled=False), old_tree, old_tree) is not None
+    new, new_tree = side("/a/new.py", 6, 30, 0.5)  # the loop moved down two lines, in another file
+    found = compare_compile_times(old, new, old_tree, new_tree)
+    assert found is not None
+    assert [(m.label, m.old, m.new) for m in found.lines] == [("new.py:6", 300.0, 30.0)]
+    assert found.phases[1].name == "phase:Codegen" and found.phases[1].change == pytest.approx(-0.75)
+    assert all(m.noisy for m in found.phases)
+
+
+def test_bench_compile_profile_adds_the_section_and_json(tmp_path):  # type: ignore[no-untyped-def]
+    out = tmp_path / "bench.json"
+    result = run_cli("bench", TARGET, "--shapes", SHAPES, "--compile-profile", "--budget", "0.02",
+                     "--min-rounds", "2", "--no-dispatch", "--save", str(out))
+    assert result.returncode == 0, result.stderr
+    assert "compile time: " in result.stdout and "XLA phase" in result.stdout
+    doc = json.loads(out.read_text())
+    assert doc["schema_version"] == "1.3"
+    assert doc["rows"][0]["compile_time"]["lines"][0]["location"]["line"] == LOOP_LINE
