@@ -44,12 +44,14 @@ def bench(
     shapes: str | Sequence[str] | None = None,
     save: str | Path | None = None,
     compare: str | Path | None = None,
+    compile_profile: bool = False,
     **kwargs: Any,
 ) -> BenchAPIResult:
     """Time the first call of ``fn(*args, **kwargs)`` (trace, lower, compile, run, with JAX's in-memory
     caches cleared) against cached calls, each blocked on every output leaf, as ``jitscope bench``.
 
     ``save``/``compare``: a baseline JSON to write, or to compare with (``result.record.comparison``).
+    ``compile_profile``: as ``--compile-profile``, the cold call's compile by XLA phase and by line.
 
     >>> result = jitscope.bench(train_step, model, optimizer, batch)
     >>> result.cached.median_s, result.cold.compile_s
@@ -61,7 +63,8 @@ def bench(
     check_count("cold_runs", cold_runs, limit=1_000)
     handle = target_of(fn, args, kwargs, static_argnums, static_argnames, abstract=False, shapes=shapes)
     options = BenchOptions(budget=budget, min_rounds=min_rounds, cold_runs=cold_runs, eager=eager,
-                           dispatch=dispatch, seed=seed, persistent_cache=persistent_cache)
+                           dispatch=dispatch, seed=seed, persistent_cache=persistent_cache,
+                           compile_profile=compile_profile)
     result, _ = run_bench([handle], shape_list(shapes), options=options,
                           save=Path(save) if save is not None else None,
                           compare=Path(compare) if compare is not None else None)

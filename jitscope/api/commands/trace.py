@@ -51,6 +51,7 @@ def trace(
     locations: str = "full",
     depth: int | None = None,
     fold: bool | None = None,
+    compile_profile: bool = False,
     **kwargs: Any,
 ) -> TraceResult:
     """Trace ``fn(*args, **kwargs)`` as jit does, then lower and compile it: every stage, nothing run.
@@ -58,7 +59,8 @@ def trace(
     Arrays in the arguments stand for their abstract values (shape, dtype, weak type, sharding);
     nothing is allocated on the device. ``shapes="f32[8,128], i32[]"`` (or a list: one call each)
     describes the arguments instead, as ``--shapes``. A failure in your code is in the result
-    (``result.calls[0].diagnostic``), explained, not raised.
+    (``result.calls[0].diagnostic``), explained, not raised. ``compile_profile``: as ``--compile-profile``,
+    the compile timed by XLA phase and by line (``result.record.traces[0].compile_time``).
 
     >>> report = jitscope.trace(train_step, model, optimizer, batch)
     >>> print(report.calls[0].jaxpr_text)
@@ -71,7 +73,8 @@ def trace(
 
         raise UsageError(f"locations={locations!r} is not one of full, user, none")
     handle = target_of(fn, args, kwargs, static_argnums, static_argnames, abstract=True, shapes=shapes)
-    report, _ = run_trace([handle], shape_list(shapes), None, None, wanted, effects, False)
+    report, _ = run_trace([handle], shape_list(shapes), None, None, wanted, effects, False,
+                          compile_profile=compile_profile)
     return TraceResult(report, stages=wanted, locations=locations, depth=depth, fold=fold)
 
 
