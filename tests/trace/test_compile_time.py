@@ -208,3 +208,25 @@ def test_bench_compile_profile_adds_the_section_and_json(tmp_path):  # type: ign
     doc = json.loads(out.read_text())
     assert doc["schema_version"] == "1.3"
     assert doc["rows"][0]["compile_time"]["lines"][0]["location"]["line"] == LOOP_LINE
+
+
+def _spin(seconds: float) -> None:
+    import time
+
+    end = time.perf_counter() + seconds
+    while time.perf_counter() < end:  # the line the sampler must find
+        pass
+
+
+def test_the_sampler_lists_time_at_the_innermost_user_line():
+    import inspect
+
+    from jitscope.tracing.line_sampler import LineSampler
+
+    with LineSampler(lambda file: file == __file__) as sampler:
+        _spin(0.1)
+    seconds = sampler.seconds(0.1)
+    busy = max(seconds, key=lambda k: seconds[k])
+    spin_lines = range(_spin.__code__.co_firstlineno, _spin.__code__.co_firstlineno + len(inspect.getsource(_spin).splitlines()))
+    assert busy is not None and busy[0] == __file__ and busy[1] in spin_lines
+    assert sum(seconds.values()) == pytest.approx(0.1)
