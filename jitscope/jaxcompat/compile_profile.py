@@ -62,8 +62,10 @@ def capture_compile(result: CompileCapture | None = None) -> Iterator[CompileCap
     with scratch_folder("jitscope-compile-") as directory, contextlib.ExitStack() as stack:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
+            options = _options()
             try:
-                stack.enter_context(jax.profiler.trace(str(directory), **_options()))
+                with _quiet_stderr(not options):
+                    stack.enter_context(jax.profiler.trace(str(directory), **options))
             except Exception as exc:  # noqa: BLE001 - RuntimeError "Profile has already been started"
                 result.problem = (f"no compile profile: the profiler could not start ({_first_line(exc)}); "
                                   "another jax.profiler session may be running")
@@ -75,13 +77,37 @@ def capture_compile(result: CompileCapture | None = None) -> Iterator[CompileCap
             result.seconds = time.perf_counter() - start
             if not result.problem:
                 try:
-                    stack.close()  # stops the capture and writes the file
+                    with _quiet_stderr(not options):
+                        stack.close()  # stops the capture and writes the file
                     files = xspace_files(str(directory))
                     result.events = read_compile_events(files[-1]) if files else []
                     if not files:
                         result.problem = "no compile profile: the capture wrote no file"
                 except Exception as exc:  # noqa: BLE001 - a capture that cannot be read loses its split only
                     result.problem = f"no compile profile: the capture could not be read ({_first_line(exc)})"
+
+
+@contextlib.contextmanager
+def _quiet_stderr(enabled: bool) -> Iterator[None]:
+    """Starting and stopping a capture on a JAX that takes no profiler options (0.4.38-0.5.x) runs its Python
+    tracer, whose C++ side logs "Can't import tensorflow.python.profiler.trace" to the process's stderr each
+    time: harmless, and not the user's business. File descriptor 2 goes to /dev/null for those two steps."""
+    if not enabled:
+        yield
+        return
+    import os
+    import sys
+
+    sys.stderr.flush()
+    saved = os.dup(2)
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, 2)
+        yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+        os.close(devnull)
 
 
 def _first_line(exc: BaseException) -> str:

@@ -31,8 +31,9 @@ def _notes(capture: CompileCapture, found: bool, captured: float | None, measure
                 "(clear the cache or set jax_enable_compilation_cache=False to see one)"]
     if not found:
         why = "the compile failed before XLA started" if failed else (
-            "this JAX's capture holds no compile events (XLA's phase events are seen from jax 0.10 on CPU)")
-        return [f"no phase split: {why}; the lines are ranked by their HLO instructions"]
+            "this JAX's capture holds no XLA compile events (seen on jax 0.10 and newer on CPU; 0.4.38's holds "
+            "only LLVM's)")
+        return [f"no phase split: {why}; XLA's time is split over the lines by their HLO instructions"]
     notes = []
     if captured and measured and captured - measured > TOLERANCE * measured:
         notes.append(f"XLA's events cover {captured / measured:.0%} of the compile measured around them")

@@ -169,7 +169,7 @@ def test_cli_json_and_a_failing_compile(tmp_path):  # type: ignore[no-untyped-de
     assert failed.returncode == 1 and "Traceback" not in failed.stderr
     assert failed.stderr.startswith("error: ") and "the phases up to the failure" in failed.stderr
     section = failed.stdout[failed.stdout.index("compile time"):]
-    assert "the compile failed" in section and "XLA phase" in section
+    assert "the compile failed" in section and ("XLA phase" in section or "no phase split" in section)
     assert os.path.basename(TARGET.split(":")[0]) == "model.py"
 
 
@@ -204,7 +204,7 @@ def test_bench_compile_profile_adds_the_section_and_json(tmp_path):  # type: ign
     result = run_cli("bench", TARGET, "--shapes", SHAPES, "--compile-profile", "--budget", "0.02",
                      "--min-rounds", "2", "--no-dispatch", "--save", str(out))
     assert result.returncode == 0, result.stderr
-    assert "compile time: " in result.stdout and "XLA phase" in result.stdout
+    assert "compile time: " in result.stdout and ("XLA phase" in result.stdout or "no phase split" in result.stdout)
     doc = json.loads(out.read_text())
     assert doc["schema_version"] == "1.3"
     assert doc["rows"][0]["compile_time"]["lines"][0]["location"]["line"] == LOOP_LINE

@@ -15,5 +15,9 @@ def layer(x, w, b):
 
 def broken(x):
     y = jnp.sin(x)
-    out = jax.ffi.ffi_call("jitscope_no_such_target", jax.ShapeDtypeStruct(x.shape, x.dtype))(y)
+    if hasattr(jax, "ffi"):
+        ffi = jax.ffi
+    else:  # JAX 0.4.38
+        import jax.extend.ffi as ffi
+    out = ffi.ffi_call("jitscope_no_such_target", jax.ShapeDtypeStruct(x.shape, x.dtype))(y)
     return out * 2
