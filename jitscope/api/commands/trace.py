@@ -15,6 +15,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from jitscope.api.commands.compile_time import compile_time_of
 from jitscope.api.targets import TargetFlags, shape_list, target_of
 from jitscope.errors import CompileError, TraceError, UsageError
 from jitscope.jaxcompat.compile_profile import CompileCapture
@@ -23,7 +24,6 @@ from jitscope.load.calls import calls_from_flags, load_all
 from jitscope.load.mesh import example_mesh_scope
 from jitscope.load.specs import ArgSet
 from jitscope.load.target import TargetHandle, check_call
-from jitscope.model.compile import CompileTimeRecord
 from jitscope.model.trace import LibraryCall, SourceLineRecord, TraceRecord, TraceReport
 from jitscope.profiling.line_costs import line_costs
 from jitscope.sharding.analyse import ShardingProbe
@@ -210,12 +210,12 @@ def run_trace(
                     if capture is None:
                         raise
                     failure = err.message  # --compile-profile: the phases up to the failure, in the report
-                text = _module_text(compiled[0]) if compiled else None
+                text = module_text(compiled[0]) if compiled else None
                 record = dataclasses.replace(record, sharding=probe.record,
-                                             source_lines=_source_lines(handle, record, compiled, text),
+                                             source_lines=source_lines_of(handle, record, compiled, text),
                                              library_calls=_library_calls(handle, text))
-                record = dataclasses.replace(record, compile_time=_compile_time(handle, record, text, capture,
-                                                                                failure))
+                record = dataclasses.replace(record, compile_time=compile_time_of(handle, record, text, capture,
+                                                                                  failure))
                 if programs and text:
                     from jitscope.run.programs import compiled_program
 
@@ -236,7 +236,7 @@ def _library_calls(handle: TraceHandle, text: str | None) -> tuple[LibraryCall, 
     return library_calls(text, handle.project.is_user_file if handle.project is not None else default_is_user_file)
 
 
-def _source_lines(handle: TraceHandle, record: TraceRecord, compiled: list[Any],
+def source_lines_of(handle: TraceHandle, record: TraceRecord, compiled: list[Any],
                   text: str | None) -> tuple[SourceLineRecord, ...]:
     """The jaxpr by line of the user's code, with XLA's FLOPs and bytes split over the lines when compiled;
     ``text``: the optimised HLO with its stack-frame tables."""
@@ -253,46 +253,7 @@ def _source_lines(handle: TraceHandle, record: TraceRecord, compiled: list[Any],
     return source_lines(record.jaxpr, costs)
 
 
-def profile_compile(target: TargetHandle, argset: ArgSet) -> CompileTimeRecord | None:
-    """One more cold trace, lowering and compile of the call with JAX's in-memory caches cleared, profiled
-    (``bench --compile-profile``: its measured cold calls stay untouched); None when it did not trace."""
-    from jitscope.jaxcompat.caches import clear_in_memory_caches
-
-    clear_in_memory_caches()
-    forget_other_functions_lines(target.name)
-    handle = trace_target(target, argset, watch_effects=False, sample_lines=True)
-    if handle.traced is None:
-        return None
-    compiled: list[Any] = []
-    capture, failure, record = CompileCapture(), "", handle.record
-    try:
-        record = dataclasses.replace(record, stages=lower_and_compile(
-            handle.traced, ("jaxpr", "hlo"), lambda lowered, executable: compiled.append(executable), capture))
-    except CompileSkipped:
-        return None
-    except CompileError as err:
-        failure = err.message
-    text = _module_text(compiled[0]) if compiled else None
-    record = dataclasses.replace(record, source_lines=_source_lines(handle, record, compiled, text))
-    return _compile_time(handle, record, text, capture, failure)
-
-
-def _compile_time(handle: TraceHandle, record: TraceRecord, text: str | None, capture: CompileCapture | None,
-                  failure: str) -> CompileTimeRecord | None:
-    """The compile by line and (``capture``) by XLA phase; None when nothing was compiled."""
-    if (text is None and not failure) or handle.project is None:
-        return None
-    from jitscope.profiling.compile_time import compile_time_record
-
-    st = record.stages
-    return compile_time_record(
-        source=record.source_lines, hlo_text=text, jaxpr=record.jaxpr, is_user_file=handle.project.is_user_file,
-        trace_seconds=record.trace_seconds, lower_seconds=st.lower_seconds if st is not None else None,
-        compile_seconds=st.compile_seconds if st is not None else None, capture=capture,
-        trace_by_line=handle.trace_by_line, failure=failure)
-
-
-def _module_text(compiled: Any) -> str | None:
+def module_text(compiled: Any) -> str | None:
     """The optimised HLO with its source stacks (the stack-frame tables ``StagesRecord.hlo`` leaves out)."""
     try:
         text = compiled.as_text()

@@ -1,0 +1,57 @@
+"""The compile-time section's record for ``trace`` and ``bench --compile-profile`` (``model/compile.py``): the
+compile by line of the user's code from the jaxpr and the optimised HLO, and, with a capture, by XLA phase."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from jitscope.errors import CompileError
+from jitscope.jaxcompat.caches import forget_other_functions_lines
+from jitscope.jaxcompat.compile_profile import CompileCapture
+from jitscope.load.specs import ArgSet
+from jitscope.load.target import TargetHandle
+from jitscope.model.compile import CompileTimeRecord
+from jitscope.model.trace import TraceRecord
+from jitscope.tracing.compile import CompileSkipped, lower_and_compile
+from jitscope.tracing.session import TraceHandle, trace_target
+
+
+def profile_compile(target: TargetHandle, argset: ArgSet) -> CompileTimeRecord | None:
+    """One more cold trace, lowering and compile of the call with JAX's in-memory caches cleared, profiled
+    (``bench --compile-profile``: its measured cold calls stay untouched); None when it did not trace."""
+    from jitscope.api.commands.trace import module_text, source_lines_of
+    from jitscope.jaxcompat.caches import clear_in_memory_caches
+
+    clear_in_memory_caches()
+    forget_other_functions_lines(target.name)
+    handle = trace_target(target, argset, watch_effects=False, sample_lines=True)
+    if handle.traced is None:
+        return None
+    compiled: list[Any] = []
+    capture, failure, record = CompileCapture(), "", handle.record
+    try:
+        record = dataclasses.replace(record, stages=lower_and_compile(
+            handle.traced, ("jaxpr", "hlo"), lambda lowered, executable: compiled.append(executable), capture))
+    except CompileSkipped:
+        return None
+    except CompileError as err:
+        failure = err.message
+    text = module_text(compiled[0]) if compiled else None
+    record = dataclasses.replace(record, source_lines=source_lines_of(handle, record, compiled, text))
+    return compile_time_of(handle, record, text, capture, failure)
+
+
+def compile_time_of(handle: TraceHandle, record: TraceRecord, text: str | None, capture: CompileCapture | None,
+                    failure: str) -> CompileTimeRecord | None:
+    """The compile by line and (``capture``) by XLA phase; None when nothing was compiled."""
+    if (text is None and not failure) or handle.project is None:
+        return None
+    from jitscope.profiling.compile_time import compile_time_record
+
+    st = record.stages
+    return compile_time_record(
+        source=record.source_lines, hlo_text=text, jaxpr=record.jaxpr, is_user_file=handle.project.is_user_file,
+        trace_seconds=record.trace_seconds, lower_seconds=st.lower_seconds if st is not None else None,
+        compile_seconds=st.compile_seconds if st is not None else None, capture=capture,
+        trace_by_line=handle.trace_by_line, failure=failure)
