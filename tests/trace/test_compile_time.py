@@ -230,3 +230,14 @@ def test_the_sampler_lists_time_at_the_innermost_user_line():
     spin_lines = range(_spin.__code__.co_firstlineno, _spin.__code__.co_firstlineno + len(inspect.getsource(_spin).splitlines()))
     assert busy is not None and busy[0] == __file__ and busy[1] in spin_lines
     assert sum(seconds.values()) == pytest.approx(0.1)
+
+
+def test_one_compile_per_static_variant_is_noted():
+    from jitscope.api.commands.compile_time import static_variants_noted
+    from jitscope.model.compile import CompileTimeRecord
+
+    record = CompileTimeRecord()
+    noted = static_variants_noted([("m:f", True, record), ("m:f", True, record), ("m:g", False, record),
+                                   ("m:h", True, record)])
+    assert all("static variant" in n.notes[0] for n in noted[:2] if n is not None)
+    assert noted[2] == record and noted[3] == record  # one compile each: nothing to say

@@ -242,7 +242,7 @@ def run_bench(
 def _with_compile_times(report: BenchReport, calls: Sequence[tuple[TargetHandle, Any]]) -> BenchReport:
     """Each row's cold call by phase and by line (``--compile-profile``), from one more cold compile; a note
     where its phases do not add up to the cold call's measured compile within 10%."""
-    from jitscope.api.commands.compile_time import profile_compile
+    from jitscope.api.commands.compile_time import profile_compile, static_variants_noted
     from jitscope.profiling.compile_time import TOLERANCE
 
     by_key = {row.key: i for i, row in enumerate(report.rows)}
@@ -261,7 +261,9 @@ def _with_compile_times(report: BenchReport, calls: Sequence[tuple[TargetHandle,
                 notes += (f"--compile-profile: XLA's phases add up to {record.phase_total / measured:.0%} of the "
                           "cold call's compile (a compile's time varies between runs; the machine may be busy)",)
         rows[by_key[key]] = dataclasses.replace(row, compile_time=record, warnings=notes)
-    return dataclasses.replace(report, rows=tuple(rows))
+    noted = static_variants_noted([(r.target, bool(r.statics), r.compile_time) for r in rows])
+    return dataclasses.replace(report, rows=tuple(dataclasses.replace(r, compile_time=c)
+                                                  for r, c in zip(rows, noted, strict=True)))
 
 
 def report_failures(report: BenchReport, stderr: Console) -> None:

@@ -55,3 +55,21 @@ def compile_time_of(handle: TraceHandle, record: TraceRecord, text: str | None, 
         trace_seconds=record.trace_seconds, lower_seconds=st.lower_seconds if st is not None else None,
         compile_seconds=st.compile_seconds if st is not None else None, capture=capture,
         trace_by_line=handle.trace_by_line, failure=failure)
+
+
+def static_variants_noted(items: list[tuple[str, bool, CompileTimeRecord | None]]) -> list[CompileTimeRecord | None]:
+    """(function, whether the call has static arguments, its compile time) of each compiled call: where one
+    function compiled once per static variant, each of its compile-time records gets a note saying so."""
+    from collections import Counter
+
+    compiled = Counter(name for name, static, record in items if static and record is not None)
+    out = []
+    for name, static, record in items:
+        n = compiled.get(name, 0)
+        if static and n > 1 and record is not None:
+            note = (f"{n} compiles of this function in this run, one per static variant: each pays the whole "
+                    "compile again; fewer static variants (pass the value as an array, or round it to a few "
+                    "buckets) compile fewer times (rule of thumb)")
+            record = dataclasses.replace(record, notes=(*record.notes, note))
+        out.append(record)
+    return out

@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from jitscope.api.commands.compile_time import compile_time_of
+from jitscope.api.commands.compile_time import compile_time_of, static_variants_noted
 from jitscope.api.targets import TargetFlags, shape_list, target_of
 from jitscope.errors import CompileError, TraceError, UsageError
 from jitscope.jaxcompat.compile_profile import CompileCapture
@@ -223,6 +223,10 @@ def run_trace(
             records.append(record)
             if handle.profiler is not None:
                 profilers.append((f"{record.target}({record.call})", handle.profiler))
+    noted = static_variants_noted([(r.target, bool(r.static_argnums or r.static_argnames),
+                                    r.compile_time if r.cache_hit_of is None else None) for r in records])
+    records = [dataclasses.replace(r, compile_time=c) if r.cache_hit_of is None else r
+               for r, c in zip(records, noted, strict=True)]
     return TraceReport(traces=tuple(records), environment=environment()), profilers
 
 
