@@ -21,8 +21,10 @@ from jitscope.jaxcompat.profiler import XEvent
 from jitscope.model.compile import CompilePass, CompilePhase
 from jitscope.profiling.events import NS, exclusive_times
 
-#: The outermost event of a compile, per compile client (CPU; GPU's stream-executor client; TFRT's).
-ROOT_EVENT = re.compile(r"^PjRt\w*Client::Compile$|^\w*Compiler::Compile$")
+#: The outermost event of a compile: the PJRT client's (``PjRtCpuClient::Compile`` on CPU; a GPU or TFRT
+#: client's by the same pattern, ``...Client::Compile`` or ``...Client::CompileAndLoad``). Not a compiler's
+#: own ``Compile`` events (``FusionCompiler::Compile`` is one kernel, ``JitCompiler::Compile`` is LLVM).
+ROOT_EVENT = re.compile(r"^\w*Client::Compile\w*$")
 #: A phase is opened into its children when it is at least this share of the compile and they cover this
 #: share of it.
 OPEN_SHARE = 0.5

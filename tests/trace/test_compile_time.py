@@ -241,3 +241,10 @@ def test_one_compile_per_static_variant_is_noted():
                                    ("m:h", True, record)])
     assert all("static variant" in n.notes[0] for n in noted[:2] if n is not None)
     assert noted[2] == record and noted[3] == record  # one compile each: nothing to say
+
+
+def test_a_kernels_compile_is_not_taken_for_the_whole_compile():
+    kernels_only = [_event("FusionCompiler::Compile", 0, 8, module="add_fusion_kernel_module"),
+                    _event("JitCompiler::Compile", 10, 20)]
+    assert not xla_phases(kernels_only).found
+    assert xla_phases([_event("PjRtStreamExecutorClient::CompileAndLoad", 0, 5)]).found
