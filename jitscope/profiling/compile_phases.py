@@ -3,7 +3,8 @@
 The events are a capture around one compile (``jaxcompat/compile_profile.py``). The phases are the
 children of the compile client's outermost event (``PjRtCpuClient::Compile``) on its thread, named as XLA
 names them less the module suffix (``HLO passes through layout assignment``); a phase that covers more than
-half of the compile and whose own children (two or more) cover most of it is opened (``CpuCompiler::RunBackend`` becomes
+half of the compile and whose own children (two or more, looking through single wrappers) cover most of
+it is opened (``CpuCompiler::RunBackend`` becomes
 ``ThunkEmitter::EmitEntryComputation`` and ``Codegen``), so the split says where the time went, not just
 "the backend". What no child covers is kept as its parent's own time, so the phases add up to the
 captured compile exactly. Passes are every event's own time (nested events excluded), summed by name
@@ -69,16 +70,30 @@ def _children(parent: XEvent, events: Sequence[XEvent]) -> list[XEvent]:
     return out
 
 
+def _through(event: XEvent, line: Sequence[XEvent]) -> XEvent:
+    """``event``, or the event it wraps: down through single children that cover most of their parent
+    (``CpuCompiler::RunBackend`` > ``CpuCompiler::CompileCpuExecutable``)."""
+    while True:
+        kids = _children(event, line)
+        if len(kids) != 1 or kids[0].duration_ns < OPEN_SHARE * event.duration_ns:
+            return event
+        event = kids[0]
+
+
 def _split(parent: XEvent, line: Sequence[XEvent], total: float, out: list[CompilePhase]) -> None:
     children = _children(parent, line)
     covered = sum(c.duration_ns for c in children)
     for child in children:
-        grandchildren = _children(child, line)
-        opened = (child.duration_ns >= OPEN_SHARE * total and len(grandchildren) > 1  # one child: a rename
-                  and sum(g.duration_ns for g in grandchildren) >= OPEN_SHARE * child.duration_ns)
+        inner = _through(child, line)
+        grandchildren = _children(inner, line)
+        opened = (child.duration_ns >= OPEN_SHARE * total and len(grandchildren) > 1
+                  and sum(g.duration_ns for g in grandchildren) >= OPEN_SHARE * inner.duration_ns)
         if opened:
-            _split(child, line, total, out)
-        else:
+            _split(inner, line, total, out)
+            if child.duration_ns > inner.duration_ns:  # what the wrappers above it did themselves
+                out.append(CompilePhase(f"{phase_name(child.name)} (own time)",
+                                        (child.duration_ns - inner.duration_ns) * NS))
+        else:  # a single child only renames it: the outer name stays (``Codegen``, not ``JitCompiler::Compile``)
             out.append(CompilePhase(phase_name(child.name), child.duration_ns * NS))
     own = parent.duration_ns - covered
     if own > 0:

@@ -248,3 +248,17 @@ def test_a_kernels_compile_is_not_taken_for_the_whole_compile():
                     _event("JitCompiler::Compile", 10, 20)]
     assert not xla_phases(kernels_only).found
     assert xla_phases([_event("PjRtStreamExecutorClient::CompileAndLoad", 0, 5)]).found
+
+
+def test_phases_look_through_a_single_wrapper_and_keep_a_renamed_steps_name():
+    events = [
+        _event("PjRtCpuClient::Compile", 0, 100),
+        _event("CpuCompiler::RunBackend", 0, 90),
+        _event("CpuCompiler::CompileCpuExecutable", 1, 88),  # the backend's only child
+        _event("ThunkEmitter::EmitEntryComputation", 2, 30),
+        _event("Codegen", 40, 45),
+        _event("JitCompiler::Compile", 40, 45),  # Codegen's only child: a rename, not a split
+    ]
+    names = [p.name for p in xla_phases(events).phases]
+    assert names[:2] == ["ThunkEmitter::EmitEntryComputation", "Codegen"]
+    assert "JitCompiler::Compile" not in names

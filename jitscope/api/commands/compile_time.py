@@ -12,15 +12,16 @@ from jitscope.jaxcompat.compile_profile import CompileCapture
 from jitscope.load.specs import ArgSet
 from jitscope.load.target import TargetHandle
 from jitscope.model.compile import CompileTimeRecord
-from jitscope.model.trace import TraceRecord
+from jitscope.model.trace import SourceLineRecord, TraceRecord
+from jitscope.profiling.line_costs import line_costs
 from jitscope.tracing.compile import CompileSkipped, lower_and_compile
+from jitscope.tracing.lines import source_lines
 from jitscope.tracing.session import TraceHandle, trace_target
 
 
 def profile_compile(target: TargetHandle, argset: ArgSet) -> CompileTimeRecord | None:
     """One more cold trace, lowering and compile of the call with JAX's in-memory caches cleared, profiled
     (``bench --compile-profile``: its measured cold calls stay untouched); None when it did not trace."""
-    from jitscope.api.commands.trace import module_text, source_lines_of
     from jitscope.jaxcompat.caches import clear_in_memory_caches
 
     clear_in_memory_caches()
@@ -73,3 +74,29 @@ def static_variants_noted(items: list[tuple[str, bool, CompileTimeRecord | None]
             record = dataclasses.replace(record, notes=(*record.notes, note))
         out.append(record)
     return out
+
+
+def source_lines_of(handle: TraceHandle, record: TraceRecord, compiled: list[Any],
+                    text: str | None) -> tuple[SourceLineRecord, ...]:
+    """The jaxpr by line of the user's code, with XLA's FLOPs and bytes split over the lines when compiled;
+    ``text``: the optimised HLO with its stack-frame tables."""
+    if record.jaxpr is None:
+        return ()
+    costs = None
+    if compiled and handle.project is not None:
+        from jitscope.jaxcompat.stages import cost_record
+
+        cost = record.stages.cost if record.stages is not None and record.stages.cost else cost_record(compiled[0])
+        if text:
+            costs = line_costs(text, record.jaxpr, handle.project.is_user_file, cost.flops if cost else None,
+                               cost.bytes_accessed if cost else None)
+    return source_lines(record.jaxpr, costs)
+
+
+def module_text(compiled: Any) -> str | None:
+    """The optimised HLO with its source stacks (the stack-frame tables ``StagesRecord.hlo`` leaves out)."""
+    try:
+        text = compiled.as_text()
+    except Exception:  # noqa: BLE001 - a backend without HLO text: no costs per line
+        return None
+    return str(text) if text else None

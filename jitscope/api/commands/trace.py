@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from jitscope.api.commands.compile_time import compile_time_of, static_variants_noted
+from jitscope.api.commands.compile_time import compile_time_of, module_text, source_lines_of, static_variants_noted
 from jitscope.api.targets import TargetFlags, shape_list, target_of
 from jitscope.errors import CompileError, TraceError, UsageError
 from jitscope.jaxcompat.compile_profile import CompileCapture
@@ -24,11 +24,9 @@ from jitscope.load.calls import calls_from_flags, load_all
 from jitscope.load.mesh import example_mesh_scope
 from jitscope.load.specs import ArgSet
 from jitscope.load.target import TargetHandle, check_call
-from jitscope.model.trace import LibraryCall, SourceLineRecord, TraceRecord, TraceReport
-from jitscope.profiling.line_costs import line_costs
+from jitscope.model.trace import LibraryCall, TraceRecord, TraceReport
 from jitscope.sharding.analyse import ShardingProbe
 from jitscope.tracing.compile import CompileSkipped, lower_and_compile
-from jitscope.tracing.lines import source_lines
 from jitscope.tracing.recompile import cache_hits
 from jitscope.tracing.session import TraceHandle, trace_target
 
@@ -238,32 +236,6 @@ def _library_calls(handle: TraceHandle, text: str | None) -> tuple[LibraryCall, 
     from jitscope.userframes import default_is_user_file
 
     return library_calls(text, handle.project.is_user_file if handle.project is not None else default_is_user_file)
-
-
-def source_lines_of(handle: TraceHandle, record: TraceRecord, compiled: list[Any],
-                  text: str | None) -> tuple[SourceLineRecord, ...]:
-    """The jaxpr by line of the user's code, with XLA's FLOPs and bytes split over the lines when compiled;
-    ``text``: the optimised HLO with its stack-frame tables."""
-    if record.jaxpr is None:
-        return ()
-    costs = None
-    if compiled and handle.project is not None:
-        from jitscope.jaxcompat.stages import cost_record
-
-        cost = record.stages.cost if record.stages is not None and record.stages.cost else cost_record(compiled[0])
-        if text:
-            costs = line_costs(text, record.jaxpr, handle.project.is_user_file, cost.flops if cost else None,
-                               cost.bytes_accessed if cost else None)
-    return source_lines(record.jaxpr, costs)
-
-
-def module_text(compiled: Any) -> str | None:
-    """The optimised HLO with its source stacks (the stack-frame tables ``StagesRecord.hlo`` leaves out)."""
-    try:
-        text = compiled.as_text()
-    except Exception:  # noqa: BLE001 - a backend without HLO text: no costs per line
-        return None
-    return str(text) if text else None
 
 
 def _stages(stages: Sequence[str] | str) -> tuple[str, ...]:
