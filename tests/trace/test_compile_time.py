@@ -13,11 +13,13 @@ import pytest
 from jitscope.api.commands.trace import run_trace
 from jitscope.jaxcompat.compile_profile import CompileCapture
 from jitscope.jaxcompat.profiler import XEvent
-from jitscope.model.common import Location, from_jsonable
+from jitscope.model.common import Location, from_jsonable, to_jsonable
 from jitscope.model.trace import SourceLineRecord, TraceReport
 from jitscope.profiling.compile_lines import CompileTimes, codegen_by_line, compile_lines, copies_of
 from jitscope.profiling.compile_phases import xla_phases
 from jitscope.profiling.compile_time import compile_time_record
+from jitscope.report.views.compile_time import compile_time_section
+from jitscope.report.writers.html import section_html
 from tests.conftest import ROOT, run_cli
 
 HELDOUT = ROOT / "tests" / "targets" / "compile_heldout"
@@ -137,9 +139,10 @@ def test_compile_profile_measures_phases_and_the_loop_still_ranks_first():
     assert record.phase_total == pytest.approx(record.compile_seconds, rel=0.01)
     assert record.passes and record.persistent_cache in ("", "miss")
     assert any(line.codegen_seconds for line in record.lines)
-    again = from_jsonable(TraceReport, json.loads(json.dumps(__import__("jitscope.model.common", fromlist=["x"])
-                                                             .to_jsonable(report))))
+    again = from_jsonable(TraceReport, json.loads(json.dumps(to_jsonable(report))))
     assert again.traces[0].compile_time == record
+    html = section_html(compile_time_section(record))  # the HTML report's section
+    assert "compile time" in html and "XLA phase" in html and "lax.scan" in html
 
 
 def test_a_busy_profiler_loses_the_phases_only():
