@@ -14,6 +14,7 @@ gives 300 of each primitive). With ``--compile-profile`` also its time:
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import re
 from collections import defaultdict
@@ -28,6 +29,8 @@ from jitscope.tracing.lines import LineKey, line_key
 
 #: A line with at least this many copies of itself is called an unrolled loop.
 UNROLLED = 8
+#: Copies are shown from this many on (a line with two matmuls and nothing else has "2 copies" of itself).
+SHOWN_COPIES = 4
 #: A line with this share of the program's HLO instructions dominates XLA's passes.
 DOMINANT = 0.5
 #: A line with this share of the compile, most of it tracing, is told to trace less.
@@ -145,6 +148,4 @@ def _timed(line: CompileLine, key: LineKey | None, times: CompileTimes, codegen:
 
 
 def _with(line: CompileLine, **changes: object) -> CompileLine:
-    import dataclasses
-
     return dataclasses.replace(line, **changes)  # type: ignore[arg-type]

@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 
 from jitscope.model.compile import CompileLine, CompileTimeRecord
+from jitscope.profiling.compile_lines import SHOWN_COPIES
 from jitscope.report.views.document import Block, Column, KeyValues, Note, Section, Table
 from jitscope.units import fmt_duration, fmt_fraction
 
@@ -22,7 +23,7 @@ def _where(line: CompileLine) -> str:
 def _made(line: CompileLine) -> str:
     """``180 eqns, 180 HLO (94% of the program), 60 copies``."""
     text = f"{line.eqns} eqns, {line.hlo_instructions} HLO ({fmt_fraction(line.hlo_share)} of the program)"
-    return text + (f", {line.copies} copies" if line.copies > 1 else "")
+    return text + (f", {line.copies} copies" if line.copies >= SHOWN_COPIES else "")
 
 
 def _lines_table(record: CompileTimeRecord) -> Table:
