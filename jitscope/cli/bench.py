@@ -8,6 +8,7 @@ from typing import Annotated
 
 import typer
 
+from jitscope.api.checks import check_bench, check_distributed, format_of
 from jitscope.cli.options import (
     FILE_OUT,
     ArgOpt,
@@ -26,7 +27,6 @@ from jitscope.cli.options import (
     X64Opt,
     format_option,
 )
-from jitscope.api.checks import check_bench, check_distributed, format_of
 from jitscope.errors import UsageError
 
 
@@ -54,6 +54,10 @@ def bench(
     profile: Annotated[bool, typer.Option("--profile", help="Profile the Python side of a cold call with pyinstrument.")] = False,
     profile_html: Annotated[Path | None, typer.Option(help="Write the --profile report as HTML here.",
                                                       **FILE_OUT)] = None,
+    compile_profile: Annotated[bool, typer.Option(
+        "--compile-profile", help="Why the compile is slow: one more cold compile, traced and compiled under "
+        "jax.profiler, split by XLA phase and by line of your code (the measured cold calls stay unprofiled).")
+    ] = False,
     fmt: Annotated[str | None, format_option(what=" (json: one versioned document; html: phase bars, "
                                              "distributions and scaling charts)")] = None,
     out: ReportOutOpt = None,
@@ -95,7 +99,7 @@ def bench(
     check_bench(budget, min_rounds, cold_runs, max_warmup, cli=True)
     options = BenchOptions(budget=budget, min_rounds=min_rounds, cold_runs=cold_runs, cold_process=cold_process,
                            eager=eager, dispatch=dispatch, profile=profile or profile_html is not None, seed=seed,
-                           persistent_cache=persistent_cache, max_warmup=max_warmup)
+                           persistent_cache=persistent_cache, max_warmup=max_warmup, compile_profile=compile_profile)
     flags = TargetFlags(targets, shapes, static, arg, x64, devices, mesh, from_run, call, keep_running, from_capture,
                         compile_number)
     if processes is not None:

@@ -64,6 +64,9 @@ def diff(
     timeout: Annotated[float, typer.Option(
         "--timeout", help="Seconds each side's process may take (trace, memory, a bench round) before it "
         "is stopped, with everything it started, and diff fails; 0: no limit.")] = SIDE_TIMEOUT_S,
+    compile_profile: Annotated[bool, typer.Option(
+        "--compile-profile", help="Trace both sides with --compile-profile: the compile time's change by XLA "
+        "phase and by line of your code (the HLO instructions per line are compared without it).")] = False,
 ) -> None:
     """Compare two versions of a jitted function: lines of your code whose equations changed, primitive
     counts, optimised-HLO instructions and collectives added or removed, FLOPs, bytes, memory and compile
@@ -75,6 +78,10 @@ def diff(
     check_seconds("--timeout", timeout, zero_ok=True)
     timing = (bench_rounds, bench_budget) if bench else None
     flags = side_flags(shapes, static, arg, x64, devices, mesh, from_capture, compile_number)
+    if compile_profile:
+        from jitscope.api.commands.diff import COMPILE_PROFILE
+
+        flags.append(COMPILE_PROFILE)
     if diff_command(targets, base, base_env, flags, fmt_name, out, fail_on=fail_on, timing=timing, memory=memory,
                     timeout=timeout or None):
         raise typer.Exit(1)

@@ -42,6 +42,7 @@ class TraceOptions:
     fmt: str | None = None
     profile: bool = False
     profile_html: Path | None = None
+    compile_profile: bool = False
     processes: int | None = None
     save: Path | None = None
     distributed: bool = False
@@ -76,6 +77,7 @@ _OPTIONS = fast_args.Options(
         "--effects": ("effects", True), "--no-effects": ("effects", False),
         "--x64": ("x64", True), "--from-run": ("from_run", True), "--continue": ("keep_running", True),
         "--profile": ("profile", True), "--distributed": ("distributed", True),
+        "--compile-profile": ("compile_profile", True),
     },
     repeated=frozenset({"shapes", "static", "arg"}),
 )
@@ -124,7 +126,8 @@ def trace_main(o: TraceOptions) -> None:
                          hint="one process's report: --format json --out FILE.json")
     trace_command(flags, stages=o.stages, fmt=o.fmt, out=o.out, effects=o.effects, profile=o.profile,
                   profile_html=o.profile_html, locations="none" if o.no_locations else o.locations,  # type: ignore[arg-type]
-                  depth=o.depth, fold=o.fold_libraries, distributed=o.distributed, save=o.save)
+                  depth=o.depth, fold=o.fold_libraries, distributed=o.distributed, save=o.save,
+                  compile_profile=o.compile_profile)
 
 
 def _check_many(processes: int | None, profile: bool, out: Path | None) -> None:

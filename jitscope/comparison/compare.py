@@ -22,6 +22,7 @@ from jitscope.comparison.jaxpr import (
     lines_by_primitive,
     primitive_deltas,
 )
+from jitscope.comparison.compile_time import compare_compile_times
 from jitscope.comparison.sources import LineCounterparts, SourceTree
 from jitscope.model.diff import (
     BenchComparison,
@@ -164,6 +165,7 @@ def diff_call(old: TraceRecord, new: TraceRecord, *, old_label: str = "old", new
         primitives=primitive_deltas(old.summary, new.summary), hlo=hlo_changes, hlo_matched=matched,
         fusion_note=fusion_note, collectives=collectives, metrics=metrics(old, new, old_ops, new_ops, memory_cmp),
         bench=bench, memory=memory_cmp, keys=key_diff.compare_keys(old, new, old_calls, new_calls),
+        compile_time=compare_compile_times(old.compile_time, new.compile_time, old_sources, new_sources),
         notes=tuple(notes + [f"{label} side: {w}" for label, r in (("old", old), ("new", new)) for w in r.warnings]),
     )
 

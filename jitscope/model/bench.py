@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from jitscope.model.common import OMITTED_WHEN_DEFAULT
+from jitscope.model.compile import CompileTimeRecord
 from jitscope.model.run import ProcessInfo
 from jitscope.model.trace import CostRecord, MemoryRecord
 
@@ -17,9 +18,10 @@ BENCH_KIND = "jitscope.bench"
 #: ``environment.x64`` a bool (both were strings); new ``failures``, ``cached.steady_state``,
 #: ``eager.steady_state`` and ``settings.max_warmup``. 1.2: ``cached.called``, ``cached.compiled`` and
 #: ``cached.wrapper_overhead`` (a library wrapper's call timed as the user makes it, its compiled program
-#: alone, and the wrapper's own per-call work). 1.0 documents still
+#: alone, and the wrapper's own per-call work). 1.3: each row's ``compile_time`` (``--compile-profile``; left
+#: out while None). 1.0 documents still
 #: load as baselines.
-BENCH_SCHEMA_VERSION = "1.2"
+BENCH_SCHEMA_VERSION = "1.3"
 #: A wrapper's own per-call work is worth a line in the report when it exceeds this share of the compiled
 #: program's time, or this many seconds, per call (``CachedRecord.wrapper_overhead_large``).
 WRAPPER_OVERHEAD_SHARE = 0.10
@@ -179,6 +181,9 @@ class BenchRow:
     memory: MemoryRecord | None = None
     device_peak_bytes: int | None = None  # device-wide peak since the process started, where reported
     warnings: tuple[str, ...] = ()
+    #: ``--compile-profile``: the cold call's compile by XLA phase and by line of the user's code (schema 1.3);
+    #: left out while None.
+    compile_time: CompileTimeRecord | None = field(default=None, metadata=OMITTED_WHEN_DEFAULT)
 
     @property
     def key(self) -> str:

@@ -22,6 +22,8 @@ DIFF_SCHEMA_VERSION = "1.1"
 #: Those fields are left out while empty, so a document without them stays 1.1 byte for byte
 #: (``schema_for`` picks the version; 1.1 readers of a 1.2 document only miss the new sections).
 DIFF_SCHEMA_VERSION_KEYS_MEMORY = "1.2"
+#: 1.2 plus ``CallDiff.compile_time`` (the compile by phase and by line on both sides), left out while None.
+DIFF_SCHEMA_VERSION_COMPILE_TIME = "1.3"
 
 ChangeKind = Literal["added", "removed", "changed", "moved"]
 Unit = Literal["count", "bytes", "seconds", "flops"]
@@ -286,6 +288,18 @@ class KeyComparison:
 
 
 @dataclass(frozen=True, slots=True)
+class CompileTimeDiff:
+    """The compile by line of the user's code and (``--compile-profile``) by XLA phase, on both sides (schema
+    1.3). Lines are matched by file and source text, so a line that moved is still itself."""
+
+    #: Optimised-HLO instructions per line (``name`` = ``line:FILE:TEXT``, ``label`` = the new side's ``file:line``).
+    lines: tuple[Metric, ...] = ()
+    #: Seconds per line (measured parts plus XLA's rest split by instructions) and per XLA phase; noisy.
+    line_seconds: tuple[Metric, ...] = ()
+    phases: tuple[Metric, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
 class CompileCounts:
     """How many of the calls compared compile on each side (the rest reuse an earlier compile)."""
 
@@ -323,6 +337,8 @@ class CallDiff:
     memory: MemoryComparison | None = field(default=None, metadata=OMITTED_WHEN_DEFAULT)
     #: The compile-cache keys of both sides (schema 1.2; left out while None, as for a failed side).
     keys: KeyComparison | None = field(default=None, metadata=OMITTED_WHEN_DEFAULT)
+    #: The compile by line and by XLA phase on both sides (schema 1.3; left out while None).
+    compile_time: CompileTimeDiff | None = field(default=None, metadata=OMITTED_WHEN_DEFAULT)
 
     @property
     def failed(self) -> bool:
@@ -352,6 +368,9 @@ class DiffReport:
 
 
 def schema_for(report: DiffReport) -> str:
-    """1.2 when the document carries a 1.2 field, else 1.1 (the same bytes as before them)."""
+    """1.3 with a compile-time comparison, 1.2 when the document carries a 1.2 field, else 1.1 (the same bytes
+    as before them)."""
+    if any(c.compile_time is not None for c in report.calls):
+        return DIFF_SCHEMA_VERSION_COMPILE_TIME
     new = report.compiles is not None or any(c.memory is not None or c.keys is not None for c in report.calls)
     return DIFF_SCHEMA_VERSION_KEYS_MEMORY if new else DIFF_SCHEMA_VERSION

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from jitscope.model.common import OMITTED_WHEN_DEFAULT, Location
+from jitscope.model.compile import CompileTimeRecord
 from jitscope.model.effects import EffectsRecord
 from jitscope.model.jaxpr import JaxprRecord, JaxprSummary
 from jitscope.model.run import CompiledProgram, ProcessInfo
@@ -19,10 +20,11 @@ STAGES: tuple[str, ...] = ("jaxpr", "stablehlo", "hlo", "cost", "memory")
 #: sharded programs; older documents load with none. 1.4: each equation's ``library`` and ``library_call``
 #: frames beside its user ``location``, and each trace's ``source_roots``, ``arguments`` and ``source_lines``
 #: (all default when absent). 1.5: each trace's ``library_calls`` (the optimised HLO's custom calls, named, with
-#: the user's lines), left out while empty. ``process`` and each trace's ``program`` (``trace --processes`` only) are left
+#: the user's lines), left out while empty. 1.6: each trace's ``compile_time`` (``model/compile.py``: the compile by
+#: line of the user's code and, with ``--compile-profile``, by XLA phase), left out while None. ``process`` and each trace's ``program`` (``trace --processes`` only) are left
 #: out while default, so a single-process document is unchanged. The lint document keeps SCHEMA_VERSION; bench
 #: has its own.
-TRACE_SCHEMA_VERSION = "1.5"
+TRACE_SCHEMA_VERSION = "1.6"
 
 
 @dataclass(frozen=True, slots=True)
@@ -185,6 +187,9 @@ class TraceRecord:
     program: CompiledProgram | None = field(default=None, metadata=OMITTED_WHEN_DEFAULT)
     #: The optimised HLO's library calls, most instructions first (schema 1.5); left out while empty.
     library_calls: tuple[LibraryCall, ...] = field(default=(), metadata=OMITTED_WHEN_DEFAULT)
+    #: The compile by line of the user's code, and by XLA phase with ``--compile-profile`` (schema 1.6); left
+    #: out while None (not compiled).
+    compile_time: CompileTimeRecord | None = field(default=None, metadata=OMITTED_WHEN_DEFAULT)
 
 
 @dataclass(frozen=True, slots=True)

@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterator
 from jitscope.model.common import Location
 from jitscope.model.jaxpr import JaxprRecord, distinct_eqns
 from jitscope.profiling.hlo import HloModule, Instruction, instruction_bytes, parse_module
-from jitscope.profiling.hlo_work import fed_reduce_stack, parts
+from jitscope.profiling.hlo_work import Part, fed_reduce_stack, parts
 from jitscope.tracing.lines import LineKey, line_key
 
 #: Control flow whose called computations run as instructions of their own.
@@ -80,11 +80,31 @@ def line_costs(hlo_text: str, record: JaxprRecord, is_user_file: Callable[[str],
     With no XLA total (a backend without cost analysis) the estimates are returned unscaled.
     """
     module = parse_module(hlo_text)
-    via = library_lines(record)
     flops: dict[LineKey | None, float] = defaultdict(float)
     moved: dict[LineKey | None, float] = defaultdict(float)
+    for op, operands, part, share, key, fraction in _attributed(module, record, is_user_file):
+        flops[key] += part.flops * fraction
+        moved[key] += instruction_bytes(op, operands) * share * fraction
+    return {key: (flops[key] * _scale(total_flops, flops), moved[key] * _scale(total_bytes, moved))
+            for key in dict.fromkeys([*flops, *moved])}
+
+
+def instruction_lines(hlo_text: str, record: JaxprRecord,
+                      is_user_file: Callable[[str], bool]) -> dict[str, dict[LineKey | None, float]]:
+    """Per top-level instruction of the optimised HLO (a fusion, a loop's body's ops): how many of the
+    instructions it runs (a fusion's fused ones, one by one) each user line made (None: no line of theirs)."""
+    out: dict[str, dict[LineKey | None, float]] = defaultdict(lambda: defaultdict(float))
+    for op, _, _, _, key, fraction in _attributed(parse_module(hlo_text), record, is_user_file):
+        out[op.name][key] += fraction
+    return {name: dict(lines) for name, lines in out.items()}
+
+
+def _attributed(module: HloModule, record: JaxprRecord, is_user_file: Callable[[str], bool]) -> Iterator[
+        tuple[Instruction, dict[str, Instruction], Part, float, LineKey | None, float]]:
+    """Each instruction the module runs (top-level op, its computation's instructions, the part it ran, the
+    part's weight share in the op), once per user line it belongs to, with that line's fraction."""
+    via = library_lines(record)
     for op, operands in _executed(module):
-        op_bytes = instruction_bytes(op, operands)
         op_parts = parts(op, module)
         weights = sum(p.weight for p in op_parts)
         for part in op_parts:
@@ -92,10 +112,7 @@ def line_costs(hlo_text: str, record: JaxprRecord, is_user_file: Callable[[str],
             stack = (module.stack(part.instruction) or module.stack(op) or fed_reduce_stack(part.instruction, module)
                      or _nearby_stack(op, operands, module))
             for key, fraction in _lines_of(stack, is_user_file, via):
-                flops[key] += part.flops * fraction
-                moved[key] += op_bytes * share * fraction
-    return {key: (flops[key] * _scale(total_flops, flops), moved[key] * _scale(total_bytes, moved))
-            for key in dict.fromkeys([*flops, *moved])}
+                yield op, operands, part, share, key, fraction
 
 
 def _nearby_stack(op: Instruction, operands: dict[str, Instruction], module: HloModule) -> tuple[Location, ...]:

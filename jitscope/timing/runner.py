@@ -67,6 +67,8 @@ class BenchOptions:
     eager: bool = False
     dispatch: bool = True
     profile: bool = False
+    #: ``--compile-profile``: one more cold compile, profiled, for the compile-time section (``BenchRow.compile_time``).
+    compile_profile: bool = False
     seed: int = 0
     persistent_cache: str | None = None  # None: respect JAX's config; "off"; or a directory
     max_warmup: float | None = None  # warm-up cap while waiting for a steady state; None: default_max_warmup

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import time
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Iterator
 from typing import Any
 
 from jitscope.errors import CompileError
+from jitscope.jaxcompat.compile_profile import CompileCapture, capture_compile
 from jitscope.jaxcompat import stages as jc
 from jitscope.jaxcompat.runtime_errors import device_memory_error
 from jitscope.model.trace import StagesRecord
@@ -25,11 +27,13 @@ class CompileSkipped(Exception):
 
 
 def lower_and_compile(traced: Any, stages: Collection[str],
-                      on_compiled: Callable[[Any, Any], None] | None = None) -> StagesRecord:
+                      on_compiled: Callable[[Any, Any], None] | None = None,
+                      capture: CompileCapture | None = None) -> StagesRecord:
     """Lower and compile ``traced`` as far as ``stages`` need; no XLA compile for jaxpr/StableHLO only.
 
     ``on_compiled(lowered, compiled)`` is called once compiled, for analyses that need the live
-    executable (the sharding probe).
+    executable (the sharding probe). ``capture`` (``--compile-profile``): the compile runs under the
+    profiler and ``capture`` holds its events, also when it fails.
     """
     import jax
 
@@ -52,7 +56,8 @@ def lower_and_compile(traced: Any, stages: Collection[str],
                                                  backend=jax.default_backend()))
     start = time.perf_counter()
     try:
-        compiled = lowered.compile()
+        with _compiling(capture):
+            compiled = lowered.compile()
     except Exception as exc:  # noqa: BLE001
         raise device_memory_error(exc, "compiling") or CompileError(
             f"XLA compilation failed: {type(exc).__name__}: {exc}") from None
@@ -68,3 +73,20 @@ def lower_and_compile(traced: Any, stages: Collection[str],
         compile_seconds=compile_seconds,
         backend=jax.default_backend(),
     )
+
+
+@contextlib.contextmanager
+def _compiling(capture: CompileCapture | None) -> Iterator[None]:
+    """The compile, under the profiler when ``capture`` is given (noting the persistent cache's answer)."""
+    if capture is None:
+        yield
+        return
+    from jitscope.jaxcompat.monitoring import watch_compilation
+
+    with watch_compilation(time.perf_counter) as watch:
+        try:
+            with capture_compile(capture):
+                yield
+        finally:
+            hit = watch.cache_hit
+            capture.persistent_cache = "" if hit is None else "hit" if hit else "miss"

@@ -44,6 +44,8 @@ class TraceHandle:
     profiler: Any | None = None
     #: The user's code, as the jaxpr's locations were found (``tracing/project.py``).
     project: Project | None = None
+    #: ``sample_lines``: seconds of tracing by line of the user's code (None: not sampled).
+    trace_by_line: dict[tuple[str, int] | None, float] | None = None
 
 
 @dataclass
@@ -133,8 +135,10 @@ def trace_target(
     watch_effects: bool = True,
     profile: bool = False,
     want_jaxpr: bool = True,
+    sample_lines: bool = False,
 ) -> TraceHandle:
-    """Trace ``target`` with abstract ``argset``; never raises for failures in user code."""
+    """Trace ``target`` with abstract ``argset``; never raises for failures in user code. ``sample_lines``:
+    the tracing thread's stack is sampled for the tracing time by line (``TraceHandle.trace_by_line``)."""
     options, changed = jit_options_for(target, argset)
     how = target.how + (f"; {changed}" if changed else "")
     observer = _Observer(_param_names(target.fn, len(argset.args)), argset, return_updates=options.return_updates)
@@ -146,11 +150,17 @@ def trace_target(
     traced: Any | None = None
     error: Exception | None = None
     profiler = None
+    project = project_of(target.module)
+    sampler = None
+    if sample_lines:
+        from jitscope.tracing.line_sampler import LineSampler
+
+        sampler = LineSampler(project.is_user_file)
     start = time.perf_counter()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         with contextlib.redirect_stdout(printed), contextlib.redirect_stderr(printed):
-            with _watching(target, watch_effects) as watch:
+            with _watching(target, watch_effects) as watch, sampler or contextlib.nullcontext():
                 try:
                     traced = jitted.trace(*args, **kwargs)
                 except Exception as exc:  # noqa: BLE001 - user code failed: explained below
@@ -167,7 +177,6 @@ def trace_target(
         how += (f"; the {observer.updated} argument leaves it updates in place are returned too, as the "
                 "wrapper's own program returns them (nnx.jit)")
     diagnostic = jaxpr = summary = None
-    project = project_of(target.module)
     if error is not None:
         diagnostic = diagnose(error, options, settings_in_call(observer.names, argset.args, argset.kwargs))
     elif traced is not None and want_jaxpr:
@@ -195,7 +204,8 @@ def trace_target(
         source_roots=project.shown_roots,
         arguments=observer.arguments,
     )
-    return TraceHandle(target, argset, jitted, traced, record, profiler, project)
+    return TraceHandle(target, argset, jitted, traced, record, profiler, project,
+                       sampler.seconds(elapsed) if sampler is not None else None)
 
 
 def _is_noise(w: warnings.WarningMessage) -> bool:

@@ -44,7 +44,7 @@ def test_json_output_and_save(saved):
     proc, path = saved
     assert proc.returncode == 0, proc.stderr
     data = json.loads(proc.stdout)
-    assert data["kind"] == "jitscope.bench" and data["schema_version"] == "1.2"
+    assert data["kind"] == "jitscope.bench" and data["schema_version"] == "1.3"
     assert [r["call"] for r in data["rows"]] == ["f32[16]"]
     assert json.loads(path.read_text())["rows"][0]["call"] == "f32[16]"
     assert proc.stderr == ""  # no progress bar when stderr is not a terminal

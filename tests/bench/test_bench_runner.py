@@ -52,7 +52,7 @@ def test_cold_and_cached_structure(bench_project):
 def test_json_schema_and_round_trip(bench_project):
     report = run(bench_project, "scale").report
     data = json.loads(dumps(report))
-    assert data["schema_version"] == "1.2" and data["kind"] == "jitscope.bench"
+    assert data["schema_version"] == "1.3" and data["kind"] == "jitscope.bench"
     assert set(data) == {"rows", "settings", "environment", "scaling", "comparison", "warnings", "failures",
                          "schema_version", "kind"}
     row = data["rows"][0]

@@ -37,7 +37,7 @@ def test_trace_jaxpr_only_json(tmp_path):
                      cwd=EXAMPLES)
     assert result.returncode == 0, result.stderr
     doc = json.loads(result.stdout)
-    assert doc["kind"] == "jitscope.trace" and doc["schema_version"] == "1.5"
+    assert doc["kind"] == "jitscope.trace" and doc["schema_version"] == "1.6"
     assert len(doc["traces"]) == 4  # the module's call sequence, every call a full record
     first = doc["traces"][0]
     assert first["call"] == "f32[], threshold=0.0"

@@ -130,7 +130,7 @@ def test_markdown_report_has_the_sharding_section(results: dict[str, Any]) -> No
 
 def test_json_document_round_trips(results: dict[str, Any]) -> None:
     doc = json.loads(results["tp"]["stdout"])
-    assert doc["schema_version"] == "1.5"
+    assert doc["schema_version"] == "1.6"
     report = from_jsonable(TraceReport, doc)
     record = report.traces[0].sharding
     assert record is not None and record.mesh is not None and str(record.mesh) == "data=4, model=2"

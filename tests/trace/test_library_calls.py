@@ -50,7 +50,7 @@ def test_a_program_without_library_calls_has_none_and_its_json_is_unchanged(tmp_
                            "--format", "json"], capture_output=True, text=True, check=False, timeout=300)
     assert proc.returncode == 0, proc.stderr
     doc = json.loads(proc.stdout)
-    assert doc["schema_version"] == "1.5"
+    assert doc["schema_version"] == "1.6"
     assert "library_calls" not in doc["traces"][0]  # left out while empty: 1.4 readers see the same document
 
 

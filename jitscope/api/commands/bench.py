@@ -44,12 +44,14 @@ def bench(
     shapes: str | Sequence[str] | None = None,
     save: str | Path | None = None,
     compare: str | Path | None = None,
+    compile_profile: bool = False,
     **kwargs: Any,
 ) -> BenchAPIResult:
     """Time the first call of ``fn(*args, **kwargs)`` (trace, lower, compile, run, with JAX's in-memory
     caches cleared) against cached calls, each blocked on every output leaf, as ``jitscope bench``.
 
     ``save``/``compare``: a baseline JSON to write, or to compare with (``result.record.comparison``).
+    ``compile_profile``: as ``--compile-profile``, the cold call's compile by XLA phase and by line.
 
     >>> result = jitscope.bench(train_step, model, optimizer, batch)
     >>> result.cached.median_s, result.cold.compile_s
@@ -65,7 +67,8 @@ def bench(
     check_path("compare", compare)
     handle = target_of(fn, args, kwargs, static_argnums, static_argnames, abstract=False, shapes=shapes)
     options = BenchOptions(budget=budget, min_rounds=min_rounds, cold_runs=cold_runs, eager=eager,
-                           dispatch=dispatch, seed=seed, persistent_cache=persistent_cache)
+                           dispatch=dispatch, seed=seed, persistent_cache=persistent_cache,
+                           compile_profile=compile_profile)
     result, _ = run_bench([handle], shape_list(shapes), options=options,
                           save=Path(save) if save is not None else None,
                           compare=Path(compare) if compare is not None else None)
@@ -226,6 +229,8 @@ def run_bench(
         calls = plan_calls(targets, shapes, statics, kwargs)
         with example_mesh_scope(argset for _, argset in calls):  # the examples' mesh, when --mesh is not given
             result = bench_calls(calls, options, progress)
+            if options is not None and options.compile_profile:
+                result.report = _with_compile_times(result.report, calls)
     failed = False
     if baseline is not None and compare is not None:
         comparison = compare_reports(result.report, baseline, threshold=threshold, baseline_name=str(compare))
@@ -236,6 +241,33 @@ def run_bench(
 
         write_atomic(save, dumps(result.report) + "\n")  # a failed write keeps the previous baseline
     return result, failed
+
+
+def _with_compile_times(report: BenchReport, calls: Sequence[tuple[TargetHandle, Any]]) -> BenchReport:
+    """Each row's cold call by phase and by line (``--compile-profile``), from one more cold compile; a note
+    where its phases do not add up to the cold call's measured compile within 10%."""
+    from jitscope.api.commands.compile_time import profile_compile, static_variants_noted
+    from jitscope.profiling.compile_time import TOLERANCE
+
+    by_key = {row.key: i for i, row in enumerate(report.rows)}
+    rows = list(report.rows)
+    for target, argset in calls:
+        key = f"{target.name}({argset.describe()})" + (f" [{argset.label}]" if argset.label else "")
+        if key not in by_key:
+            continue  # the call failed: reported as such
+        row = rows[by_key[key]]
+        record = profile_compile(target, argset)
+        notes = row.warnings
+        measured = row.cold.median.compile
+        if record is not None and record.phases and measured:
+            gap = record.phase_total / measured - 1
+            if abs(gap) > TOLERANCE:
+                notes += (f"--compile-profile: XLA's phases add up to {record.phase_total / measured:.0%} of the "
+                          "cold call's compile (a compile's time varies between runs; the machine may be busy)",)
+        rows[by_key[key]] = dataclasses.replace(row, compile_time=record, warnings=notes)
+    noted = static_variants_noted([(r.target, bool(r.statics), r.compile_time) for r in rows])
+    return dataclasses.replace(report, rows=tuple(dataclasses.replace(r, compile_time=c)
+                                                  for r, c in zip(rows, noted, strict=True)))
 
 
 def report_failures(report: BenchReport, stderr: Console) -> None:

@@ -182,6 +182,10 @@ def diff_command(targets: list[str], base: str | None, base_env: str | None, fla
     return _exit_status(record)
 
 
+#: ``diff --compile-profile``: both sides traced with it (the compile by XLA phase and line, old against new).
+COMPILE_PROFILE = "--compile-profile"
+
+
 def side_flags(shapes: list[str] | None, static: list[str] | None, arg: list[str] | None, x64: bool,
                  devices: int | None, mesh: str | None, from_capture: Path | None, compile_number: int) -> list[str]:
     """The options both sides' ``jitscope trace`` get (paths made absolute: the sides run elsewhere)."""
@@ -253,9 +257,10 @@ def _run(old: Side, new: Side, old_label: str, new_label: str, flags: list[str],
     for side in (old, new):
         with console.status(f"tracing {side.label}") as status:
             report = trace_side(side, flags)
+            others = [f for f in flags if f != COMPILE_PROFILE]  # trace's own option
             if memory:
                 status.update(f"memory of {side.label}")
-            held = measure(side, flags) if memory else None
+            held = measure(side, others) if memory else None
             reports.append((report, held, _sources(report, side.root, memory_files(held) if held else ())))
     (old_report, old_memory, old_sources), (new_report, new_memory, new_sources) = reports
     benches: tuple[BenchComparison, ...] = ()
@@ -264,7 +269,8 @@ def _run(old: Side, new: Side, old_label: str, new_label: str, flags: list[str],
 
         rounds, budget = timing
         with console.status("timing both sides") as status:
-            benches = bench_sides(old, new, [f for f in flags if f != "--no-effects"], rounds=rounds, budget=budget,
+            benches = bench_sides(old, new, [f for f in flags if f not in ("--no-effects", COMPILE_PROFILE)],
+                                  rounds=rounds, budget=budget,
                                   progress=status.update)
     record = diff_reports(old_report, new_report, old_label=old_label, new_label=new_label,
                           old_sources=old_sources, new_sources=new_sources, benches=benches,

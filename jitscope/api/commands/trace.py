@@ -15,18 +15,23 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from jitscope.api.commands.compile_time import (
+    compile_time_of,
+    module_text,
+    source_lines_of,
+    static_variants_noted,
+)
 from jitscope.api.targets import TargetFlags, shape_list, target_of
-from jitscope.errors import TraceError
+from jitscope.errors import CompileError, TraceError
 from jitscope.jaxcompat.caches import forget_other_functions_lines
+from jitscope.jaxcompat.compile_profile import CompileCapture
 from jitscope.load.calls import calls_from_flags, load_all
 from jitscope.load.mesh import example_mesh_scope
 from jitscope.load.specs import ArgSet
 from jitscope.load.target import TargetHandle, check_call
-from jitscope.model.trace import LibraryCall, SourceLineRecord, TraceRecord, TraceReport
-from jitscope.profiling.line_costs import line_costs
+from jitscope.model.trace import LibraryCall, TraceRecord, TraceReport
 from jitscope.sharding.analyse import ShardingProbe
 from jitscope.tracing.compile import CompileSkipped, lower_and_compile
-from jitscope.tracing.lines import source_lines
 from jitscope.tracing.recompile import cache_hits
 from jitscope.tracing.session import TraceHandle, trace_target
 
@@ -49,6 +54,7 @@ def trace(
     locations: str = "full",
     depth: int | None = None,
     fold: bool | None = None,
+    compile_profile: bool = False,
     **kwargs: Any,
 ) -> TraceResult:
     """Trace ``fn(*args, **kwargs)`` as jit does, then lower and compile it: every stage, nothing run.
@@ -56,7 +62,8 @@ def trace(
     Arrays in the arguments stand for their abstract values (shape, dtype, weak type, sharding);
     nothing is allocated on the device. ``shapes="f32[8,128], i32[]"`` (or a list: one call each)
     describes the arguments instead, as ``--shapes``. A failure in your code is in the result
-    (``result.calls[0].diagnostic``), explained, not raised.
+    (``result.calls[0].diagnostic``), explained, not raised. ``compile_profile``: as ``--compile-profile``,
+    the compile timed by XLA phase and by line (``result.record.traces[0].compile_time``).
 
     >>> report = jitscope.trace(train_step, model, optimizer, batch)
     >>> print(report.calls[0].jaxpr_text)
@@ -72,13 +79,15 @@ def trace(
     if fold is not None:
         check_flag("fold", fold)
     handle = target_of(fn, args, kwargs, static_argnums, static_argnames, abstract=True, shapes=shapes)
-    report, _ = run_trace([handle], shape_list(shapes), None, None, wanted, effects, False)
+    report, _ = run_trace([handle], shape_list(shapes), None, None, wanted, effects, False,
+                          compile_profile=compile_profile)
     return TraceResult(report, stages=wanted, locations=locations, depth=depth, fold=fold)
 
 
 def trace_command(flags: TargetFlags, *, stages: str, fmt: str | None, out: Path | None, effects: bool,
                   profile: bool, profile_html: Path | None, locations: LocationsMode, depth: int | None,
-                  fold: bool | None, distributed: bool = False, save: Path | None = None) -> None:
+                  fold: bool | None, distributed: bool = False, save: Path | None = None,
+                  compile_profile: bool = False) -> None:
     """``jitscope trace``: the report on stdout or in ``out`` (a report file, or a folder of stage files);
     a ``TraceError`` (exit 1) after it when the user's code failed in any call. ``distributed``: one process of
     a job someone else launched (``hosts/distributed.py``), compiling too (``hlo``: each program's fingerprint);
@@ -119,7 +128,8 @@ def trace_command(flags: TargetFlags, *, stages: str, fmt: str | None, out: Path
             progress_on_stderr("jitscope trace") as progress, \
             user_output_to_stderr(fmt_name != "text"), user_code_scope():
         report, profilers = run_trace(flags.load(abstract=True), flags.shapes, flags.static, flags.arg, wanted,
-                                      effects, profile or bool(profile_html), progress, programs=place is not None)
+                                      effects, profile or bool(profile_html), progress, programs=place is not None,
+                                      compile_profile=compile_profile)
     if place is not None:
         from jitscope.hosts.launch import this_process
 
@@ -152,18 +162,23 @@ def run_trace(
     watch_effects: bool = True,
     profile: bool = False,
     progress: Callable[[float, int, str], None] | None = None,
-    *, programs: bool = False,
+    *, programs: bool = False, compile_profile: bool = False,
 ) -> tuple[TraceReport, list[tuple[str, Any]]]:
     """Trace (and lower/compile as ``stages`` need) every call of every target.
 
     ``shapes`` holds one spec per call (a call sequence); ``progress(done, total, text)`` is
     told before each call, so a CLI can show a bar. ``programs``: record each compiled program
-    (``TraceRecord.program``: its fingerprint and HLO, for ``trace --processes``).
+    (``TraceRecord.program``: its fingerprint and HLO, for ``trace --processes``). ``compile_profile``:
+    tracing sampled by line and XLA's compile captured by the profiler (``TraceRecord.compile_time``'s times).
     """
     from jitscope.jaxcompat import features
     from jitscope.jaxcompat.stages import environment
 
     features.check_supported()  # one clear line on a JAX without what tracing needs
+    if compile_profile:  # the process's one-time start-up (MLIR context, lazy imports) is not the program's
+        from jitscope.timing.cold import prime_process
+
+        prime_process()
     handles = load_all(list(targets))
     records: list[TraceRecord] = []
     profilers: list[tuple[str, Any]] = []
@@ -180,7 +195,7 @@ def run_trace(
                 progress(done, len(plan), f"tracing {target.attr_path}({argset.describe()[:40]})")
             forget_other_functions_lines(target.name)
             handle = trace_target(target, argset, watch_effects=watch_effects, profile=profile,
-                                  want_jaxpr="jaxpr" in stages)
+                                  want_jaxpr="jaxpr" in stages, sample_lines=compile_profile)
             # A cache hit needs the earlier call to have traced: a failed trace caches nothing.
             earlier = records[len(records) - (index - hit)] if hit else None
             hit_of = hit if earlier is not None and earlier.diagnostic is None else None
@@ -194,15 +209,24 @@ def run_trace(
                     probe(lowered, executable)
                     compiled.append(executable)
 
+                capture = CompileCapture() if compile_profile else None
+                failure = ""
                 try:
-                    record = dataclasses.replace(record, stages=lower_and_compile(handle.traced, stages, on_compiled))
+                    record = dataclasses.replace(record, stages=lower_and_compile(handle.traced, stages, on_compiled,
+                                                                                  capture))
                 except CompileSkipped as skipped:
                     record = dataclasses.replace(record, stages=skipped.partial,
                                                  warnings=(*record.warnings, skipped.reason))
-                text = _module_text(compiled[0]) if compiled else None
+                except CompileError as err:
+                    if capture is None:
+                        raise
+                    failure = err.message  # --compile-profile: the phases up to the failure, in the report
+                text = module_text(compiled[0]) if compiled else None
                 record = dataclasses.replace(record, sharding=probe.record,
-                                             source_lines=_source_lines(handle, record, compiled, text),
+                                             source_lines=source_lines_of(handle, record, compiled, text),
                                              library_calls=_library_calls(handle, text))
+                record = dataclasses.replace(record, compile_time=compile_time_of(handle, record, text, capture,
+                                                                                  failure))
                 if programs and text:
                     from jitscope.run.programs import compiled_program
 
@@ -210,6 +234,10 @@ def run_trace(
             records.append(record)
             if handle.profiler is not None:
                 profilers.append((f"{record.target}({record.call})", handle.profiler))
+    noted = static_variants_noted([(r.target, bool(r.static_argnums or r.static_argnames),
+                                    r.compile_time if r.cache_hit_of is None else None) for r in records])
+    records = [dataclasses.replace(r, compile_time=c) if r.cache_hit_of is None else r
+               for r, c in zip(records, noted, strict=True)]
     return TraceReport(traces=tuple(records), environment=environment()), profilers
 
 
@@ -221,32 +249,6 @@ def _library_calls(handle: TraceHandle, text: str | None) -> tuple[LibraryCall, 
     from jitscope.userframes import default_is_user_file
 
     return library_calls(text, handle.project.is_user_file if handle.project is not None else default_is_user_file)
-
-
-def _source_lines(handle: TraceHandle, record: TraceRecord, compiled: list[Any],
-                  text: str | None) -> tuple[SourceLineRecord, ...]:
-    """The jaxpr by line of the user's code, with XLA's FLOPs and bytes split over the lines when compiled;
-    ``text``: the optimised HLO with its stack-frame tables."""
-    if record.jaxpr is None:
-        return ()
-    costs = None
-    if compiled and handle.project is not None:
-        from jitscope.jaxcompat.stages import cost_record
-
-        cost = record.stages.cost if record.stages is not None and record.stages.cost else cost_record(compiled[0])
-        if text:
-            costs = line_costs(text, record.jaxpr, handle.project.is_user_file, cost.flops if cost else None,
-                               cost.bytes_accessed if cost else None)
-    return source_lines(record.jaxpr, costs)
-
-
-def _module_text(compiled: Any) -> str | None:
-    """The optimised HLO with its source stacks (the stack-frame tables ``StagesRecord.hlo`` leaves out)."""
-    try:
-        text = compiled.as_text()
-    except Exception:  # noqa: BLE001 - a backend without HLO text: no costs per line
-        return None
-    return str(text) if text else None
 
 
 def parse_stages(stages: str | Sequence[str], option: str = "--stages") -> tuple[str, ...]:
@@ -288,6 +290,10 @@ def failed_calls(records: Sequence[TraceRecord]) -> None:
     """
     failed = [(r, r.diagnostic) for r in records if r.diagnostic is not None]
     if not failed:
+        broken = [r for r in records if r.compile_time is not None and r.compile_time.failure]
+        if broken:  # --compile-profile kept going to show the phases up to the failure
+            raise CompileError(f"{broken[0].target}({broken[0].call}): {broken[0].compile_time.failure}",  # type: ignore[union-attr]
+                               hint="the compile-time section of the report shows the phases up to the failure")
         return
     (first, diag), names = failed[0], [f"{r.target.rsplit(':', 1)[-1]}({r.call})" for r, _ in failed]
     if len(failed) == 1:

@@ -9,6 +9,7 @@ abbreviates long call names when a table would not fit (``Fit``); HTML draws eve
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from collections.abc import Sequence
 
 from jitscope.model.bench import (
@@ -276,6 +277,12 @@ def bench_document(report: BenchReport) -> Document:
         blocks += tables if spelled else [Fit(tuple(tables), tuple(row_blocks(rows, *display_names(rows, abbreviate=True))))]
     else:
         names = []
+    for i, (row, name) in enumerate(zip(rows, names, strict=True), 1):
+        if row.compile_time is not None:  # --compile-profile
+            from jitscope.report.views.compile_time import compile_time_section
+
+            section = compile_time_section(row.compile_time, f"b{i}")
+            blocks.append(replace(section, title=f"compile time: {name}"))
     if report.failures:
         blocks.append(failures_section(report.failures))
     if report.scaling:

@@ -234,6 +234,19 @@ def call_section(call: CallDiff, *, limit: int | None, page: str, sides: tuple[T
         blocks.append(memory_section(call.memory, limit))
     if call.keys is not None:
         blocks.append(keys_section(call.keys))
+    if call.compile_time is not None and (call.compile_time.lines or call.compile_time.phases):
+        ct = call.compile_time
+        ct_blocks: list[Block] = []
+        if ct.lines:
+            ct_blocks.append(Table((Column("line (HLO instructions)"), Column("old", "right"), Column("new", "right"),
+                                    Column("change", "right")),
+                                   tuple((m.label, fmt_count(int(m.old or 0)), fmt_count(int(m.new or 0)),
+                                          f"{int((m.new or 0) - (m.old or 0)):+d}") for m in ct.lines)))
+        if ct.line_seconds:
+            ct_blocks.append(metrics_table(ct.line_seconds))
+        if ct.phases:
+            ct_blocks.append(metrics_table(ct.phases))
+        blocks.append(Section("compile time", tuple(ct_blocks), note="by line of your code and by XLA phase"))
     if call.bench is not None:
         b = call.bench
         text = (f"cached call: old {fmt_metric(_SECONDS, b.old.median)}, new {fmt_metric(_SECONDS, b.new.median)}; "

@@ -245,6 +245,7 @@ def _stage_sections(record: TraceRecord, stages: Collection[str], shown: JaxprSh
         note = "library calls folded (--no-fold-libraries shows them)" if shown.fold else ""
         yield Section("jaxpr", (listing,), note, gap=True, id=f"{page}-jaxpr-section")
     if st is None:
+        yield from _compile_time(record, page)  # a compile that failed: its phases up to the failure
         return
     if "stablehlo" in stages and st.stablehlo is not None:
         note = "lowered" + (f" in {fmt_duration(st.lower_seconds)}" if st.lower_seconds else "")
@@ -258,10 +259,18 @@ def _stage_sections(record: TraceRecord, stages: Collection[str], shown: JaxprSh
         called = library_calls_section(record, page)
         if called is not None:
             yield called
+    yield from _compile_time(record, page)
     if "cost" in stages:
         yield cost_section(st.cost)
     if "memory" in stages:
         yield memory_section(st.memory)
+
+
+def _compile_time(record: TraceRecord, page: str) -> Iterator[Section]:
+    if record.compile_time is not None:
+        from jitscope.report.views.compile_time import compile_time_section
+
+        yield compile_time_section(record.compile_time, page)
 
 
 def cache_hit_paragraph(record: TraceRecord) -> Paragraph:
