@@ -94,4 +94,4 @@ def test_an_unusual_line_still_gets_typers_error(cli):
     result = cli("trace", "examples/mlp.py:train_step", "--depth", "deep")
     assert result.returncode == 2
     assert result.stderr.splitlines() == [
-        "error: invalid value for '--depth': 'deep' is not a valid int range (jitscope trace -h lists the options)"]
+        "error: invalid value for '--depth': 'deep' is not a valid int (jitscope trace -h lists the options)"]

@@ -59,7 +59,7 @@ def test_fail_over_is_a_gate(cli):
 
 @pytest.mark.parametrize(("args", "message"), [
     (("memory", "targets.py:update", "--fail-over", "lots"), "error: --fail-over: cannot read 'lots' as a size"),
-    (("memory", "targets.py:update", "--fail-over", "1e400"), "error: --fail-over: '1e400' is not a finite positive"),
+    (("memory", "targets.py:update", "--fail-over", "1e400"), "error: --fail-over: 1e400 is out of range"),
     (("memory", "no_such_file.py:f"), "error: file not found: no_such_file.py"),
     (("memory", "targets.py:update", "--out", "report.xyz"), "error: cannot tell the format"),
 ])
