@@ -258,7 +258,8 @@ def _slow_compiles(record: RunRecord) -> Iterable[Finding]:
                   f"{event.total_s / record.wall_s:.0%} of the run",
             location=defined_at, cost_s=event.total_s,
             change=f"see which lines the compile time goes to: jitscope trace {target} --from-run "
-                   f"(an unrolled Python loop is the usual cause: lax.scan or lax.fori_loop compiles it once)",
+                   f"--compile-profile (an unrolled Python loop is the usual cause: lax.scan or lax.fori_loop "
+                   f"compiles it once)",
             gain_s=0.0, gain=NOT_ESTIMATED, gain_note="depends on the change; the first compile is needed",
             function=function, count=1,
             evidence=(_phases(event),))
