@@ -36,7 +36,13 @@ from jitscope.linter.analysis.taint_flags import FunctionFacts
 from jitscope.linter.context import ModuleContext
 from jitscope.linter.files import SourceFileRef
 from jitscope.linter.fix_builder import attach_fix
-from jitscope.linter.module_facts import OVERRIDE, ModuleFacts, imported_facts, override_requests
+from jitscope.linter.module_facts import (
+    OVERRIDE,
+    ModuleFacts,
+    imported_facts,
+    module_aliases,
+    override_requests,
+)
 from jitscope.linter.registry import static_rules
 from jitscope.linter.rule import Rule
 from jitscope.linter.suppression import split_suppressed
@@ -116,7 +122,7 @@ def lint_data(task: FileTask, data: bytes) -> FileResult:
         if "class " in parsed.text or "import" in parsed.text:
             index = ModuleIndex(parsed, ref.module, ref.is_package)
             result.facts = ModuleFacts(
-                classes=class_facts(index, {}), imports=tuple(index.names.aliases.items())
+                classes=class_facts(index, {}), imports=module_aliases(index)
             )
         return result
     try:
@@ -149,7 +155,7 @@ def _analyse(
         index.own_static_fields,
         tuple(factory_statics(index).items()),
         class_facts(index, _traced_by_call(analysis)),
-        tuple(index.names.aliases.items()),
+        module_aliases(index),
         index.own_static_methods,
     )
     ctx = ModuleContext(analysis)
