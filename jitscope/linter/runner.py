@@ -176,7 +176,7 @@ def _traced_by_call(analysis: ModuleAnalysis) -> dict[int, FunctionFacts]:
     return {
         id(facts.func): facts
         for facts in analysis.functions
-        if facts.kind == "callee" or not getattr(facts.func, "decorator_list", None)
+        if facts.kind == "callee" or not facts.reason.startswith(("decorated with", "registered with"))
     }
 
 
@@ -186,11 +186,14 @@ def _extra_entries(
     """Entries for functions other modules call from traced code; re-exports are forwarded."""
     entries: list[Entry] = []
     forwarded: list[ExternalRef] = []
+    aliases: dict[str, str] | None = None
     for name, ref in requests:
         func = _lookup(index, name)
         if func is None:
             head, _, rest = name.partition(".")
-            target = index.names.aliases.get(head)
+            if aliases is None:  # imports and re-exports (``solve = math.solve``)
+                aliases = dict(module_aliases(index))
+            target = aliases.get(head)
             if target is not None:
                 forwarded.append(
                     ExternalRef(
@@ -376,6 +379,9 @@ def lint_files(
         pending = [(i, ref) for i, result in zip(order, fresh, strict=True) for ref in result.external]
         for i, result in zip(order, fresh, strict=True):
             results[i] = result
+        # a base-class method traced only now (``jax.jit(env.step)`` with ``env: Environment``
+        # elsewhere) makes its overrides traced too (requests already made are skipped above)
+        pending.extend(override_requests(modules, [r.facts for r in results]))
     return results
 
 
