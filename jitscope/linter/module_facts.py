@@ -35,6 +35,10 @@ class ModuleFacts:
     imports: tuple[tuple[str, str], ...] = ()
     #: methods of this module's classes that take only ``self`` and return a static value
     static_methods: frozenset[str] = frozenset()
+    #: fields this module's classes annotate as Python containers (in every class declaring them), and
+    #: the other fields they declare
+    container_fields: frozenset[str] = frozenset()
+    other_fields: frozenset[str] = frozenset()
 
 
 def module_aliases(index: ModuleIndex) -> tuple[tuple[str, str], ...]:
@@ -90,19 +94,27 @@ def imported_facts(modules: dict[str, list[int]], facts: Sequence[ModuleFacts]) 
     that hard-codes ``static_argnums`` makes the functions it wraps elsewhere jitted with them."""
     declared: dict[str, set[str]] = {}
     methods: dict[str, set[str]] = {}
+    # a field annotated as a container in every class of the linted tree that declares it (by name, like
+    # the rules read fields): ``timestep.extras`` reached through another module's dataclass
+    containers: set[str] = set()
+    others: set[str] = set()
     for name, files in modules.items():
         for i in files:
             if facts[i].static_fields:
                 declared.setdefault(name, set()).update(facts[i].static_fields)
             if facts[i].static_methods:
                 methods.setdefault(name, set()).update(facts[i].static_methods)
+            containers.update(facts[i].container_fields)
+            others.update(facts[i].other_fields)
     factories = _exported_factories(modules, facts)
+    containers.difference_update(others)
     out: dict[int, ImportedFacts] = {}
-    if not declared and not factories and not methods:
+    if not declared and not factories and not methods and not containers:
         return out
     for i, here in enumerate(facts):
         fields: set[str] = set()
         static_methods: set[str] = set()
+        container_fields = containers - here.container_fields
         imported: list[tuple[str, FactoryStatics]] = []
         for local, dotted in here.imports:
             split = _split(modules, dotted)
@@ -123,7 +135,9 @@ def imported_facts(modules: dict[str, list[int]], facts: Sequence[ModuleFacts]) 
                 )
         fields.difference_update(here.static_fields)
         static_methods.difference_update(here.static_methods)
-        found = ImportedFacts(frozenset(fields), tuple(imported), frozenset(static_methods))
+        found = ImportedFacts(
+            frozenset(fields), tuple(imported), frozenset(static_methods), frozenset(container_fields)
+        )
         if found:
             out[i] = found
     return out

@@ -122,7 +122,10 @@ def lint_data(task: FileTask, data: bytes) -> FileResult:
         if "class " in parsed.text or "import" in parsed.text:
             index = ModuleIndex(parsed, ref.module, ref.is_package)
             result.facts = ModuleFacts(
-                classes=class_facts(index, {}), imports=module_aliases(index)
+                classes=class_facts(index, {}),
+                imports=module_aliases(index),
+                container_fields=index.own_container_fields,
+                other_fields=index.other_fields,
             )
         return result
     try:
@@ -157,6 +160,8 @@ def _analyse(
         class_facts(index, _traced_by_call(analysis)),
         module_aliases(index),
         index.own_static_methods,
+        index.own_container_fields,
+        index.other_fields,
     )
     ctx = ModuleContext(analysis)
     findings: list[Finding] = []

@@ -58,6 +58,9 @@ class ExpressionEvaluator(CallEvaluator):
                 flags = base & (TAINT | ARRAY)
                 if flags and attr in self.index.array_fields:
                     flags |= ARRAY  # `sys.mass` with `mass: jax.Array` declared in a class here
+                elif flags and attr in self.index.container_fields:
+                    # `timestep.extras` with `extras: Dict`: a Python container of leaves (its truth is static)
+                    flags = TAINT | CONTAINER | (ELEMS if flags & ARRAY else 0)
             if base & FRESH and not base & CONTAINER:
                 flags |= FRESH  # a part of a value made during this call (`model.init(...).params`)
         elif isinstance(node, ast.Subscript):
