@@ -192,12 +192,27 @@ def attribute_class(index: ModuleIndex, cls: ast.ClassDef, attr: str) -> ast.Cla
                 found: ast.expr | None = None
                 if isinstance(value, ast.Call):
                     found = value.func
+                    if isinstance(found, ast.Name) and class_named(index, found) is None:
+                        # ctor = custom_ctor or BlockDiagonalCurvature; self._estimator = ctor(...)
+                        found = _local_class(method, found.id, stmt.lineno)
                 elif isinstance(value, ast.Name):
                     found = _annotation_or_constructor(method, value.id, stmt.lineno)
                 named = class_named(index, found)
                 if named is not None:
                     return named
     return None
+
+
+def _local_class(func: DefNode, name: str, before: int) -> ast.expr | None:
+    """The class named last in ``name = a or Default`` / ``name = Default`` in ``func`` before ``before``."""
+    found: ast.expr | None = None
+    for stmt in block_statements(func.body):
+        if stmt.lineno >= before:
+            break
+        if isinstance(stmt, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in stmt.targets):
+            value = stmt.value.values[-1] if isinstance(stmt.value, ast.BoolOp) else stmt.value
+            found = value if isinstance(value, (ast.Name, ast.Attribute)) else None
+    return found
 
 
 def _annotation_or_constructor(func: DefNode, name: str, before: int) -> ast.expr | None:
