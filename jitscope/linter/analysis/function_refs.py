@@ -120,6 +120,13 @@ def resolve_function(
         if instance is not None:
             return f"{instance}.{expr.attr}"
         return index.names.qualify(expr, local)
+    if isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Call):
+        # jax.jit(Generator(path).reset): a method of an object made right there
+        made = class_named(index, expr.value.func, local)
+        if isinstance(made, ast.ClassDef):
+            found_method = class_method(index, made, expr.attr)
+            return ResolvedFunction(found_method, None, bound_method=True) if found_method else None
+        return f"{made}.{expr.attr}" if made is not None else None
     if isinstance(expr, ast.Call) and expr.args and index.names.qualify(expr.func, local) in _PASS_THROUGH:
         # jax.jit(chex.assert_max_traces(env.step, n=1)): the wrapper calls what it wraps
         return resolve_function(index, expr.args[0], chain, local, rebinding)

@@ -131,9 +131,9 @@ def _captured(
         if node.id in facts.closure:
             owner = ctx.analysis.index.owner.get(id(facts.func))
             scope: list[ast.stmt] = [] if owner is None or isinstance(owner, ast.Lambda) else owner.body
-            value, origin = _last_assignment(scope, node.id), "from the enclosing function"
+            value, origin = _last_assignment(scope, node.id), "in the enclosing function"
         elif node.id in ctx.module_values:
-            value, origin, scope = ctx.module_values[node.id], "from module level", ctx.tree.body
+            value, origin, scope = ctx.module_values[node.id], "at module level", ctx.tree.body
         else:
             return None
         size = _array_size(ctx, value, scope)
