@@ -414,3 +414,54 @@ def test_a_closure_built_in_a_function_called_from_the_main_block_is_quiet() -> 
 def test_a_switch_changed_only_by_its_setter_is_configuration(setter: str, expected: list[str]) -> None:
     source = "import jax\n_SCALE = 1.0\n" + setter + "@jax.jit\ndef f(x):\n    return x * _SCALE\n"
     assert [f.code for f in lint(source)] == expected
+
+
+# -- false alarms found while judging the newly reached code -----------------------------------------
+
+
+def test_the_key_path_of_tree_map_with_path_is_static() -> None:
+    """``jax.tree.map_with_path(f, tree)`` calls ``f(path, leaf)``: the path is a tuple of keys."""
+    source = """
+    import jax
+    import jax.numpy as jnp
+
+    @jax.jit
+    def mask(params):
+        def one(path, leaf):
+            names = []
+            for p in path:
+                if isinstance(p, jax.tree_util.DictKey):
+                    names.append(p.key)
+            if leaf.sum() > 0:
+                return leaf
+            return jnp.zeros_like(leaf) if "bias" in names else leaf
+        return jax.tree.map_with_path(one, params)
+    """
+    assert [(f.code, f.line) for f in lint(source)] == [("JS201", 12)]
+
+
+def test_comparing_abstract_values_is_static() -> None:
+    source = """
+    import jax
+    from pkg.utils import abstract_objects_equal
+
+    @jax.jit
+    def add(a, b):
+        assert abstract_objects_equal(a, b)
+        return a + b
+    """
+    assert [f.code for f in lint(source)] == []
+
+
+@pytest.mark.parametrize(("guard", "expected"), [("isinstance(c[1], float) and ", []), ("", ["JS201"])])
+def test_isinstance_of_a_part_narrows_the_rest_of_the_and(guard: str, expected: list[str]) -> None:
+    source = f"""
+    import jax
+
+    @jax.jit
+    def f(x, c):
+        if {guard}c[1] == 0.0:
+            return x
+        return x * c[1]
+    """
+    assert [f.code for f in lint(source)] == expected

@@ -256,6 +256,8 @@ class CallEvaluator(CallResolution, TransformCalls):
         if not isinstance(resolved, ResolvedFunction):
             return None
         leaves = [(f | ARRAY if f & TAINT else f, star) for f, star in positional[1:]]
+        if nm.last_name(node.func).endswith("_with_path"):
+            leaves.insert(0, (0, False))  # tree.map_with_path(f, tree): f(path, leaf), the path is static
         tainted, arrays = self.map_arguments(resolved, None, leaves, [])
         self._edge(
             resolved, tainted, arrays, True, f"passed to {_label(node.func)} in `{self.facts.qualname}`"
