@@ -308,9 +308,9 @@ def main(path):
 def test_captured_constants_are_found_with_their_size_or_origin() -> None:
     found = {(f.line, f.message.split(",")[1].strip()) for f in lint(_CONSTANTS) if f.code == "JS307"}
     assert found == {
-        (12, "a 134 MB array at module level"),
+        (12, "a 128 MiB array at module level"),
         (20, "an array loaded from disk in the enclosing function"),
-        (32, "an array loaded from disk held by `Generator`"),
+        (33, "an array loaded from disk held by `Generator`"),  # the take, not the .shape read
     }
     (first, *_) = [f for f in lint(_CONSTANTS) if f.code == "JS307"]
     assert "jitscope trace" in first.suggestion

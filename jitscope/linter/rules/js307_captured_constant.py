@@ -6,6 +6,7 @@ import ast
 import math
 from collections.abc import Iterator
 
+from jitscope.linter.analysis.qualified_names import STATIC_ATTRS
 from jitscope.linter.context import ModuleContext, TracedFunction, block_statements, traced_because
 from jitscope.linter.rule import Rule
 from jitscope.model.lint import Finding
@@ -98,7 +99,9 @@ class CapturedConstant(Rule):
             return  # no loader or sized constructor anywhere: nothing can be a large array
         for facts in ctx.functions:
             seen: set[str] = set()
-            for node, _ in ctx.body_nodes(facts, (ast.Name, ast.Attribute)):
+            for node, parent in ctx.body_nodes(facts, (ast.Name, ast.Attribute)):
+                if isinstance(parent, ast.Attribute) and parent.attr in STATIC_ATTRS:
+                    continue  # `TABLE.shape[0]`: read while tracing, nothing is embedded
                 found = _captured(ctx, facts, node)
                 if found is None:
                     continue
@@ -176,7 +179,7 @@ def _self_assignment(stmt: ast.stmt, attr: str) -> ast.expr | None:
 
 
 def _array_size(
-    ctx: ModuleContext, value: ast.expr | None, scope: list[ast.stmt], depth: int = 0
+    ctx: ModuleContext, value: ast.expr | None, scope: list[ast.stmt], depth: int = 0, in_jax: bool = False
 ) -> tuple[int | None] | None:
     """(bytes,) of a large array ``value`` builds, (None,) for one loaded from disk, None otherwise.
     ``scope``: the statements where names that ``value`` reads were assigned (for ``jnp.asarray(data)``)."""
@@ -184,10 +187,10 @@ def _array_size(
         return None
     if isinstance(value, ast.Subscript):
         # dataset[:n, ..., 0]: a part of a large array, of a size not known here
-        return (None,) if _array_size(ctx, value.value, scope, depth + 1) is not None else None
+        return (None,) if _array_size(ctx, value.value, scope, depth + 1, in_jax) is not None else None
     if isinstance(value, ast.Name):
         assigned = _last_assignment(scope, value.id)
-        return _array_size(ctx, assigned, scope, depth + 1) if assigned is not None else None
+        return _array_size(ctx, assigned, scope, depth + 1, in_jax) if assigned is not None else None
     if not isinstance(value, ast.Call):
         return None
     qualified = ctx.qualified_name(value.func) or ""
@@ -197,8 +200,8 @@ def _array_size(
     if qualified in _LOADERS:
         return (None,)
     if short in _CONVERSIONS and value.args:
-        inner = _array_size(ctx, value.args[0], scope, depth + 1)
-        return inner
+        # jnp.asarray(np.random.rand(...)): JAX's default float is 32-bit (x64 off)
+        return _array_size(ctx, value.args[0], scope, depth + 1, in_jax or module.startswith("jax"))
     shape: ast.expr | None = None
     if short in _SHAPED and value.args:
         shape = value.args[0]
@@ -211,7 +214,7 @@ def _array_size(
     if dims is None:
         return None
     dtype = next((k.value for k in value.keywords if k.arg == "dtype"), None)
-    default = 4 if module.startswith("jax") else 8
+    default = 4 if in_jax or module.startswith("jax") else 8
     nbytes = math.prod(dims) * _itemsize(dtype, default)
     return (nbytes,) if nbytes >= _LARGE_BYTES else None
 
@@ -247,4 +250,6 @@ def _itemsize(dtype: ast.expr | None, default: int) -> int:
 
 
 def _megabytes(nbytes: int) -> str:
-    return f"{nbytes / 1e6:.0f} MB" if nbytes >= 10e6 else f"{nbytes / 1e6:.1f} MB"
+    """In MiB, as ``jitscope trace`` reports captured constants."""
+    mib = nbytes / (1 << 20)
+    return f"{mib:.0f} MiB" if mib >= 10 or mib.is_integer() else f"{mib:.1f} MiB"
