@@ -7,8 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.conftest import ROOT, run_cli
 from jitscope.linter.registry import RULES
+from tests.conftest import ROOT, run_cli
 
 TARGETS = ROOT / "tests" / "targets"
 BUGGY = TARGETS / "lint_buggy"
