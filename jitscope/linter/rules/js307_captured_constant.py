@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import math
+import re
 from collections.abc import Iterator
 
 from jitscope.linter.analysis.qualified_names import STATIC_ATTRS
@@ -37,6 +38,13 @@ _ITEMSIZE = {
     "float32": 4, "int32": 4, "uint32": 4, "float16": 2, "bfloat16": 2, "int16": 2, "uint16": 2,
     "int8": 1, "uint8": 1, "bool": 1, "bool_": 1,
 }  # fmt: skip
+#: ``TABLE = ``, ``self.grid: jax.Array = `` at the start of a line, up to the call or name it assigns from
+_ASSIGNED_RE = re.compile(r"[ \t]*([\w.]+)[ \t]*(?::[^=\n]*)?=[^=\n]*")
+#: ``np.random.rand(``, ``np.load(``, ``jnp.zeros(``: calls that make a sized or loaded array
+_MAKER_RE = re.compile(
+    r"(?:np|numpy|random)\.(?:load|loadtxt|genfromtxt|fromfile|memmap|zeros|ones|empty|full|rand|randn"
+    r"|random|random_sample|uniform|normal|standard_normal|integers|randint)\("
+)
 #: pytree classes: ``self``'s array fields are leaves (traced arguments), not constants
 _PYTREE_BASES = frozenset({"Module", "PyTreeNode", "Struct"})
 
@@ -95,11 +103,14 @@ class CapturedConstant(Rule):
     )
 
     def check(self, ctx: ModuleContext) -> Iterator[Finding]:
-        if "load" not in ctx.text and "zeros" not in ctx.text and "ones" not in ctx.text and "random" not in ctx.text:
-            return  # no loader or sized constructor anywhere: nothing can be a large array
+        names = _candidate_names(ctx.text) if ctx.functions else frozenset()
+        if not names:
+            return  # no name is assigned a loaded or sized array anywhere in the module
         for facts in ctx.functions:
             seen: set[str] = set()
             for node, parent in ctx.body_nodes(facts, (ast.Name, ast.Attribute)):
+                if (node.id if isinstance(node, ast.Name) else node.attr) not in names:  # type: ignore[union-attr]
+                    continue
                 if isinstance(parent, ast.Attribute) and parent.attr in STATIC_ATTRS:
                     continue  # `TABLE.shape[0]`: read while tracing, nothing is embedded
                 found = _captured(ctx, facts, node)
@@ -122,6 +133,32 @@ class CapturedConstant(Rule):
                     facts.qualname,
                     f"pass `{label}` as an argument; `jitscope trace` measures the captured constants",
                 )
+
+
+def _candidate_names(text: str) -> frozenset[str]:
+    """Names (and ``self.`` attributes) assigned, on one line, a call of a sized constructor or a loader,
+    or (for loaded data, whose size is unknown) something made from such a name (``grids =
+    jnp.asarray(dataset[:n])``): the only ones worth a look. Found from the calls (a scan for a few words),
+    then the start of their lines, so that a module without any costs one scan."""
+    found: set[str] = set()
+    pattern = _MAKER_RE
+    for _ in range(3):
+        added: set[str] = set()
+        loaded: set[str] = set()
+        for m in pattern.finditer(text):
+            start = text.rfind("\n", 0, m.start()) + 1
+            assigned = _ASSIGNED_RE.match(text, start, m.start())
+            if assigned is not None:
+                name = assigned.group(1).rpartition(".")[2]
+                added.add(name)
+                if pattern is not _MAKER_RE or "load" in m.group(0) or "fromfile" in m.group(0):
+                    loaded.add(name)
+        loaded -= found
+        found |= added
+        if not loaded:
+            break
+        pattern = re.compile(r"(?:" + "|".join(sorted(map(re.escape, loaded))) + r")\b")
+    return frozenset(found)
 
 
 def _captured(
