@@ -15,6 +15,9 @@ in ``benchmarks/lint_verdicts.json``:
   at pinned commits, examples and tests included, read once before any rule change for them
   (issue 21). They are not pip packages: check each out as ``DIR/owner+name`` and pass
   ``--repos DIR`` (or set ``JITSCOPE_LINT_REPOS``); ``--clone-commands`` prints the git commands.
+- ``reach``: kfac-jax and jumanji (a second-order optimizer, an RL environment suite; issue 34), checked
+  out the same way: the corpus of ``lint_reach.py``, which measures how much of their compiled code the
+  linter analyses as traced.
 
 Every finding has a verdict: ``wrong`` (the analysis is mistaken), ``harmless`` (true as
 stated but intended or without consequence) or ``real`` (a hazard worth fixing). A verdict
@@ -28,7 +31,7 @@ Install the corpora into the venv that runs this script (the package index is en
 
     pip install -e . optax flax equinox numpyro blackjax jaxopt distrax optimistix lineax \\
         jraph gymnax evosax dynamax chex orbax-checkpoint jaxtyping tensorflow-probability treescope
-    python benchmarks/lint_false_positives.py [--corpus tuned|untuned|fresh|repos|all] [--packages ...]
+    python benchmarks/lint_false_positives.py [--corpus tuned|untuned|fresh|repos|reach|all] [--packages ...]
         [--show] [--code JS201] [--verdict wrong] [--template]
     python benchmarks/lint_false_positives.py --quick   # smoke run: jitscope's own source only
 
