@@ -54,10 +54,10 @@ class CapturedConstant(Rule):
 
     ## What it does
     Flags a traced function that uses a large array it does not receive as an argument: a
-    module-level array, one the enclosing function built (a closure), or one held by ``self`` of a
-    bound method that is jitted (``jax.jit(env.reset)``). It fires when the array's shape is
+    module-level array, one the enclosing function built (a closure), or one held by `self` of a
+    bound method that is jitted (`jax.jit(env.reset)`). It fires when the array's shape is
     written in the code and the array has at least 1 MiB, and for arrays loaded from disk
-    (``np.load``), whose size is unknown here and is often a whole dataset.
+    (`np.load`), whose size is unknown here and is often a whole dataset.
 
     ## Why is this bad?
     JAX embeds every such array in the compiled program as a constant: the program text grows by
@@ -67,16 +67,16 @@ class CapturedConstant(Rule):
     their real bytes (the "captured constants" section): run it to measure.
 
     ## Example
-    ```python
+    ``python
     TABLE = np.random.rand(4096, 4096)
 
     @jax.jit
     def lookup(i):
         return TABLE[i]
-    ```
+    ``
 
     ## Use instead
-    ```python
+    ``python
     TABLE = jnp.asarray(np.random.rand(4096, 4096))
 
     @jax.jit
@@ -84,7 +84,7 @@ class CapturedConstant(Rule):
         return table[i]
 
     lookup(TABLE, 3)
-    ```
+    ``
     """
 
     code = "JS307"
