@@ -15,6 +15,9 @@ in ``benchmarks/lint_verdicts.json``:
   at pinned commits, examples and tests included, read once before any rule change for them
   (issue 21). They are not pip packages: check each out as ``DIR/owner+name`` and pass
   ``--repos DIR`` (or set ``JITSCOPE_LINT_REPOS``); ``--clone-commands`` prints the git commands.
+- ``reach``: kfac-jax and jumanji (a second-order optimizer, an RL environment suite; issue 34), checked
+  out the same way: the corpus of ``lint_reach.py``, which measures how much of their compiled code the
+  linter analyses as traced.
 
 Every finding has a verdict: ``wrong`` (the analysis is mistaken), ``harmless`` (true as
 stated but intended or without consequence) or ``real`` (a hazard worth fixing). A verdict
@@ -28,7 +31,7 @@ Install the corpora into the venv that runs this script (the package index is en
 
     pip install -e . optax flax equinox numpyro blackjax jaxopt distrax optimistix lineax \\
         jraph gymnax evosax dynamax chex orbax-checkpoint jaxtyping tensorflow-probability treescope
-    python benchmarks/lint_false_positives.py [--corpus tuned|untuned|fresh|repos|all] [--packages ...]
+    python benchmarks/lint_false_positives.py [--corpus tuned|untuned|fresh|repos|reach|all] [--packages ...]
         [--show] [--code JS201] [--verdict wrong] [--template]
     python benchmarks/lint_false_positives.py --quick   # smoke run: jitscope's own source only
 
@@ -77,6 +80,9 @@ CORPORA: dict[str, tuple[str, ...]] = {
     # added for issue 21, after the fresh corpus had been fixed against: read once before any rule change
     # for it (first reading: 61 findings, 31 wrong, 1.14 per 10k lines)
     "repos": ("brax", "mjx", "jax_md", "pgx", "levanter", "bayeux"),
+    # issue 34: an RL environment suite and a second-order optimizer, read before the linter followed
+    # project jit factories, jax.jit(obj.method) and modules (first reading: 4 findings, 2 wrong)
+    "reach": ("kfac_jax", "jumanji"),
 }
 #: the repos corpus: name -> (GitHub repository, commit, folder linted inside the checkout). mjx is the
 #: JAX part of the MuJoCo repository (the rest is C++ and the C API's Python bindings).
@@ -87,6 +93,8 @@ REPOSITORIES: dict[str, tuple[str, str, str]] = {
     "pgx": ("sotetsuk/pgx", "079b2d730e3845c25d49d99e0ccf9a374dd04cb9", ""),
     "levanter": ("stanford-crfm/levanter", "9263f81e8b453241332c2c0b2d2001bfb2d2241c", ""),
     "bayeux": ("jax-ml/bayeux", "772ac59db9ed9cf315ad363d931c2e9fa8d44582", ""),
+    "kfac_jax": ("google-deepmind/kfac-jax", "babd85368ca209861ac947c829c0cf57592f7d22", ""),
+    "jumanji": ("instadeepai/jumanji", "590005b0fb305b1a98a4828bfb6b2ea28b47dd5b", ""),
 }
 VERDICTS = Path(__file__).with_name("lint_verdicts.json")
 KINDS = ("wrong", "harmless", "real")

@@ -9,12 +9,13 @@ to be checked as traced helpers.
 
 from __future__ import annotations
 
+import ast
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from jitscope.linter.analysis.discovered import ExternalRef
 from jitscope.linter.analysis.inherited_tracing import ClassFacts, traced_overrides
-from jitscope.linter.analysis.module_index import FactoryStatics, ImportedFacts
+from jitscope.linter.analysis.module_index import FactoryStatics, ImportedFacts, ModuleIndex
 
 #: how the reason of an override's request starts
 OVERRIDE = "overrides"
@@ -34,6 +35,45 @@ class ModuleFacts:
     imports: tuple[tuple[str, str], ...] = ()
     #: methods of this module's classes that take only ``self`` and return a static value
     static_methods: frozenset[str] = frozenset()
+    #: fields this module's classes annotate as Python containers (in every class declaring them), and
+    #: the other fields they declare
+    container_fields: frozenset[str] = frozenset()
+    other_fields: frozenset[str] = frozenset()
+
+
+def module_aliases(index: ModuleIndex) -> tuple[tuple[str, str], ...]:
+    """What a module's names stand for in other modules: its imports, and its module-level
+    re-exports ``staged = staging.staged`` (local name, dotted name)."""
+    out = dict(index.names.aliases)
+    for name, value in index.module_values.items():
+        if isinstance(value, (ast.Name, ast.Attribute)):
+            dotted = index.names.qualify(value)
+            if dotted is not None and dotted != f"{index.module}.{name}":
+                out.setdefault(name, dotted)
+    return tuple(out.items())
+
+
+def _exported_factories(
+    modules: dict[str, list[int]], facts: Sequence[ModuleFacts]
+) -> dict[str, FactoryStatics]:
+    """Every jit factory of the linted modules by dotted name, re-exports included
+    (``pkg/utils/__init__.py``: ``staged = staging.staged`` or ``from .staging import staged``)."""
+    out: dict[str, FactoryStatics] = {}
+    for name, files in modules.items():
+        for i in files:
+            out.update((f"{name}.{local}", statics) for local, statics in facts[i].factories)
+    for _ in range(3):  # re-exports of re-exports
+        added = False
+        for name, files in modules.items():
+            for i in files:
+                for local, dotted in facts[i].imports:
+                    key = f"{name}.{local}"
+                    if dotted in out and key not in out:
+                        out[key] = out[dotted]
+                        added = True
+        if not added:
+            break
+    return out
 
 
 def _split(modules: dict[str, list[int]], dotted: str) -> tuple[str, str] | None:
@@ -54,35 +94,50 @@ def imported_facts(modules: dict[str, list[int]], facts: Sequence[ModuleFacts]) 
     that hard-codes ``static_argnums`` makes the functions it wraps elsewhere jitted with them."""
     declared: dict[str, set[str]] = {}
     methods: dict[str, set[str]] = {}
-    factories: dict[str, dict[str, FactoryStatics]] = {}
+    # a field annotated as a container in every class of the linted tree that declares it (by name, like
+    # the rules read fields): ``timestep.extras`` reached through another module's dataclass
+    containers: set[str] = set()
+    others: set[str] = set()
     for name, files in modules.items():
         for i in files:
             if facts[i].static_fields:
                 declared.setdefault(name, set()).update(facts[i].static_fields)
             if facts[i].static_methods:
                 methods.setdefault(name, set()).update(facts[i].static_methods)
-            if facts[i].factories:
-                factories.setdefault(name, {}).update(facts[i].factories)
+            containers.update(facts[i].container_fields)
+            others.update(facts[i].other_fields)
+    factories = _exported_factories(modules, facts)
+    containers.difference_update(others)
     out: dict[int, ImportedFacts] = {}
-    if not declared and not factories and not methods:
+    if not declared and not factories and not methods and not containers:
         return out
     for i, here in enumerate(facts):
         fields: set[str] = set()
         static_methods: set[str] = set()
+        container_fields = containers - here.container_fields
         imported: list[tuple[str, FactoryStatics]] = []
         for local, dotted in here.imports:
             split = _split(modules, dotted)
             if split is None:
                 continue
-            module, rest = split
+            module, _ = split
             fields.update(declared.get(module, ()))
             static_methods.update(methods.get(module, ()))
-            statics = factories.get(module, {}).get(rest)
+            statics = factories.get(dotted)
             if statics is not None:
                 imported.append((local, statics))
+            elif dotted in modules:  # ``from pkg import utils``: ``utils.staged(...)``
+                prefix = dotted + "."
+                imported.extend(
+                    (f"{local}.{key[len(prefix):]}", found)
+                    for key, found in factories.items()
+                    if key.startswith(prefix) and "." not in key[len(prefix):]
+                )
         fields.difference_update(here.static_fields)
         static_methods.difference_update(here.static_methods)
-        found = ImportedFacts(frozenset(fields), tuple(imported), frozenset(static_methods))
+        found = ImportedFacts(
+            frozenset(fields), tuple(imported), frozenset(static_methods), frozenset(container_fields)
+        )
         if found:
             out[i] = found
     return out

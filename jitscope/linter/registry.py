@@ -25,6 +25,7 @@ from jitscope.linter.rules.js303_jit_in_loop import JitInLoop
 from jitscope.linter.rules.js304_varying_shape_in_loop import VaryingShapeInLoop
 from jitscope.linter.rules.js305_static_argnums_mismatch import StaticArgnumsMismatch
 from jitscope.linter.rules.js306_dynamic_recompilation import DynamicRecompilation
+from jitscope.linter.rules.js307_captured_constant import CapturedConstant
 from jitscope.model.lint import RuleInfo
 
 #: All rules, sorted by code. Codes and names are a stable contract: never renumber.
@@ -48,6 +49,7 @@ RULES: tuple[type[Rule], ...] = (
     VaryingShapeInLoop,
     StaticArgnumsMismatch,
     DynamicRecompilation,
+    CapturedConstant,
 )
 
 _BY_CODE: dict[str, type[Rule]] = {rule.code: rule for rule in RULES}

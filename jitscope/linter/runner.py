@@ -36,7 +36,13 @@ from jitscope.linter.analysis.taint_flags import FunctionFacts
 from jitscope.linter.context import ModuleContext
 from jitscope.linter.files import SourceFileRef
 from jitscope.linter.fix_builder import attach_fix
-from jitscope.linter.module_facts import OVERRIDE, ModuleFacts, imported_facts, override_requests
+from jitscope.linter.module_facts import (
+    OVERRIDE,
+    ModuleFacts,
+    imported_facts,
+    module_aliases,
+    override_requests,
+)
 from jitscope.linter.registry import static_rules
 from jitscope.linter.rule import Rule
 from jitscope.linter.suppression import split_suppressed
@@ -116,7 +122,10 @@ def lint_data(task: FileTask, data: bytes) -> FileResult:
         if "class " in parsed.text or "import" in parsed.text:
             index = ModuleIndex(parsed, ref.module, ref.is_package)
             result.facts = ModuleFacts(
-                classes=class_facts(index, {}), imports=tuple(index.names.aliases.items())
+                classes=class_facts(index, {}),
+                imports=module_aliases(index),
+                container_fields=index.own_container_fields,
+                other_fields=index.other_fields,
             )
         return result
     try:
@@ -149,8 +158,10 @@ def _analyse(
         index.own_static_fields,
         tuple(factory_statics(index).items()),
         class_facts(index, _traced_by_call(analysis)),
-        tuple(index.names.aliases.items()),
+        module_aliases(index),
         index.own_static_methods,
+        index.own_container_fields,
+        index.other_fields,
     )
     ctx = ModuleContext(analysis)
     findings: list[Finding] = []
@@ -170,7 +181,7 @@ def _traced_by_call(analysis: ModuleAnalysis) -> dict[int, FunctionFacts]:
     return {
         id(facts.func): facts
         for facts in analysis.functions
-        if facts.kind == "callee" or not getattr(facts.func, "decorator_list", None)
+        if facts.kind == "callee" or not facts.reason.startswith(("decorated with", "registered with"))
     }
 
 
@@ -180,11 +191,14 @@ def _extra_entries(
     """Entries for functions other modules call from traced code; re-exports are forwarded."""
     entries: list[Entry] = []
     forwarded: list[ExternalRef] = []
+    aliases: dict[str, str] | None = None
     for name, ref in requests:
         func = _lookup(index, name)
         if func is None:
             head, _, rest = name.partition(".")
-            target = index.names.aliases.get(head)
+            if aliases is None:  # imports and re-exports (``solve = math.solve``)
+                aliases = dict(module_aliases(index))
+            target = aliases.get(head)
             if target is not None:
                 forwarded.append(
                     ExternalRef(
@@ -370,6 +384,9 @@ def lint_files(
         pending = [(i, ref) for i, result in zip(order, fresh, strict=True) for ref in result.external]
         for i, result in zip(order, fresh, strict=True):
             results[i] = result
+        # a base-class method traced only now (``jax.jit(env.step)`` with ``env: Environment``
+        # elsewhere) makes its overrides traced too (requests already made are skipped above)
+        pending.extend(override_requests(modules, [r.facts for r in results]))
     return results
 
 

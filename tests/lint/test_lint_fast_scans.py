@@ -43,12 +43,6 @@ def test_trigger_scan_matches_the_word_bounded_regex(text: str, extra: list[str]
     assert found == _lines(bounded, text)
 
 
-@pytest.mark.parametrize("text", TEXTS)
-def test_jit_factory_return_lines_match_the_line_regex(text: str) -> None:
-    plain = re.compile(r"^[ \t]+return[ \t]+.*\bjit\b", re.MULTILINE)
-    assert list(jit_factories._return_jit_lines(text)) == sorted(set(_lines(plain, text)))
-
-
 SOURCE = '''
 import jax
 

@@ -18,6 +18,7 @@ import re
 from jitscope.linter.analysis import qualified_names as nm
 from jitscope.linter.analysis.discovered import Discovery, Entry, ExternalRef
 from jitscope.linter.analysis.discovery_transforms import JIT_KINDS, TransformApplication
+from jitscope.linter.analysis.jit_factories import find_jit_factories, written_name
 from jitscope.linter.analysis.function_refs import (
     ResolvedFunction,
     decorator_label,
@@ -83,6 +84,7 @@ class Discoverer(TransformApplication):
         self.out = Discovery()
         self._local_aliases: dict[int, dict[str, str]] = {}
         self._false_flags: frozenset[str] | None = None
+        self.factories = find_jit_factories(index)
 
     def run(self) -> Discovery:
         text = self.index.parsed.text
@@ -90,6 +92,7 @@ class Discoverer(TransformApplication):
         extra = [
             a for a, q in self.index.names.aliases.items() if a not in _TRIGGER_WORDS and _interesting(q)
         ]
+        extra.extend(name.rpartition(".")[2] for name in self.factories)
         if extra:
             pattern = _trigger_regex(frozenset(extra))
         # Group the trigger lines by the innermost statement that contains them; each statement is
@@ -196,6 +199,8 @@ class Discoverer(TransformApplication):
             kind = nm.classify_transform(self.qualify(func.args[0], local))
             keywords = {**{k.arg: k.value for k in func.keywords if k.arg}, **keywords}
             qualified = "partial"
+        if kind is None:
+            kind, keywords, qualified = self._factory(func, keywords, local, qualified)
         if kind is not None:
             target_expr = args[0] if args else keywords.get("fun") or keywords.get("f")
             if target_expr is None:
@@ -210,6 +215,19 @@ class Discoverer(TransformApplication):
                 items = arg.elts if isinstance(arg, (ast.List, ast.Tuple)) else [arg]
                 for item in items:
                     self._body(item, chain, f"passed to lax.{short}")
+
+    def _factory(
+        self, func: ast.expr, keywords: dict[str, ast.expr], local: dict[str, str] | None, label: str | None
+    ) -> tuple[str | None, dict[str, ast.expr], str | None]:
+        """A call of (or a ``partial`` of) a jit factory is a jit with the factory's static keywords, which
+        the call's own override: (``"jit"``, keywords, label), or (None, keywords, label) for anything else."""
+        if isinstance(func, ast.Call) and self._is_partial(func.func, local) and func.args:
+            keywords = {**{k.arg: k.value for k in func.keywords if k.arg}, **keywords}
+            func = func.args[0]
+        name = written_name(func)
+        if name is None or name not in self.factories:
+            return None, keywords, label
+        return "jit", {**self.factories[name], **keywords}, name
 
     def _is_partial(self, node: ast.expr, local: dict[str, str] | None) -> bool:
         return self.qualify(node, local) == "functools.partial"
@@ -234,24 +252,33 @@ class Discoverer(TransformApplication):
             if isinstance(dec, ast.Call):
                 inner = dec.func
                 if self._is_partial(inner, local) and dec.args:
-                    kind = nm.classify_transform(self.qualify(dec.args[0], local))
-                else:
-                    kind = nm.classify_transform(self.qualify(inner, local))
+                    inner = dec.args[0]
+                kind = nm.classify_transform(self.qualify(inner, local))
                 keywords = {k.arg: k.value for k in dec.keywords if k.arg}
             else:
+                inner = dec
                 kind = nm.classify_transform(self.qualify(dec, local))
+            in_class = bool(enclosing) and isinstance(enclosing[-1], ast.ClassDef)
+            self_excluded = False
+            if kind is None:
+                given = "static_argnums" in keywords
+                kind, keywords, name = self._factory(inner, keywords, local, None)
+                # a method's factory that takes its static_argnums from the call may count them after
+                # ``self`` (it holds ``self`` static itself): both numberings are taken as static
+                self_excluded = (
+                    in_class and given and name is not None and "static_argnums" not in self.factories[name]
+                )
             if kind is None:
                 continue
             label = decorator_label(dec)
-            self._add_entry(func, f"decorated with @{label}", kind, keywords, enclosing)
+            self._add_entry(func, f"decorated with @{label}", kind, keywords, enclosing, self_excluded)
             if kind in JIT_KINDS:
                 owner = innermost_function(enclosing)
-                in_class = bool(enclosing) and isinstance(enclosing[-1], ast.ClassDef)
                 self._add_site(
                     dec,
                     kind,
                     func,
-                    False,
+                    self_excluded,
                     keywords,
                     owner,
                     enclosing,

@@ -134,9 +134,17 @@ class TransformApplication:
                 self.out.entries.append(Entry(method, reason, True, tainted, kind=kind))
 
     def _add_entry(
-        self, func: DefNode, reason: str, kind: str, keywords: dict[str, ast.expr], enclosing: list[ast.stmt]
+        self,
+        func: DefNode,
+        reason: str,
+        kind: str,
+        keywords: dict[str, ast.expr],
+        enclosing: list[ast.stmt],
+        self_excluded: bool = False,
     ) -> None:
         everything = traced_params(self.index, func, kind, keywords)
+        if self_excluded:
+            everything &= traced_params(self.index, func, kind, keywords, bound_method=True)
         defaulted = defaulted_for(func, kind, everything)
         owner = innermost_function(enclosing)
         static = frozenset(all_params(func)) - everything

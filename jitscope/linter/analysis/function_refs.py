@@ -26,6 +26,10 @@ from jitscope.linter.analysis.qualified_names import last_name
 
 _COMPS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
 _LOOPS = (ast.For, ast.AsyncFor, ast.While)
+#: wrappers that return a function calling the function they are given with the same arguments
+_PASS_THROUGH = frozenset({"chex.assert_max_traces", "jax.named_call"})
+#: methods a flax module inherits that run the module's ``__call__``
+_MODULE_ENTRY_POINTS = frozenset({"apply", "init", "init_with_output"})
 
 
 @dataclass(slots=True)
@@ -78,6 +82,11 @@ def resolve_function(
                 return ResolvedFunction(found, func)
         if expr.id in index.defs:
             return ResolvedFunction(index.defs[expr.id], None)
+        instance = instance_class(index, expr.id, chain, local)
+        if isinstance(instance, ast.ClassDef):
+            # jax.jit(model), eqx.filter_jit(model): a module (a callable object) runs its __call__
+            found_method = class_method(index, instance, "__call__")
+            return ResolvedFunction(found_method, None, bound_method=True) if found_method else None
         return index.names.qualify(expr, local)
     if isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name):
         base = expr.value.id
@@ -101,7 +110,144 @@ def resolve_function(
             found_method = index.methods.get(id(cls), {}).get(expr.attr)
             if found_method is not None:
                 return ResolvedFunction(found_method, None)
+        instance = instance_class(index, base, chain, local)
+        if isinstance(instance, ast.ClassDef):
+            found_method = class_method(index, instance, expr.attr)
+            if found_method is None and expr.attr in _MODULE_ENTRY_POINTS:
+                # jax.jit(model.apply): a flax module's apply/init run its __call__
+                found_method = class_method(index, instance, "__call__")
+            return ResolvedFunction(found_method, None, bound_method=True) if found_method else None
+        if instance is not None:
+            return f"{instance}.{expr.attr}"
         return index.names.qualify(expr, local)
+    if isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Call):
+        # jax.jit(Generator(path).reset): a method of an object made right there
+        made = class_named(index, expr.value.func, local)
+        if isinstance(made, ast.ClassDef):
+            found_method = class_method(index, made, expr.attr)
+            return ResolvedFunction(found_method, None, bound_method=True) if found_method else None
+        return f"{made}.{expr.attr}" if made is not None else None
+    if isinstance(expr, ast.Call) and expr.args and index.names.qualify(expr.func, local) in _PASS_THROUGH:
+        # jax.jit(chex.assert_max_traces(env.step, n=1)): the wrapper calls what it wraps
+        return resolve_function(index, expr.args[0], chain, local, rebinding)
+    if (
+        isinstance(expr, ast.Call)
+        and isinstance(expr.func, ast.Name)
+        and expr.func.id == "getattr"
+        and len(expr.args) == 2
+        and isinstance(expr.args[1], ast.Constant)
+        and isinstance(expr.args[1].value, str)
+    ):
+        # getattr(env, "step"): env.step
+        attribute = ast.Attribute(expr.args[0], expr.args[1].value, ast.Load())
+        return resolve_function(index, ast.copy_location(attribute, expr), chain, local, rebinding)
+    return None
+
+
+def instance_class(
+    index: ModuleIndex, name: str, chain: list[ast.stmt], local: dict[str, str] | None = None
+) -> ast.ClassDef | str | None:
+    """The class of the object ``name`` holds where ``chain`` ends, when the code says it: a
+    parameter annotated with a class (``env: Snake``) or an assignment ``env = Snake(...)`` in an
+    enclosing function or at module level. A class of this module, the dotted name of a class of
+    another (a name starting with a capital letter), or None."""
+    found: ast.expr | None = None
+    for func in reversed([s for s in chain if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))]):
+        found = _annotation_or_constructor(func, name, chain[-1].lineno)
+        if found is not None:
+            break
+    if found is None:
+        value = index.module_values.get(name)
+        found = value.func if isinstance(value, ast.Call) else None
+    return class_named(index, found, local)
+
+
+def class_named(
+    index: ModuleIndex, node: ast.expr | None, local: dict[str, str] | None = None
+) -> ast.ClassDef | str | None:
+    """The class an annotation or a constructor names: a class of this module, the dotted name of
+    one of another module (a name starting with a capital letter), or None. ``Optional[X]`` is X."""
+    if isinstance(node, ast.Subscript) and last_name(node.value) == "Optional":
+        node = node.slice
+    if isinstance(node, ast.Name) and node.id in index.classes:
+        return index.classes[node.id]
+    dotted = index.names.qualify(node, local) if isinstance(node, (ast.Name, ast.Attribute)) else None
+    if dotted is None or "." not in dotted or not dotted.rpartition(".")[2][:1].isupper():
+        return None
+    return dotted
+
+
+def attribute_class(index: ModuleIndex, cls: ast.ClassDef, attr: str) -> ast.ClassDef | str | None:
+    """The class of ``self.attr`` in ``cls``'s methods, when the code says it: a field annotated
+    ``attr: X``, or ``self.attr = X(...)`` / ``= param or X(...)`` / ``= param`` (annotated ``X``)
+    in a method."""
+    for stmt in cls.body:
+        if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name) and stmt.target.id == attr:
+            return class_named(index, stmt.annotation)
+    for method in index.methods.get(id(cls), {}).values():
+        for stmt in block_statements(method.body):
+            if not (
+                isinstance(stmt, (ast.Assign, ast.AnnAssign))
+                and any(
+                    isinstance(t, ast.Attribute) and t.attr == attr and isinstance(t.value, ast.Name)
+                    for t in (stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target])
+                )
+            ):
+                continue
+            values = stmt.value.values if isinstance(stmt.value, ast.BoolOp) else [stmt.value]
+            for value in values:
+                found: ast.expr | None = None
+                if isinstance(value, ast.Call):
+                    found = value.func
+                    if isinstance(found, ast.Name) and class_named(index, found) is None:
+                        # ctor = custom_ctor or BlockDiagonalCurvature; self._estimator = ctor(...)
+                        found = _local_class(method, found.id, stmt.lineno)
+                elif isinstance(value, ast.Name):
+                    found = _annotation_or_constructor(method, value.id, stmt.lineno)
+                named = class_named(index, found)
+                if named is not None:
+                    return named
+    return None
+
+
+def _local_class(func: DefNode, name: str, before: int) -> ast.expr | None:
+    """The class named last in ``name = a or Default`` / ``name = Default`` in ``func`` before ``before``."""
+    found: ast.expr | None = None
+    for stmt in block_statements(func.body):
+        if stmt.lineno >= before:
+            break
+        if isinstance(stmt, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in stmt.targets):
+            value = stmt.value.values[-1] if isinstance(stmt.value, ast.BoolOp) else stmt.value
+            found = value if isinstance(value, (ast.Name, ast.Attribute)) else None
+    return found
+
+
+def _annotation_or_constructor(func: DefNode, name: str, before: int) -> ast.expr | None:
+    """The annotation of ``func``'s parameter ``name`` or the callee of its last assignment
+    ``name = Callee(...)`` in ``func`` before line ``before``."""
+    args = func.args
+    for arg in (*args.posonlyargs, *args.args, *args.kwonlyargs):
+        if arg.arg == name:
+            return arg.annotation if isinstance(arg.annotation, (ast.Name, ast.Attribute)) else None
+    found: ast.expr | None = None
+    for stmt in block_statements(func.body):
+        if stmt.lineno >= before:
+            break
+        if isinstance(stmt, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in stmt.targets):
+            found = stmt.value.func if isinstance(stmt.value, ast.Call) else None
+    return found
+
+
+def class_method(index: ModuleIndex, cls: ast.ClassDef, name: str, depth: int = 0) -> DefNode | None:
+    """Method ``name`` of ``cls`` or of a base class of this module."""
+    method = index.methods.get(id(cls), {}).get(name)
+    if method is not None or depth > 8:
+        return method
+    for base in cls.bases:
+        if isinstance(base, ast.Name) and base.id in index.classes:
+            method = class_method(index, index.classes[base.id], name, depth + 1)
+            if method is not None:
+                return method
     return None
 
 

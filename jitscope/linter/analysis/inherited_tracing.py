@@ -9,6 +9,7 @@ subclass's module to treat those overrides as traced helpers.
 
 from __future__ import annotations
 
+import ast
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
@@ -34,6 +35,8 @@ def class_facts(index: ModuleIndex, traced: Mapping[int, FunctionFacts]) -> tupl
     for name, cls in index.classes.items():
         bases: list[str] = []
         for base in cls.bases:
+            if isinstance(base, ast.Subscript):
+                base = base.value  # a generic base: ``Environment[State, Action]``
             qualified = index.names.qualify(base)
             if qualified is None and getattr(base, "id", None) in index.classes:
                 qualified = f"{index.module}.{base.id}"  # type: ignore[attr-defined]
@@ -91,6 +94,6 @@ def traced_overrides(classes: Iterable[ClassFacts]) -> dict[str, Traced]:
         own = {method for method, _ in facts.traced}
         for method in facts.methods - own:
             base_method = from_bases.get(method)
-            if base_method is not None and not method.startswith("__"):
+            if base_method is not None and (method == "__call__" or not method.startswith("__")):
                 out[f"{facts.qualname}.{method}"] = base_method
     return out

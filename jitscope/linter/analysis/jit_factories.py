@@ -1,21 +1,19 @@
-"""Jitted functions built by a project's own wrappers: ``step = make_jit(step_impl)``.
+"""Jitted functions built by a project's own wrappers: ``step = make_jit(step_impl)``, ``@staged``.
 
-Discovery sees ``jax.jit(f, ...)`` written out. Projects often wrap it: a function that
-returns ``jax.jit(fn, static_argnums=...)`` (a jit factory), or a helper that takes a
-function and passes ``static_argnums``/``static_argnames`` through to jit, possibly
-defined in another module. The recompilation rules need those wrapped functions too, so
-this module finds assignments ``name = wrapper(func, ...)`` where ``wrapper`` is
+Discovery sees ``jax.jit(f, ...)`` written out. Projects often wrap it in a *jit factory*: a
+module-level ``def`` that applies a jit transform (``jax.jit``, ``jax.pmap``, ``filter_jit``) to
+one of its parameters anywhere in its body, and returns the result or a closure that forwards
+to it (``jitted = jax.jit(fn); def wrapper(*a): return jitted(*a); return wrapper``), or that
+returns a jitted closure calling the parameter, or that hands the parameter to another jit
+factory (so factories of factories count, at any depth). Factories of other linted modules that
+this one imports come in from the runner (``index.imported_factories``), by the name they are
+written with here (``staged`` or ``utils.staged``).
 
-- a jit factory of this module or of another linted module it imports (the runner passes
-  those in): a ``def`` that returns a jit transform of one of its parameters, written
-  ``jax.jit(fn, ...)`` or ``partial(jax.jit, ...)(fn)`` (the jit's literal static_argnums/
-  static_argnames carry over, also through a parameter with a literal default); or
-- any callable given a function of this module together with literal ``static_argnums`` /
-  ``static_argnames`` keywords (the keywords say what it does, wherever it is defined).
-
-A factory used as a decorator (``@compiled`` on a def) makes a site too. Each becomes a
-:class:`JitSite` of kind ``jit``. Like discovery, it only looks at the lines
-that can hold such a call.
+A factory's literal ``static_argnums``/``static_argnames`` carry over, also through a parameter
+with a literal default (``None``: the caller's own keyword decides). Discovery treats a call or a
+decorator naming a factory as the jit itself (an :class:`Entry` and a :class:`JitSite`); this
+module also finds the assignments ``name = wrapper(func, ..., static_argnums=...)`` of any
+callable given literal static keywords (the keywords say what it does, wherever it is defined).
 """
 
 from __future__ import annotations
@@ -39,48 +37,84 @@ from jitscope.linter.analysis.qualified_names import last_name
 from jitscope.linter.analysis.source import match_lines, word_start_lines
 
 _STATIC_KEYWORDS = ("static_argnums", "static_argnames")
+#: pmap's spelling of static_argnums
+_KEYWORD_ALIASES = {"static_broadcasted_argnums": "static_argnums"}
+_FACTORY_KINDS = frozenset({"jit", "pmap", "filter_jit"})
 #: ``name = wrapper(fn, ..., static_argnums=...)`` written on one line
 _STATIC_RE = re.compile(
     r"^[ \t]*[\w.]+[ \t]*=[ \t]*[\w.]+\(.*\bstatic_arg(?:nums|names)[ \t]*=", re.MULTILINE
 )
-#: ``return jax.jit(fn, ...)`` / ``return partial(jax.jit, ...)(fn)``: a line that can make a def a jit factory
-#: is one that starts with ``[ \t]+return[ \t]`` and has the word ``jit`` (see _return_jit_lines)
-_JIT_WORD_END = re.compile(r"jit\b")
-_RETURN_START = re.compile(r"[ \t]+return[ \t]")
+#: a line that can make a def a jit factory names ``jit`` or ``pmap`` as (the end of) a word
+_JIT_WORD_END = re.compile(r"(?:jit|pmap)\b")
+#: rounds of "a factory that calls a factory" followed inside one module
+_FACTORY_ROUNDS = 4
 
 
-def _factory_keywords(index: ModuleIndex, func: DefNode, stmt: ast.stmt) -> dict[str, ast.expr] | None:
-    """The jit keywords of a factory ``def f(fn, ...): return jax.jit(fn, ...)`` (or
-    ``partial(jax.jit, ...)(fn)``), else None. A keyword given as a parameter of ``f`` with a
-    literal default stands for that default."""
-    if not isinstance(stmt, ast.Return) or not isinstance(stmt.value, ast.Call):
-        return None
-    call = stmt.value
-    transform = call
+def written_name(node: ast.expr) -> str | None:
+    """``staged`` or ``utils.staged``: a callee as written, when it is a name or a dotted name."""
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        base = written_name(node.value)
+        return f"{base}.{node.attr}" if base is not None else None
+    return None
+
+
+def _jit_keywords(
+    transform: ast.Call, func: DefNode, factories: dict[str, dict[str, ast.expr]], index: ModuleIndex
+) -> dict[str, ast.expr] | None:
+    """The static keywords of ``transform`` when it applies a jit (or a known factory) to a parameter
+    of ``func`` (``jax.jit(fn, ...)``, ``partial(jax.jit, ...)(fn)``, ``compiled(fn)``), else None."""
+    call, keywords_of = transform, transform
     if isinstance(call.func, ast.Call) and last_name(call.func.func) == "partial" and call.func.args:
-        transform = call.func  # partial(jax.jit, static_argnames=...)(fn)
-        jit = transform.args[0]
+        keywords_of, jit = call.func, call.func.args[0]  # partial(jax.jit, static_argnames=...)(fn)
     else:
         jit = call.func
-    if nm.classify_transform(index.names.qualify(jit)) != "jit" or not call.args:
+    inherited: dict[str, ast.expr] = {}
+    name = written_name(jit)
+    if name is not None and name in factories:
+        inherited = dict(factories[name])
+    elif nm.classify_transform(index.names.qualify(jit)) not in _FACTORY_KINDS:
         return None
-    first = call.args[0]
+    first = call.args[0] if call.args else None
     if not (isinstance(first, ast.Name) and first.id in all_params(func)):
         return None
     defaults = dict(param_defaults(func))
-    out: dict[str, ast.expr] = {}
-    for keyword in transform.keywords:
-        if keyword.arg in _STATIC_KEYWORDS:
-            value = keyword.value
-            if isinstance(value, ast.Name) and defaults.get(value.id) is not None:
-                value = defaults[value.id]
-            out[keyword.arg] = value
-    return out
+    for keyword in keywords_of.keywords:
+        key = _KEYWORD_ALIASES.get(keyword.arg or "", keyword.arg)
+        if key not in _STATIC_KEYWORDS:
+            continue
+        value = keyword.value
+        if isinstance(value, ast.Name) and value.id in defaults:
+            value = defaults[value.id]  # a parameter with a default: the default, unless a call passes it
+            if isinstance(value, ast.Constant) and value.value is None:
+                inherited.pop(key, None)
+                continue
+        inherited[key] = value
+    return inherited
+
+
+def _forwarding_jit(stmt: ast.stmt, func: DefNode, index: ModuleIndex) -> dict[str, ast.expr] | None:
+    """``@jax.jit def inner(*a): return fn(*a)`` inside the factory ``func``: the parameter ``fn``
+    runs under the jit of the closure (its static keywords: the decorator's literal ones)."""
+    if not isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return None
+    params = set(all_params(func))
+    for dec in stmt.decorator_list:
+        target = dec.func if isinstance(dec, ast.Call) else dec
+        if isinstance(dec, ast.Call) and last_name(dec.func) == "partial" and dec.args:
+            target = dec.args[0]
+        if nm.classify_transform(index.names.qualify(target)) not in _FACTORY_KINDS:
+            continue
+        for node in ast.walk(stmt):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in params:
+                return {}
+    return None
 
 
 def find_jit_factories(index: ModuleIndex) -> dict[str, dict[str, ast.expr]]:
     """Jit factories this module can call: its own module-level ones and the imported ones
-    (``index.imported_factories``): local name -> the static keywords of the jit they return.
+    (``index.imported_factories``): name as written -> the static keywords of the jit they apply.
     Computed once per module (kept on ``index``); callers must not change what it returns."""
     if index.jit_factories is None:
         index.jit_factories = _find_jit_factories(index)
@@ -91,36 +125,65 @@ def _find_jit_factories(index: ModuleIndex) -> dict[str, dict[str, ast.expr]]:
     out: dict[str, dict[str, ast.expr]] = {
         name: _literal_keywords(statics) for name, statics in index.imported_factories.items()
     }
-    if "jit" not in index.parsed.text:
+    text = index.parsed.text
+    if "jit" not in text and "pmap" not in text:
         return out
-    for line in _return_jit_lines(index.parsed.text):
-        chain = index.statement_chain(line)
-        top = chain[0] if chain else None
-        if isinstance(top, (ast.FunctionDef, ast.AsyncFunctionDef)) and index.defs.get(top.name) is top:
-            keywords = _factory_keywords(index, top, chain[-1])
+    pattern = _JIT_WORD_END
+    for _ in range(_FACTORY_ROUNDS):
+        found = False
+        for line in _top_def_lines(index, pattern):
+            chain = index.statement_chain(line)
+            top = chain[0]
+            if top.name in out or not isinstance(top, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            keywords = _statement_factory(index, top, chain, out)
             if keywords is not None:
                 out[top.name] = keywords
+                found = True
+        if not found:
+            break
+        local = [name for name in out if name in index.defs]
+        pattern = re.compile(r"\b(?:" + "|".join(map(re.escape, local)) + r")\b")
     return out
 
 
-def _return_jit_lines(text: str) -> Iterator[int]:
-    """Lines matching ``^[ \t]+return[ \t]+.*\bjit\b``, found from the other end: a search for the
-    literal ``jit`` (fast, and rare) and a look at the start of its line, instead of trying that
-    pattern at the start of every indented line (6x faster on jax's source)."""
+def _top_def_lines(index: ModuleIndex, pattern: re.Pattern[str]) -> Iterator[int]:
+    """Lines matching ``pattern`` inside the body of a module-level def."""
     last = 0
-    for line, m in word_start_lines(_JIT_WORD_END, text):  # `jit` as a whole word
+    for line, _ in word_start_lines(pattern, index.parsed.text):
         if line == last:
-            continue  # that line is done
-        if _RETURN_START.match(text, text.rfind("\n", 0, m.start()) + 1):
-            last = line
+            continue
+        last = line
+        chain = index.statement_chain(line)
+        if len(chain) > 1 and index.defs.get(getattr(chain[0], "name", "")) is chain[0]:
             yield line
 
 
+def _statement_factory(
+    index: ModuleIndex, top: DefNode, chain: list[ast.stmt], factories: dict[str, dict[str, ast.expr]]
+) -> dict[str, ast.expr] | None:
+    stmt = chain[-1]
+    forwarded = _forwarding_jit(stmt, top, index)
+    if forwarded is not None:
+        return forwarded
+    roots: list[ast.AST] = (
+        list(stmt.decorator_list) if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) else [stmt]
+    )
+    for root in roots:
+        for node in ast.walk(root):
+            if isinstance(node, ast.Call):
+                keywords = _jit_keywords(node, top, factories, index)
+                if keywords is not None:
+                    return keywords
+    return None
+
+
 def factory_statics(index: ModuleIndex) -> dict[str, FactoryStatics]:
-    """This module's own jit factories whose static arguments are literals: name -> (argnums, argnames)."""
+    """This module's own jit factories whose static arguments are literals (or absent): name ->
+    (argnums, argnames), None for a keyword the factory does not set."""
     out: dict[str, FactoryStatics] = {}
     for name, keywords in find_jit_factories(index).items():
-        if name in index.imported_factories or not keywords:
+        if name in index.imported_factories:
             continue
         nums = literal_ints(keywords["static_argnums"]) if "static_argnums" in keywords else None
         names = literal_strs(keywords["static_argnames"]) if "static_argnames" in keywords else None
@@ -141,19 +204,14 @@ def _literal_keywords(statics: FactoryStatics) -> dict[str, ast.expr]:
 
 
 def find_wrapped_sites(index: ModuleIndex, known: list[JitSite]) -> list[JitSite]:
-    """Jit sites made by jit factories and static-keyword wrappers (see the module docstring)."""
+    """Jit sites made by static-keyword wrappers (see the module docstring); discovery makes the
+    jit factories' sites."""
     text = index.parsed.text
-    if "static_arg" not in text and "jit" not in text and not index.imported_factories:
+    if "static_arg" not in text:
         return []
-    factories = find_jit_factories(index)
-    # _STATIC_RE is slow (``.*`` on every assignment line): scan with it only where it can match
-    patterns = [_STATIC_RE.pattern] if "static_arg" in text else []
-    if factories:
-        patterns.append(r"\b(?:" + "|".join(map(re.escape, factories)) + r")\s*\(")
     seen = {id(site.node) for site in known}
     out: list[JitSite] = []
-    lines = match_lines(re.compile("|".join(patterns), re.MULTILINE), text) if patterns else iter(())
-    for line, _ in lines:
+    for line, _ in match_lines(_STATIC_RE, text):
         chain = index.statement_chain(line)
         stmt = chain[-1] if chain else None
         if not isinstance(stmt, ast.Assign) or len(stmt.targets) != 1 or not isinstance(stmt.value, ast.Call):
@@ -161,13 +219,8 @@ def find_wrapped_sites(index: ModuleIndex, known: list[JitSite]) -> list[JitSite
         call = stmt.value
         if id(call) in seen or not call.args or nm.classify_transform(index.names.qualify(call.func)):
             continue
-        callee = call.func.id if isinstance(call.func, ast.Name) else None
         keywords = {k.arg: k.value for k in call.keywords if k.arg in _STATIC_KEYWORDS}
-        if callee in factories:
-            keywords = {**factories[callee], **keywords}
-        elif not keywords:
-            continue
-        if any(literal_ints(v) is None and literal_strs(v) is None for v in keywords.values()):
+        if not keywords or any(literal_ints(v) is None and literal_strs(v) is None for v in keywords.values()):
             continue
         resolved = resolve_function(index, call.args[0], chain)
         if not isinstance(resolved, ResolvedFunction) or isinstance(resolved.func, ast.Lambda):
@@ -189,35 +242,4 @@ def find_wrapped_sites(index: ModuleIndex, known: list[JitSite]) -> list[JitSite
                 list(chain),
             )
         )
-    out.extend(_decorated_sites(index, factories, seen))
-    return out
-
-
-def _decorated_sites(
-    index: ModuleIndex, factories: dict[str, dict[str, ast.expr]], seen: set[int]
-) -> list[JitSite]:
-    """``@compiled`` on a module-level def, where ``compiled`` is a jit factory."""
-    out: list[JitSite] = []
-    if not factories:
-        return out
-    for func in index.defs.values():
-        for dec in func.decorator_list:
-            if isinstance(dec, ast.Name) and dec.id in factories and id(dec) not in seen:
-                keywords = factories[dec.id]
-                out.append(
-                    JitSite(
-                        dec,
-                        "jit",
-                        func,
-                        False,
-                        literal_ints(keywords.get("static_argnums")),
-                        literal_strs(keywords.get("static_argnames")),
-                        keywords,
-                        None,
-                        False,
-                        False,
-                        func.name,
-                        [func],
-                    )
-                )
     return out

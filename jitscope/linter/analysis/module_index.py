@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from jitscope.linter.analysis.class_members import (
+    annotation_kind,
     is_array_annotation,
     is_static_field_helper_call,
     method_kinds,
@@ -87,9 +88,11 @@ class ImportedFacts:
     factories: tuple[tuple[str, FactoryStatics], ...] = ()
     #: methods declared there that take only ``self`` and return a static value (``num_links()``)
     static_methods: frozenset[str] = frozenset()
+    #: fields annotated as Python containers there (``extras: Dict``)
+    container_fields: frozenset[str] = frozenset()
 
     def __bool__(self) -> bool:
-        return bool(self.static_fields or self.factories or self.static_methods)
+        return bool(self.static_fields or self.factories or self.static_methods or self.container_fields)
 
 
 class ModuleIndex:
@@ -134,6 +137,11 @@ class ModuleIndex:
         self.array_methods: set[str] = set()
         self._field_helpers: set[str] = set()
         self._field_kinds: dict[str, set[str]] = {}
+        #: field name -> whether each class declaring it annotates it as a container
+        self._container_kinds: dict[str, set[bool]] = {}
+        #: fields annotated as a Python container (``Dict``, ``list[...]``) in every class here that declares
+        #: them: their truth is their length, known while tracing
+        self.container_fields: set[str] = set()
         #: module-level names bound to loggers
         self.loggers: set[str] = set()
         self._local_defs: dict[int, dict[str, FuncNode]] = {}
@@ -146,12 +154,15 @@ class ModuleIndex:
         #: static fields declared here (for other modules: see ``imported_static``)
         self.own_static_fields = frozenset(self.static_fields)
         self.own_static_methods = frozenset(self.static_methods)
+        self.own_container_fields = frozenset(self.container_fields)
+        self.other_fields = frozenset(self._container_kinds).difference(self.container_fields)
         imported = imported or ImportedFacts()
         self.static_methods.update(imported.static_methods)
         self.array_methods.difference_update(imported.static_methods)
         #: fields declared static in modules this one imports (passed in by the runner)
         self.static_fields.update(imported.static_fields)
         self.python_fields.difference_update(imported.static_fields)
+        self.container_fields.update(imported.container_fields.difference(self._container_kinds))
         #: jit factories of other modules, by the local name they are imported as -> (argnums, argnames)
         self.imported_factories: dict[str, FactoryStatics] = dict(imported.factories)
 
@@ -166,6 +177,7 @@ class ModuleIndex:
                 self.static_fields.add(name)  # a str is never a JAX leaf: no str field is ever traced
             elif kinds <= {"python", "static"} and "python" in kinds:
                 self.python_fields.add(name)
+        self.container_fields = {name for name, kinds in self._container_kinds.items() if kinds == {True}}
         self.static_methods, self.array_methods = method_kinds(
             self.classes.values(), self.static_fields, self._is_array_call
         )
@@ -198,6 +210,8 @@ class ModuleIndex:
                 static = _static_field(stmt.value) or is_static_field_helper_call(stmt.value, self._field_helpers)
                 kind = "static" if static else _annotation_kind(stmt.annotation)
                 self._field_kinds.setdefault(stmt.target.id, set()).add(kind)
+                container = not static and annotation_kind(stmt.annotation) == "container"
+                self._container_kinds.setdefault(stmt.target.id, set()).add(container)
                 if not static and is_array_annotation(stmt.annotation):
                     self.array_fields.add(stmt.target.id)
                 if kind == "static":

@@ -241,11 +241,13 @@ def is_tracing_caller(qualified: str | None) -> bool:
 
 
 def is_tree_map(qualified: str | None) -> bool:
-    """``jax.tree.map`` / ``jax.tree_util.tree_map`` (not ``*_with_path``, whose first argument is a path)."""
+    """``jax.tree.map`` / ``jax.tree_util.tree_map`` and their ``*_with_path`` forms (whose callback gets
+    the key path first: see ``taint_calls``)."""
     if not qualified or not qualified.startswith("jax."):
         return False
     parts = _parts(qualified)
-    return parts[-1] == "tree_map" or (parts[-1] == "map" and ("tree" in parts or "tree_util" in parts))
+    last = parts[-1].removesuffix("_with_path")
+    return last == "tree_map" or (last == "map" and ("tree" in parts or "tree_util" in parts))
 
 
 def is_host_callback(qualified: str | None) -> bool:
@@ -300,6 +302,8 @@ def static_function_name(name: str) -> bool:
         or "dtype" in name
         or "treedef" in name
         or name.endswith(("_shape", "shapes", "_structure", "tree_size", "_ndim"))
+        # `abstract_objects_equal(a, b)`: compares abstract values (shapes, dtypes, structure)
+        or name.rpartition(".")[2].startswith("abstract_")
     )
 
 

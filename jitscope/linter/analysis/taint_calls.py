@@ -142,6 +142,9 @@ class CallEvaluator(CallResolution, TransformCalls):
             return any_taint | FRESH
         if qualified is not None:
             return self._qualified_call(node, qualified, positional, keywords, any_taint)
+        held = self.held_callee(func)
+        if held is not None:
+            self._external_call(held, positional, keywords)
         if isinstance(func, ast.Attribute):
             method = func.attr
             if isinstance(func.value, ast.Constant):
@@ -169,6 +172,23 @@ class CallEvaluator(CallResolution, TransformCalls):
             # a method jax.Array does not have: the receiver is an object, what it returns is unknown
             return traced | FRESH
         return any_taint | (any_flags & ARRAY if any_taint else 0) | FRESH
+
+    def _external_call(
+        self, qualified: str, positional: list[tuple[int, bool]], keywords: list[tuple[str | None, int]]
+    ) -> None:
+        """Ask the runner to analyse ``qualified`` (a function of another module) as called from here."""
+        self.facts.external.append(
+            ExternalRef(
+                qualified,
+                f"called from `{self.facts.qualname}`",
+                tuple(f & (TAINT | ARRAY) if f & TAINT else 0 for f, _ in positional),
+                frozenset(k for k, f in keywords if k and f & TAINT),
+                all_tainted=any(star and f & TAINT for f, star in positional),
+                array_keywords=frozenset(k for k, f in keywords if k and f & TAINT and f & ARRAY),
+                # `f(*args)` with args of unknown length: it fills the parameters without defaults
+                defaults_static=any(star for _, star in positional),
+            )
+        )
 
     def _qualified_call(
         self,
@@ -209,18 +229,7 @@ class CallEvaluator(CallResolution, TransformCalls):
         if root == "math":
             return 0
         if not jax_family and root not in _EXTERNAL_SKIP:
-            self.facts.external.append(
-                ExternalRef(
-                    qualified,
-                    f"called from `{self.facts.qualname}`",
-                    tuple(f & (TAINT | ARRAY) if f & TAINT else 0 for f, _ in positional),
-                    frozenset(k for k, f in keywords if k and f & TAINT),
-                    all_tainted=any(star and f & TAINT for f, star in positional),
-                    array_keywords=frozenset(k for k, f in keywords if k and f & TAINT and f & ARRAY),
-                    # `f(*args)` with args of unknown length: it fills the parameters without defaults
-                    defaults_static=any(star for _, star in positional),
-                )
-            )
+            self._external_call(qualified, positional, keywords)
         # What another module's function returns is unknown: perhaps traced, but an array only when it
         # transforms an array given first (`helpers.clip(x)`); `substitute(model, data=params)` or
         # `trace(model).get_trace(params)` return models and dicts of metadata and values.
@@ -247,6 +256,8 @@ class CallEvaluator(CallResolution, TransformCalls):
         if not isinstance(resolved, ResolvedFunction):
             return None
         leaves = [(f | ARRAY if f & TAINT else f, star) for f, star in positional[1:]]
+        if nm.last_name(node.func).endswith("_with_path"):
+            leaves.insert(0, (0, False))  # tree.map_with_path(f, tree): f(path, leaf), the path is static
         tainted, arrays = self.map_arguments(resolved, None, leaves, [])
         self._edge(
             resolved, tainted, arrays, True, f"passed to {_label(node.func)} in `{self.facts.qualname}`"

@@ -16,7 +16,7 @@ from jitscope.linter.analysis.dict_keys import iterates_keys
 from jitscope.linter.analysis.parameters import BOUND
 from jitscope.linter.analysis.taint_calls import CallEvaluator
 from jitscope.linter.analysis.taint_flags import ARRAY, CONTAINER, ELEMS, FRESH, TAINT, container
-from jitscope.linter.analysis.taint_narrowing import narrowed_names
+from jitscope.linter.analysis.taint_narrowing import narrowed_names, narrowed_parts
 
 _COMPS = (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)
 
@@ -41,8 +41,14 @@ class ExpressionEvaluator(CallEvaluator):
 
         def _closure(self, node: ast.Lambda) -> None: ...
 
+    #: parts of values an enclosing ``and`` proved Python values (``isinstance(c[1], float) and c[1] == 0``)
+    narrowed_parts: frozenset[str] = frozenset()
+
     def expr(self, node: ast.expr) -> int:
         flags = 0
+        if self.narrowed_parts and isinstance(node, (ast.Subscript, ast.Attribute)):
+            if ast.dump(node) in self.narrowed_parts:
+                return 0
         if isinstance(node, ast.Name):
             flags = self.name_flags(node.id)
         elif isinstance(node, ast.Constant):
@@ -58,6 +64,9 @@ class ExpressionEvaluator(CallEvaluator):
                 flags = base & (TAINT | ARRAY)
                 if flags and attr in self.index.array_fields:
                     flags |= ARRAY  # `sys.mass` with `mass: jax.Array` declared in a class here
+                elif flags and attr in self.index.container_fields:
+                    # `timestep.extras` with `extras: Dict`: a Python container of leaves (its truth is static)
+                    flags = TAINT | CONTAINER | (ELEMS if flags & ARRAY else 0)
             if base & FRESH and not base & CONTAINER:
                 flags |= FRESH  # a part of a value made during this call (`model.init(...).params`)
         elif isinstance(node, ast.Subscript):
@@ -128,7 +137,7 @@ class ExpressionEvaluator(CallEvaluator):
 
     def _boolop(self, node: ast.BoolOp) -> int:
         """``not isinstance(d, int) or d != 0``: later operands see what earlier ones proved."""
-        saved = self.env
+        saved, saved_parts = self.env, self.narrowed_parts
         self.env = dict(saved)
         flags = 0
         for value in node.values:
@@ -139,7 +148,9 @@ class ExpressionEvaluator(CallEvaluator):
             positive, negative = narrowed_names(value)
             for name in positive if isinstance(node.op, ast.And) else negative:
                 self.env[name] = self.name_flags(name) & ~(TAINT | ARRAY)
-        self.env = saved
+            if isinstance(node.op, ast.And):
+                self.narrowed_parts = self.narrowed_parts | narrowed_parts(value)
+        self.env, self.narrowed_parts = saved, saved_parts
         return flags & (TAINT | ARRAY | CONTAINER | FRESH)
 
     def constant(self, node: ast.expr) -> object | None:

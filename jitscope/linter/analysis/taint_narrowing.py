@@ -82,6 +82,20 @@ def narrowed_names(test: ast.expr) -> tuple[set[str], set[str]]:
     return set(), set()
 
 
+def narrowed_parts(test: ast.expr) -> set[str]:
+    """``isinstance(coeffs[1], float)``: the parts of values (subscripts, attributes, as ``ast.dump``)
+    proven Python values when ``test`` is true."""
+    if (
+        isinstance(test, ast.Call)
+        and last_name(test.func) == "isinstance"
+        and len(test.args) == 2
+        and isinstance(test.args[0], (ast.Subscript, ast.Attribute))
+        and _static_type(test.args[1])
+    ):
+        return {ast.dump(test.args[0])}
+    return set()
+
+
 def exits(body: list[ast.stmt]) -> bool:
     """True when a block always leaves (return, raise, continue, break)."""
     return bool(body) and isinstance(body[-1], (ast.Return, ast.Raise, ast.Continue, ast.Break))

@@ -12,7 +12,7 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING
 
-from jitscope.linter.analysis.function_refs import ResolvedFunction
+from jitscope.linter.analysis.function_refs import ResolvedFunction, attribute_class, class_method
 from jitscope.linter.analysis.module_index import FuncNode, ModuleIndex
 from jitscope.linter.analysis.parameters import (
     all_params,
@@ -68,6 +68,13 @@ class CallResolution:
             if expr.id in index.defs:
                 return ResolvedFunction(index.defs[expr.id], None)
             return None
+        held = self._held_method(expr)
+        if held is not None:
+            cls, name = held
+            if not isinstance(cls, ast.ClassDef):
+                return None
+            method = class_method(index, cls, name)
+            return ResolvedFunction(method, None, bound_method=True) if method is not None else None
         if isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name):
             method_owner = self._method_for_self(expr.value.id)
             if method_owner is not None:
@@ -84,6 +91,30 @@ class CallResolution:
                 if found_method is not None:
                     return ResolvedFunction(found_method, None)
         return None
+
+    def _held_method(self, expr: ast.expr) -> tuple[ast.ClassDef | str, str] | None:
+        """(class, method) that ``self.reward_fn`` (called: ``__call__``) or ``self.estimator.update``
+        reaches when the class says what ``self.reward_fn`` / ``self.estimator`` holds
+        (see :func:`attribute_class`), else None. A plain method ``self.update`` is not one."""
+        if not isinstance(expr, ast.Attribute):
+            return None
+        if isinstance(expr.value, ast.Name):
+            holder, attr, name = expr.value.id, expr.attr, "__call__"
+        elif isinstance(expr.value, ast.Attribute) and isinstance(expr.value.value, ast.Name):
+            holder, attr, name = expr.value.value.id, expr.value.attr, expr.attr
+        else:
+            return None
+        owner = self._method_for_self(holder)
+        if owner is None or (name == "__call__" and class_method(self.index, owner, attr) is not None):
+            return None
+        held = attribute_class(self.index, owner, attr)
+        return (held, name) if held is not None else None
+
+    def held_callee(self, expr: ast.expr) -> str | None:
+        """``pkg.rewards.RewardFn.__call__`` for ``self.reward_fn(...)`` when ``self.reward_fn`` holds
+        an object of a class of another module (and likewise ``self.estimator.update(...)``)."""
+        held = self._held_method(expr)
+        return f"{held[0]}.{held[1]}" if held is not None and isinstance(held[0], str) else None
 
     def _is_local_var(self, name: str) -> bool:
         return name in self.env or name in self.facts.closure

@@ -64,11 +64,35 @@ def mutable_globals(ctx: ModuleContext, names: Iterable[str] | None = None) -> s
             name = top.name if isinstance(top, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) else ""
             if name in import_time or "register" in name.lower():
                 continue  # a registry filled while modules are imported, not state that changes later
+            if pattern is _GLOBAL_RE and _is_setter(functions[-1]):
+                continue  # a configuration setter (`set_x(value)`), meant to be called before compiling
             if pattern is _GLOBAL_RE:
                 found.update(n.strip() for n in m.group(1).split(",") if n.strip())
             else:
                 found.add(m.group(1))
     return {n for n in found if n in ctx.module_values}
+
+
+def _is_setter(func: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """``def set_use_cholesky(value): global _USE_CHOLESKY; _USE_CHOLESKY = value``: a function that only
+    sets module switches to its arguments or to constants (a docstring aside). Such a switch is
+    configuration, like ``jax.config``: the program sets it before it compiles, and the value being
+    baked in when JAX traces is what it asks for. A flag flipped by code that also does other work
+    (a counter, a mode changed mid-run) is still reported."""
+    params = {a.arg for a in (*func.args.posonlyargs, *func.args.args, *func.args.kwonlyargs)}
+    body = func.body[1:] if func.body and isinstance(func.body[0], ast.Expr) else func.body
+    for stmt in body:
+        if isinstance(stmt, ast.Global) or (
+            isinstance(stmt, ast.If) and not stmt.orelse and all(isinstance(s, ast.Raise) for s in stmt.body)
+        ):
+            continue  # `if not isinstance(value, bool): raise ValueError(...)`: a setter's validation
+        if not (
+            isinstance(stmt, ast.Assign)
+            and all(isinstance(t, ast.Name) for t in stmt.targets)
+            and (isinstance(stmt.value, ast.Constant) or (isinstance(stmt.value, ast.Name) and stmt.value.id in params))
+        ):
+            return False
+    return bool(body)
 
 
 def _import_time_calls(ctx: ModuleContext) -> set[str]:
@@ -98,7 +122,9 @@ class MutableGlobalRead(Rule):
     ## What it does
     Flags reads, inside a traced function, of module-level names that some function
     in the module reassigns (`global x; x = ...`) or mutates in place
-    (`x.append(...)`, `x[k] = ...`).
+    (`x.append(...)`, `x[k] = ...`). A switch that only a dedicated setter changes
+    (`def set_x(value): global X; X = value`) is configuration, like `jax.config`: it is
+    set before compiling, and baking it in is what it asks for, so it is not reported.
 
     ## Why is this bad?
     JAX reads the value once, while tracing, and bakes it into the compiled
@@ -131,9 +157,10 @@ class MutableGlobalRead(Rule):
     summary = "reads of module state that is reassigned or mutated elsewhere are baked in at trace time"
     bad = (
         "import jax\nSCALE = {'v': 1.0}\ndef set_scale(v):\n    SCALE['v'] = v\n@jax.jit\ndef f(x):\n    return x * SCALE['v']\n",
-        "import jax\nmode = 'a'\ndef set_mode(m):\n    global mode\n    mode = m\n@jax.jit\ndef f(x):\n    return x if mode == 'a' else -x\n",
+        "import jax\nmode = 'a'\ndef run(xs):\n    global mode\n    out = [f(x) for x in xs]\n    mode = 'b'\n    return out + [f(x) for x in xs]\n@jax.jit\ndef f(x):\n    return x if mode == 'a' else -x\n",
     )
     good = (
+        "import jax\nmode = 'a'\ndef set_mode(m):\n    \"\"\"Call before compiling.\"\"\"\n    global mode\n    mode = m\n@jax.jit\ndef f(x):\n    return x if mode == 'a' else -x\n",
         "import jax\nTABLE = {'a': 1.0}\nTABLE['b'] = 2.0\n@jax.jit\ndef f(x):\n    return x * TABLE['a']\n",
         "import jax\nimport jax.numpy as jnp\nEPS = 1e-6\n@jax.jit\ndef f(x):\n    return x + EPS\n",
     )

@@ -23,6 +23,32 @@ _CACHE_DECORATORS = frozenset(
 
 #: functions that run once per program or test, where building a jitted function inline is fine
 _RUN_ONCE = ("test", "setUp", "setup", "main", "__init__", "_run_example")
+#: decorators that make a function a program's entry point (``@hydra.main(...)``, ``@click.command()``)
+_ENTRY_DECORATORS = frozenset({"main", "command", "run"})
+
+
+def _entry_point(ctx: ModuleContext, owner: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """A function that runs once per program: named like one, decorated as a program's entry point,
+    or called from the module's ``if __name__ == "__main__":`` block."""
+    if owner.name.startswith(_RUN_ONCE):
+        return True
+    if any(last_name(d.func if isinstance(d, ast.Call) else d) in _ENTRY_DECORATORS for d in owner.decorator_list):
+        return True
+    names = ctx.memo.get("js303_main_calls")
+    if names is None:
+        names = ctx.memo["js303_main_calls"] = _main_block_names(ctx.tree)
+    return owner.name in names
+
+
+def _main_block_names(tree: ast.Module) -> frozenset[str]:
+    """Names called or passed (``app.run(main)``) in ``if __name__ == "__main__":`` at module level."""
+    out: set[str] = set()
+    for stmt in tree.body:
+        if isinstance(stmt, ast.If) and "__main__" in ast.unparse(stmt.test):
+            for node in (n for sub in stmt.body for n in ast.walk(sub)):
+                if isinstance(node, ast.Name):
+                    out.add(node.id)
+    return frozenset(out)
 
 
 def _applied(site: JitSite) -> str:
@@ -80,6 +106,8 @@ def _cached(func: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
 
 def _what(site: JitSite) -> str:
     node = site.node
+    if any(node is d for d in getattr(site.target, "decorator_list", ())):
+        return "closure"  # @partial(jax.pmap, ...) on a nested def
     if isinstance(node, ast.Call) and node.args:
         first = node.args[0]
         if isinstance(first, ast.Lambda):
@@ -278,7 +306,7 @@ class JitInLoop(Rule):
         for site in ctx.jit_sites:
             owner = site.in_function
             where = ctx.name_of(owner) if owner is not None else "<module>"
-            if owner is not None and (_cached(owner) or owner.name.startswith(_RUN_ONCE)):
+            if owner is not None and (_cached(owner) or _entry_point(ctx, owner)):
                 continue
             if test_file and owner is not None:
                 continue  # test functions run once: a fresh jit per call costs one compile
