@@ -167,8 +167,14 @@ def library_call_name(file: str, function: str) -> tuple[str, str]:
 
 def display_path(filename: str) -> str:
     """``filename`` relative to the current directory when it is below it, as users typed it."""
+    return _relative_to(filename, os.getcwd())
+
+
+@functools.lru_cache(maxsize=4096)
+def _relative_to(filename: str, cwd: str) -> str:
+    # Cached: ``jitscope run`` asks for every compile's call site, and relpath normalises both paths each time.
     try:
-        rel = os.path.relpath(filename)
+        rel = os.path.relpath(filename, cwd)
     except ValueError:  # another drive on Windows
         return filename
     return filename if rel.startswith("..") else rel
