@@ -1,8 +1,14 @@
 """What ``jitscope run`` adds to a training loop: the same program under ``python`` and under
 ``jitscope run``, side by side in one run (rounds alternate which goes first).
 
-The program trains a small MLP for ``--steps`` cached steps (one compile, then the C++
-fast path) and prints how long its step loop took. Two ratios per round, jitscope/python:
+The program trains a model for ``--steps`` cached steps (one compile, then the C++ fast
+path) and prints how long its step loop took. ``--model tiny|mlp`` is a plain-JAX MLP;
+``--model nnx-gpt|linen-cnn|eqx-mlp|haiku-mlp|scan-rnn`` are real programs written as their
+libraries' users write them (``benchmarks/targets/train_*.py``: a flax nnx GPT under
+``nnx.jit``, a linen CNN with a ``TrainState``, an equinox MLP under ``eqx.filter_jit``, a haiku
+MLP, a ``lax.scan`` RNN, all with optax), which compile dozens of JAX's eager ops besides their
+step and trace far more Python than the MLP; ``--model real`` runs each in turn. Two ratios
+per round, jitscope/python:
 
 * loop: the cached steps alone. jitscope hooks only JAX's cache-miss path, so this should
   be 1.00 within noise (the target is <= 1.05);
@@ -38,8 +44,8 @@ Without it, a checkout in an environment with ``PYTHONDONTWRITEBYTECODE=1`` comp
 jitscope's modules from source in every process (JAX and rich have theirs from pip), which
 the script says in its header.
 
-    python benchmarks/run_overhead.py [--steps 3000] [--rounds 5] [--quick] [--baseline DIR] [--no-effects]
-                                      [--bytecode-cache]
+    python benchmarks/run_overhead.py [--model tiny|mlp|nnx-gpt|...|real] [--steps N] [--rounds 5] [--quick]
+                                      [--baseline DIR] [--no-effects] [--bytecode-cache]
 """
 
 from __future__ import annotations
