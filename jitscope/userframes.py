@@ -166,8 +166,15 @@ def library_call_name(file: str, function: str) -> tuple[str, str]:
 
 
 def display_path(filename: str) -> str:
-    """``filename`` relative to the current directory when it is below it, as users typed it."""
-    return _relative_to(filename, os.getcwd())
+    """``filename`` relative to the current directory when it is below it, as users typed it (relative to where
+    jitscope started when the program removed the current directory)."""
+    try:
+        cwd = os.getcwd()
+    except FileNotFoundError:  # the working directory was removed: where jitscope started
+        from jitscope.outputs import START_DIR
+
+        cwd = START_DIR
+    return _relative_to(filename, cwd)
 
 
 @functools.lru_cache(maxsize=4096)
@@ -175,7 +182,7 @@ def _relative_to(filename: str, cwd: str) -> str:
     # Cached: ``jitscope run`` asks for every compile's call site, and relpath normalises both paths each time.
     try:
         rel = os.path.relpath(filename, cwd)
-    except ValueError:  # another drive on Windows
+    except (ValueError, OSError):  # another drive on Windows; a relative name with no directory to resolve it
         return filename
     return filename if rel.startswith("..") else rel
 

@@ -253,3 +253,17 @@ def test_display_path_follows_the_working_directory(tmp_path, monkeypatch):
     (tmp_path / "other").mkdir()
     monkeypatch.chdir(tmp_path / "other")
     assert display_path(str(source)) == str(source)  # outside the working directory: the full path
+
+
+def test_display_path_after_the_working_directory_was_removed(tmp_path, monkeypatch):
+    """A program that removes its working directory: paths are shown relative to where jitscope started."""
+    from jitscope import outputs
+    from jitscope.userframes import display_path
+
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    monkeypatch.setattr(outputs, "START_DIR", str(tmp_path))
+    monkeypatch.chdir(gone)
+    gone.rmdir()
+    assert display_path(str(tmp_path / "pkg" / "model.py")) == "pkg/model.py"
+    assert display_path("model.py") == "model.py"  # relative, nothing to resolve it against: as given
