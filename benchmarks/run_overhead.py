@@ -1,8 +1,14 @@
 """What ``jitscope run`` adds to a training loop: the same program under ``python`` and under
 ``jitscope run``, side by side in one run (rounds alternate which goes first).
 
-The program trains a small MLP for ``--steps`` cached steps (one compile, then the C++
-fast path) and prints how long its step loop took. Two ratios per round, jitscope/python:
+The program trains a model for ``--steps`` cached steps (one compile, then the C++ fast
+path) and prints how long its step loop took. ``--model tiny|mlp`` is a plain-JAX MLP;
+``--model nnx-gpt|linen-cnn|eqx-mlp|haiku-mlp|scan-rnn`` are real programs written as their
+libraries' users write them (``benchmarks/targets/train_*.py``: a flax nnx GPT under
+``nnx.jit``, a linen CNN with a ``TrainState``, an equinox MLP under ``eqx.filter_jit``, a haiku
+MLP, a ``lax.scan`` RNN, all with optax), which compile dozens of JAX's eager ops besides their
+step and trace far more Python than the MLP; ``--model real`` runs each in turn. Two ratios
+per round, jitscope/python:
 
 * loop: the cached steps alone. jitscope hooks only JAX's cache-miss path, so this should
   be 1.00 within noise (the target is <= 1.05);
@@ -38,8 +44,8 @@ Without it, a checkout in an environment with ``PYTHONDONTWRITEBYTECODE=1`` comp
 jitscope's modules from source in every process (JAX and rich have theirs from pip), which
 the script says in its header.
 
-    python benchmarks/run_overhead.py [--steps 3000] [--rounds 5] [--quick] [--baseline DIR] [--no-effects]
-                                      [--bytecode-cache]
+    python benchmarks/run_overhead.py [--model tiny|mlp|nnx-gpt|...|real] [--steps N] [--rounds 5] [--quick]
+                                      [--baseline DIR] [--no-effects] [--bytecode-cache]
 """
 
 from __future__ import annotations
@@ -53,22 +59,26 @@ import tempfile
 import time
 from pathlib import Path
 
-from machine import spread, watch_machine
+from machine import LoadWatch, spread, watch_machine
 
-PROGRAM = '''
+#: Every program starts with this: at interpreter exit, after jitscope's summary, how many collections of each
+#: generation ran; then the round's GC phase (cyclic garbage, counted until collected).
+PRELUDE = '''
 import atexit, gc, sys, time
 
-# at interpreter exit, after jitscope's summary: how many collections of each generation ran
 atexit.register(lambda: print("GC", *(s["collections"] for s in gc.get_stats())))
-for _ in range(int(sys.argv[2])):  # the round's GC phase: cyclic garbage, counted until collected
+for _ in range(int(sys.argv[2])):
     cycle = []
     cycle.append(cycle)
 cycle = None
+'''
 
+#: The plain-JAX MLP of ``--model tiny|mlp``, in the form of the ``benchmarks/targets/train_*.py`` programs.
+MLP = '''
 import jax, jax.numpy as jnp
 
 @jax.jit
-def step(params, x, y):
+def train_step(params, x, y):
     def loss(p):
         h = jnp.tanh(x @ p[0])
         return jnp.mean((h @ p[1] - y) ** 2)
@@ -76,23 +86,47 @@ def step(params, x, y):
     return [p - 0.01 * g for p, g in zip(params, grads)]
 
 key = jax.random.PRNGKey(0)
-params = [jax.random.normal(key, (D_IN, HIDDEN)) * 0.1, jax.random.normal(key, (HIDDEN, D_OUT)) * 0.1]
+state = [jax.random.normal(key, (D_IN, HIDDEN)) * 0.1, jax.random.normal(key, (HIDDEN, D_OUT)) * 0.1]
 x, y = jnp.ones((BATCH, D_IN)), jnp.ones((BATCH, D_OUT))
-params = step(params, x, y)
-jax.block_until_ready(params)
+
+def step(state):
+    return train_step(state, x, y)
+'''
+
+#: Every program ends with this: one step to compile, then the timed cached steps.
+LOOP = '''
+state = step(state)
+jax.block_until_ready(state)
 start = time.perf_counter()
 for _ in range(int(sys.argv[1])):
-    params = step(params, x, y)
-jax.block_until_ready(params)
+    state = step(state)
+jax.block_until_ready(state)
 print(f"LOOP {time.perf_counter() - start:.6f}")
 '''
 
-
-#: The step's sizes (batch, inputs, hidden units, outputs). ``tiny`` (~25 us a step on a 2-core VM): 3,000
+#: The plain MLP's sizes (batch, inputs, hidden units, outputs). ``tiny`` (~25 us a step on a 2-core VM): 3,000
 #: steps take well under 0.1 s, so the process is mostly ``import jax`` and the compile, and the ratio is
 #: what jitscope's fixed start-up costs such a program (the harshest case). ``mlp``: the sizes of
 #: examples/mlp.py (128 x 784 -> 512 -> 10, ~1 ms a step here), a small but real training step.
 MODELS: dict[str, tuple[int, int, int, int]] = {"tiny": (16, 32, 64, 1), "mlp": (128, 784, 512, 10)}
+
+#: Real programs, written as their libraries' users write them (a model object and an optimizer state as the
+#: step's arguments, optax): ``benchmarks/targets/train_<name>.py``, each ending with ``state`` and
+#: ``step(state) -> state``. Each costs ~1-15 ms a step here, so the default 300 steps run for seconds.
+TARGETS = Path(__file__).resolve().parent / "targets"
+REAL_MODELS = ("nnx-gpt", "linen-cnn", "eqx-mlp", "haiku-mlp", "scan-rnn")
+
+
+def program(model: str) -> str:
+    """The text of the ``--model`` program: the prelude, the model and its step, the timed loop."""
+    if model in MODELS:
+        batch, d_in, hidden, d_out = MODELS[model]
+        body = (MLP.replace("BATCH", str(batch)).replace("D_IN", str(d_in))
+                .replace("HIDDEN", str(hidden)).replace("D_OUT", str(d_out)))
+    else:
+        body = (TARGETS / f"train_{model.replace('-', '_')}.py").read_text()
+    return PRELUDE + body + LOOP
+
 
 #: Net allocations between two full collections, about: CPython collects generation 0 every 700,
 #: generation 1 every 10 of those, generation 2 every 10 of those (when the old generation grew by 25%).
@@ -136,67 +170,77 @@ def run_once(command: list[str], pythonpath: str | None = None,
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--steps", type=int, default=3000)
+    parser.add_argument("--steps", type=int, help="cached steps per run (default 3000 for tiny and mlp, 300 else)")
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--quick", action="store_true", help="500 steps, 2 rounds")
-    parser.add_argument("--model", choices=sorted(MODELS), default="tiny",
-                        help="the step's sizes: tiny (start-up dominated, the default) or mlp (examples/mlp.py's)")
+    parser.add_argument("--model", choices=[*MODELS, *REAL_MODELS, "real"], default="tiny",
+                        help="the program: tiny (plain-JAX MLP, start-up dominated, the default), mlp "
+                             "(examples/mlp.py's sizes), one of benchmarks/targets/train_*.py (needs flax, "
+                             "equinox, haiku, optax), or real: each of those in turn")
     parser.add_argument("--baseline", metavar="DIR", help="also run the jitscope package under DIR")
     parser.add_argument("--no-effects", action="store_true",
                         help="also run jitscope run --no-effects (without the trace-time effect monitor)")
     parser.add_argument("--bytecode-cache", action="store_true",
                         help="load every module from cached bytecode (PYTHONPYCACHEPREFIX), as installed")
     opts = parser.parse_args()
-    steps, rounds = (500, 2) if opts.quick else (opts.steps, opts.rounds)
+    models = REAL_MODELS if opts.model == "real" else (opts.model,)
     with tempfile.TemporaryDirectory() as tmp, watch_machine(uses_jax=True) as machine:
-        script = Path(tmp) / "train.py"
-        batch, d_in, hidden, d_out = MODELS[opts.model]
-        script.write_text(PROGRAM.replace("BATCH", str(batch)).replace("D_IN", str(d_in))
-                          .replace("HIDDEN", str(hidden)).replace("D_OUT", str(d_out)))
-        plain = [sys.executable, str(script), str(steps)]
-        observed = [sys.executable, "-m", "jitscope", "run", "--log", "none", str(script), str(steps)]
-        # the round's GC phase, appended to each command line (see the module docstring)
-        phases = [GC_PERIOD * index // rounds for index in range(rounds)]
-        contenders: list[tuple[str, list[str], str | None]] = [("python", plain, None), ("jitscope", observed, None)]
-        if opts.no_effects:
-            contenders.append(("no-effects", [*observed[:4], "--no-effects", *observed[4:]], None))
-        if opts.baseline:
-            contenders.append(("baseline", observed, str(Path(opts.baseline).resolve())))
-        pycache = str(Path(tmp) / "pycache") if opts.bytecode_cache else None
-        note = None if pycache else bytecode_note(Path(__file__).resolve().parents[1] / "jitscope")
-        if note:
-            print(note)
-        if pycache:  # one warm-up run each fills the bytecode cache
-            for _, command, path in contenders:
-                run_once([*command[:-1], "10", "0"], path, pycache)
-        loops: dict[str, list[float]] = {name: [] for name, _, _ in contenders}
-        walls: dict[str, list[float]] = {name: [] for name, _, _ in contenders}
-        cpus: dict[str, list[float]] = {name: [] for name, _, _ in contenders}
-        collections: dict[str, list[str]] = {name: [] for name, _, _ in contenders}
-        print(f"{steps} cached steps of the {opts.model} model {MODELS[opts.model]} per run, {rounds} rounds ({', '.join(loops)} take turns going first)")
-        for index in range(rounds):
-            shift = index % len(contenders)
-            for name, command, path in contenders[shift:] + contenders[:shift]:
-                wall, cpu, loop, collected = run_once([*command, str(phases[index])], path, pycache)
-                collections[name].append(collected)
-                walls[name].append(wall)
-                cpus[name].append(cpu)
-                loops[name].append(loop)
-            machine.sample()
-            print(f"round {index + 1}: " + "; ".join(
-                f"{name} loop {loops[name][-1] * 1e3:.0f} ms, process {walls[name][-1]:.2f} s "
-                f"({cpus[name][-1]:.2f} s CPU)" for name in loops))
-        for name, loop_times in loops.items():
-            if name == "python":
-                continue
-            loop_ratios = [a / b for a, b in zip(loop_times, loops["python"], strict=True)]
-            wall_ratios = [a / b for a, b in zip(walls[name], walls["python"], strict=True)]
-            cpu_ratios = [a / b for a, b in zip(cpus[name], cpus["python"], strict=True)]
-            print(f"\n{name} run / python, cached-step loop: {spread(loop_ratios, 'rounds')}")
-            print(f"{name} run / python, whole process:   {spread(wall_ratios, 'rounds')}")
-            print(f"{name} run / python, process CPU:     {spread(cpu_ratios, 'rounds')}")
-        print("\nfull (generation 2) garbage collections in the program, per round: " + "; ".join(
-            f"{name} {' '.join(c.split('/')[-1] for c in seen)}" for name, seen in collections.items()))
+        for model in models:
+            steps = opts.steps or (3000 if model in MODELS else 300)
+            steps, rounds = (min(steps, 500), 2) if opts.quick else (steps, opts.rounds)
+            measure(model, steps, rounds, opts, Path(tmp), machine)
+
+
+def measure(model: str, steps: int, rounds: int, opts: argparse.Namespace, tmp: Path, machine: LoadWatch) -> None:
+    """``rounds`` rounds of ``model``'s program under every contender, then their ratios to ``python``."""
+    script = tmp / f"train_{model.replace('-', '_')}.py"
+    script.write_text(program(model))
+    plain = [sys.executable, str(script), str(steps)]
+    observed = [sys.executable, "-m", "jitscope", "run", "--log", "none", str(script), str(steps)]
+    # the round's GC phase, appended to each command line (see the module docstring)
+    phases = [GC_PERIOD * index // rounds for index in range(rounds)]
+    contenders: list[tuple[str, list[str], str | None]] = [("python", plain, None), ("jitscope", observed, None)]
+    if opts.no_effects:
+        contenders.append(("no-effects", [*observed[:4], "--no-effects", *observed[4:]], None))
+    if opts.baseline:
+        contenders.append(("baseline", observed, str(Path(opts.baseline).resolve())))
+    pycache = str(tmp / "pycache") if opts.bytecode_cache else None
+    note = None if pycache else bytecode_note(Path(__file__).resolve().parents[1] / "jitscope")
+    if note:
+        print(note)
+    if pycache:  # one warm-up run each fills the bytecode cache
+        for _, command, path in contenders:
+            run_once([*command[:-1], "10", "0"], path, pycache)
+    loops: dict[str, list[float]] = {name: [] for name, _, _ in contenders}
+    walls: dict[str, list[float]] = {name: [] for name, _, _ in contenders}
+    cpus: dict[str, list[float]] = {name: [] for name, _, _ in contenders}
+    collections: dict[str, list[str]] = {name: [] for name, _, _ in contenders}
+    what = f"the {model} model {MODELS[model]}" if model in MODELS else f"benchmarks/targets/{script.name}"
+    print(f"\n{steps} cached steps of {what} per run, {rounds} rounds ({', '.join(loops)} take turns going first)")
+    for index in range(rounds):
+        shift = index % len(contenders)
+        for name, command, path in contenders[shift:] + contenders[:shift]:
+            wall, cpu, loop, collected = run_once([*command, str(phases[index])], path, pycache)
+            collections[name].append(collected)
+            walls[name].append(wall)
+            cpus[name].append(cpu)
+            loops[name].append(loop)
+        machine.sample()
+        print(f"round {index + 1}: " + "; ".join(
+            f"{name} loop {loops[name][-1] * 1e3:.0f} ms, process {walls[name][-1]:.2f} s "
+            f"({cpus[name][-1]:.2f} s CPU)" for name in loops))
+    for name, loop_times in loops.items():
+        if name == "python":
+            continue
+        loop_ratios = [a / b for a, b in zip(loop_times, loops["python"], strict=True)]
+        wall_ratios = [a / b for a, b in zip(walls[name], walls["python"], strict=True)]
+        cpu_ratios = [a / b for a, b in zip(cpus[name], cpus["python"], strict=True)]
+        print(f"\n{name} run / python, cached-step loop: {spread(loop_ratios, 'rounds')}")
+        print(f"{name} run / python, whole process:   {spread(wall_ratios, 'rounds')}")
+        print(f"{name} run / python, process CPU:     {spread(cpu_ratios, 'rounds')}")
+    print("\nfull (generation 2) garbage collections in the program, per round: " + "; ".join(
+        f"{name} {' '.join(c.split('/')[-1] for c in seen)}" for name, seen in collections.items()))
+
 
 if __name__ == "__main__":
     main()

@@ -178,12 +178,19 @@ def display_path(filename: str) -> str:
     """``filename`` relative to the current directory when it is below it, as users typed it (relative to where
     jitscope started when the program removed the current directory)."""
     try:
-        try:
-            rel = os.path.relpath(filename)
-        except FileNotFoundError:  # the working directory was removed: where jitscope started
-            from jitscope.outputs import START_DIR
+        cwd = os.getcwd()
+    except FileNotFoundError:  # the working directory was removed: where jitscope started
+        from jitscope.outputs import START_DIR
 
-            rel = os.path.relpath(filename, START_DIR)
+        cwd = START_DIR
+    return _relative_to(filename, cwd)
+
+
+@functools.lru_cache(maxsize=4096)
+def _relative_to(filename: str, cwd: str) -> str:
+    # Cached: ``jitscope run`` asks for every compile's call site, and relpath normalises both paths each time.
+    try:
+        rel = os.path.relpath(filename, cwd)
     except (ValueError, OSError):  # another drive on Windows; a relative name with no directory to resolve it
         return filename
     return filename if rel.startswith("..") else rel

@@ -178,3 +178,41 @@ def test_doctor_cost_quick_times_python_against_doctor_on_one_example() -> None:
     python_s, doctor_s = (float(cell.rstrip("s")) for cell in row.split()[1:3])
     assert python_s > 0 and doctor_s > 0
     assert "the budget of the program's own time + 30 s" in result.stdout
+
+
+@pytest.fixture(scope="module")
+def run_overhead(machine: ModuleType) -> ModuleType:
+    """benchmarks/run_overhead.py, imported from its file (it imports machine.py by its plain name)."""
+    sys.modules.setdefault("machine", machine)
+    spec = importlib.util.spec_from_file_location("jitscope_benchmarks_run_overhead", BENCHMARKS / "run_overhead.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_run_overhead_programs_end_with_a_state_and_a_step(run_overhead: ModuleType) -> None:
+    """Every --model program parses, and its body defines what the timed loop uses (``state``, ``step``)."""
+    import ast
+
+    for model in [*run_overhead.MODELS, *run_overhead.REAL_MODELS]:
+        tree = ast.parse(run_overhead.program(model))
+        defined = {node.name for node in tree.body if isinstance(node, ast.FunctionDef)} | {
+            target.id for node in tree.body if isinstance(node, ast.Assign)
+            for target in node.targets if isinstance(target, ast.Name)}
+        assert {"step", "state"} <= defined, model
+
+
+def test_run_overhead_scan_rnn_trains(run_overhead: ModuleType) -> None:
+    """The one real program that needs only JAX and optax takes two steps, in process (the others need flax,
+    equinox and haiku, and seconds each: the benchmark runs them)."""
+    pytest.importorskip("optax")
+    import jax
+
+    namespace: dict[str, object] = {"__name__": "train_scan_rnn"}
+    exec((run_overhead.TARGETS / "train_scan_rnn.py").read_text(), namespace)
+    step, state = namespace["step"], namespace["state"]
+    for _ in range(2):
+        state = step(state)  # type: ignore[operator]
+    params, _ = jax.block_until_ready(state)
+    assert set(params) == {"w_in", "w_h", "w_out"}

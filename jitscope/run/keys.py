@@ -42,6 +42,11 @@ def unwrap_function(fun: Any) -> Any:
 
 def positional_names(fun: Any) -> tuple[str, ...]:
     """Names of ``fun``'s positional parameters, as JAX's call sees them (partial's bound ones removed)."""
+    if type(fun) is types.FunctionType and "__wrapped__" not in fun.__dict__ and "__signature__" not in fun.__dict__:
+        # What inspect.signature answers for a plain function, read off its code: ~40x cheaper, and every
+        # compile asks (eager ops compile one small function each; a real model's program has dozens).
+        code = fun.__code__
+        return code.co_varnames[:code.co_argcount]
     try:
         params = inspect.signature(fun).parameters.values()
     except (TypeError, ValueError):

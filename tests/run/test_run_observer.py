@@ -212,3 +212,58 @@ def test_none_then_array_is_a_structure_change_and_float64_numpy_is_float32_with
     assert [e.number for e in events] == [1, 2, 3, 4]
     assert _causes(events[1]) == ["y: pytree structure None -> *"]
     assert _causes(events[3]) == ["x: shape (2,) -> (3,)"]
+
+
+def test_positional_names_reads_plain_functions_as_inspect_does():
+    """The fast path for plain functions (every compile asks) answers what ``inspect.signature`` does."""
+    import inspect
+
+    from jitscope.run.keys import positional_names
+
+    def plain(a, b, /, c, d=1, *rest, e, **kw):
+        return a
+
+    def target(x, y):
+        return x
+
+    @functools.wraps(target)
+    def wrapped(*args, **kwargs):  # inspect follows __wrapped__ to target's parameters
+        return target(*args, **kwargs)
+
+    def signed(p, q):
+        return p
+
+    signed.__signature__ = inspect.Signature([inspect.Parameter("z", inspect.Parameter.POSITIONAL_OR_KEYWORD)])
+    assert positional_names(plain) == ("a", "b", "c", "d")
+    assert positional_names(lambda u, *v, w: u) == ("u",)
+    assert positional_names(wrapped) == ("x", "y")
+    assert positional_names(signed) == ("z",)
+    assert positional_names(functools.partial(target, 1)) == ("y",)
+
+
+def test_display_path_follows_the_working_directory(tmp_path, monkeypatch):
+    """Call sites are shown relative to the current directory, also after the program changes it (cached per cwd)."""
+    from jitscope.userframes import display_path
+
+    source = tmp_path / "pkg" / "model.py"
+    monkeypatch.chdir(tmp_path)
+    assert display_path(str(source)) == "pkg/model.py"
+    monkeypatch.chdir(tmp_path / "..")
+    assert display_path(str(source)) == f"{tmp_path.name}/pkg/model.py"
+    (tmp_path / "other").mkdir()
+    monkeypatch.chdir(tmp_path / "other")
+    assert display_path(str(source)) == str(source)  # outside the working directory: the full path
+
+
+def test_display_path_after_the_working_directory_was_removed(tmp_path, monkeypatch):
+    """A program that removes its working directory: paths are shown relative to where jitscope started."""
+    from jitscope import outputs
+    from jitscope.userframes import display_path
+
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    monkeypatch.setattr(outputs, "START_DIR", str(tmp_path))
+    monkeypatch.chdir(gone)
+    gone.rmdir()
+    assert display_path(str(tmp_path / "pkg" / "model.py")) == "pkg/model.py"
+    assert display_path("model.py") == "model.py"  # relative, nothing to resolve it against: as given
