@@ -61,9 +61,15 @@ def _children(parent: XEvent, events: Sequence[XEvent]) -> list[XEvent]:
     """The events directly nested in ``parent`` (``events``: its line's, sorted by start)."""
     out: list[XEvent] = []
     end = float("-inf")
+    after_parent = False  # of two events with the same span, the later one in ``events`` is the inner one
     for event in events:
-        if event is parent or event.start_ns < parent.start_ns or event.end_ns > parent.end_ns:
+        if event is parent:
+            after_parent = True
             continue
+        if event.start_ns < parent.start_ns or event.end_ns > parent.end_ns:
+            continue
+        if not after_parent and (event.start_ns, event.end_ns) == (parent.start_ns, parent.end_ns):
+            continue  # the same span, listed first: it encloses the parent, it is not its child
         if event.start_ns >= end:  # not inside the last direct child
             out.append(event)
             end = event.end_ns
