@@ -153,8 +153,10 @@ def test_the_wheel_in_a_fresh_environment_traces_a_file_outside_the_repository(
                 .stdout.strip())
     # Plain folders, not site dirs: the .pth files there (an editable install of this clone) are not run.
     (site / "parent-site-packages.pth").write_text("\n".join(_site_dirs()) + "\n")
+    # --ignore-installed: the parent's own jitscope (a regular install, as in CI) is on the .pth path; pip would
+    # call the wheel "already satisfied" and install nothing.
     _run(sys.executable, "-m", "pip", "--python", python, "install", "--quiet", "--no-deps", "--no-index",
-         _one(dist, "*.whl"), cwd=tmp_path)
+         "--ignore-installed", _one(dist, "*.whl"), cwd=tmp_path)
 
     project = tmp_path / "project"
     project.mkdir()
