@@ -129,15 +129,13 @@ def compile_would_crash(traced: Any) -> str | None:
     if inner is None:
         return None
     variables = [*inner.invars, *inner.outvars, *(v for eqn in inner.eqns for v in eqn.outvars)]
-    for var in variables:
-        aval = getattr(var, "aval", None)
-        size = getattr(aval, "size", 0) or 0
-        if aval is None or not size:
-            continue
-        if size * itemsize(dtype_name(getattr(aval, "dtype", ""))) >= MAX_ARRAY_BYTES:
+    avals = [a for a in (getattr(v, "aval", None) for v in variables) if a is not None and getattr(a, "size", 0)]
+    for aval in avals:  # the limit of every backend first: it is the reason on all of them
+        if aval.size * itemsize(dtype_name(getattr(aval, "dtype", ""))) >= MAX_ARRAY_BYTES:
             return (f"not compiled: a value of 2**62 bytes or more ({aval.str_short()}), past what XLA can size "
                     "(it aborts the process); the jaxpr and StableHLO are shown")
-        if cpu_limit and size >= CPU_COMPILE_MAX_ELEMENTS:
+    for aval in avals if cpu_limit else ():
+        if aval.size >= CPU_COMPILE_MAX_ELEMENTS:
             return (f"not compiled: XLA's CPU compiler in jaxlib {jaxlib.__version__} crashes the process on an "
                     f"array of 2**36 elements or more ({aval.str_short()}); the jaxpr and StableHLO are shown")
     return None
