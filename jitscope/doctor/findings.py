@@ -137,6 +137,7 @@ def _recompile_finding(function: str, defined_at: Location | None, kind: str,
     note = (f"the {n} recompiles' own" if n > 1 else "the recompile's own") + " trace and compile time, measured in this run"
     named = f"`{function}`"
     via = group[0].via
+    names: list[str] = []
     if kind == RECOMPILE_STATIC:
         names = _names(group, ": value") or _names(group, ": type")
         arg = ", ".join(names) or "a static argument"
@@ -178,13 +179,15 @@ def _recompile_finding(function: str, defined_at: Location | None, kind: str,
         where = call or defined_at
     elif kind in (RECOMPILE_DTYPE, RECOMPILE_WEAK_TYPE):
         what = "dtype" if kind == RECOMPILE_DTYPE else "weak_type"
-        arg = ", ".join(_names(group, f": {what}")) or "an argument"
+        names = _names(group, f": {what}")
+        arg = ", ".join(names) or "an argument"
         title = (f"{named} compiled again {_times(n)}: {arg} changed "
                  f"{'dtype' if what == 'dtype' else 'between a Python scalar and an array'}")
         change = f"give {arg} one dtype on every call: jnp.asarray({arg.split(', ')[0]}, jnp.float32) where it is made"
         where = call or defined_at
     elif kind == RECOMPILE_STRUCTURE:
-        arg = ", ".join(_names(group, ": pytree structure")) or "an argument"
+        names = _names(group, ": pytree structure")
+        arg = ", ".join(names) or "an argument"
         title = f"{named} compiled again {_times(n)}: the pytree structure of {arg} changed"
         change = f"keep {arg}'s keys and lengths the same on every call (fill missing entries, not drop them)"
         where = call or defined_at
@@ -193,7 +196,8 @@ def _recompile_finding(function: str, defined_at: Location | None, kind: str,
         change = "make the changing part of the call the same each time (see the causes)"
         where = call or defined_at
     return Finding(kind=kind, title=title, location=where, cost_s=cost, change=change, gain_s=gain,
-                   gain=ESTIMATED, gain_note=note, function=function, count=n, evidence=evidence)
+                   gain=ESTIMATED, gain_note=note, function=function, count=n, evidence=evidence,
+                   arguments=tuple(names))
 
 
 def _times(n: int) -> str:

@@ -72,22 +72,12 @@ def measure(findings: Sequence[Finding], recorder: Recorder) -> list[Finding]:
         if finding.kind != RECOMPILE_STATIC or finding.location is None:
             continue
         calls = next((c for (name, _), c in recorder.calls.items() if name == finding.function), None)
-        names = _static_names(finding)
+        names = finding.arguments
         if not calls or not names:
             continue
         tried += 1
         out[i] = _traced_instead(finding, calls, names)
     return out
-
-
-def _static_names(finding: Finding) -> tuple[str, ...]:
-    """The static arguments the finding names, read back from its evidence (``lr (static): value ...``)."""
-    names = []
-    for line in finding.evidence:
-        for part in line.split(": ", 1)[-1].split("; "):
-            if " (static): value" in part:
-                names.append(part.split(" (static)")[0].strip())
-    return tuple(dict.fromkeys(names))
 
 
 def _traced_instead(finding: Finding, calls: Sequence[AbstractCall], names: tuple[str, ...]) -> Finding:
@@ -102,7 +92,7 @@ def _traced_instead(finding: Finding, calls: Sequence[AbstractCall], names: tupl
     argnums = tuple(n for n in first.static_argnums if n not in positions)
     argnames = tuple(n for n in first.static_argnames if n not in names)
     jitted = jax.jit(first.fun, static_argnums=argnums, static_argnames=argnames)
-    seen: dict[str, float] = {}
+    seen: set[str] = set()  # the distinct programs the run's calls make with the arguments traced
     started = time.perf_counter()
     for call in calls[:MAX_SIGNATURES * 4]:
         try:
@@ -113,9 +103,8 @@ def _traced_instead(finding: Finding, calls: Sequence[AbstractCall], names: tupl
                 continue
             if len(seen) >= MAX_SIGNATURES:
                 break
-            compile_start = time.perf_counter()
             lowered.compile()
-            seen[text] = time.perf_counter() - compile_start
+            seen.add(text)
         except Exception as exc:  # noqa: BLE001 - tracing the argument failed: it picks a code path
             first_line = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
             return replace(finding, gain_s=0.0, gain=NOT_ESTIMATED,

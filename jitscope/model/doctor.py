@@ -49,6 +49,7 @@ class Finding:
     gain_note: str  # how the gain was worked out, in words
     function: str = ""  # the jitted function it concerns, where there is one
     count: int = 0  # how many times it happened (recompiles, eager compiles, effect runs)
+    arguments: tuple[str, ...] = ()  # the arguments whose cache-key component changed (recompiles)
     evidence: tuple[str, ...] = ()  # a few lines from the run that show it (causes, call sites)
 
 
