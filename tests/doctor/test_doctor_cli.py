@@ -52,7 +52,7 @@ def test_a_static_argument_that_picks_a_code_path_is_tried_and_kept_static(tmp_p
 
 
 @pytest.mark.parametrize(("program", "kind", "line"), [("jit_in_loop.py", "jit-in-loop", 9),
-                                                       ("ragged.py", "recompile-shape", 14)])
+                                                       ("ragged.py", "recompile-shape", 15)])
 def test_each_planted_problem_is_the_first_finding_at_its_line(tmp_path: Path, program: str, kind: str,
                                                                 line: int) -> None:
     out = tmp_path / "doctor.json"

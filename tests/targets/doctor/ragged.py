@@ -2,6 +2,7 @@
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 
 @jax.jit
@@ -11,4 +12,4 @@ def loss(w, batch):
 
 w = jnp.ones((8, 4))
 for n in range(3, 13):
-    print(float(loss(w, jnp.ones((n, 8)))))
+    print(float(loss(w, np.ones((n, 8), np.float32))))
