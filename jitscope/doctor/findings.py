@@ -30,13 +30,14 @@ from jitscope.model.doctor import (
     Finding,
 )
 from jitscope.model.effects import EFFECT_ADVICE
-from jitscope.model.run import USER, CompileEvent, RunRecord
+from jitscope.model.run import JAX_INTERNAL, USER, CompileEvent, RunRecord
 from jitscope.units import fmt_duration, plural
 
 #: A finding that cost less than this share of the run, or than ``MIN_COST_S``, is noise, not a problem.
 FLOOR_SHARE, MIN_COST_S = 0.01, 0.05
-#: Eager (op-by-op) compiles of an operation already compiled at the same line of the user's code (a new
-#: shape each time round a loop) before they are a pattern, not the start-up every program has.
+#: Eager (op-by-op) compiles at a line of the user's code after that line's first run (a new shape each time
+#: round a loop) before they are a pattern, not the start-up every program has (one call of a model's init
+#: compiles many operations, once).
 EAGER_REPEATS = 3
 #: A first compile taking this share of the run is worth opening (``trace``'s compile-time section).
 SLOW_COMPILE_SHARE = 0.25
@@ -226,16 +227,17 @@ def _bucket_count(shapes: Sequence[str]) -> int:
 def _eager(events: Sequence[CompileEvent]) -> Iterable[Finding]:
     by_line: dict[Location, list[CompileEvent]] = defaultdict(list)
     for event in events:
-        if event.kind != USER and event.compiled and event.call_site is not None:
+        if event.kind == JAX_INTERNAL and event.compiled and event.call_site is not None:
             by_line[Location(event.call_site.file, event.call_site.line, event.call_site.function)].append(event)
     for where, group in by_line.items():
-        if len(group) - len({e.function for e in group}) < EAGER_REPEATS:
-            continue  # each operation compiled once: start-up work (jnp.ones, an init), not work in a loop
+        if _again(group) < EAGER_REPEATS:
+            continue  # start-up work (jnp.ones, a model's init), not work in a loop
         cost = sum(e.total_s for e in group)
         ops: dict[str, int] = defaultdict(int)
         for event in group:
             ops[event.function] += 1
         listed = ", ".join(f"{op} x{k}" if k > 1 else op for op, k in sorted(ops.items(), key=lambda kv: -kv[1]))
+        runs = max(e.visit for e in group)
         yield Finding(
             kind=EAGER_OPS, title=f"{plural(len(group), 'operation')} compiled one by one outside jit ({listed})",
             location=where, cost_s=cost,
@@ -244,7 +246,17 @@ def _eager(events: Sequence[CompileEvent]) -> Iterable[Finding]:
             gain_s=cost, gain=ESTIMATED,
             gain_note="at most their compile time, measured in this run (in jit they compile once per shape, "
                       "not once per operation); their op-by-op dispatch is not counted",
-            count=len(group), evidence=(f"{where}: {listed}",))
+            count=len(group),
+            evidence=(f"{where}: {listed}" + (f", over {runs} runs of the line" if runs > 1 else ""),))
+
+
+def _again(group: Sequence[CompileEvent]) -> int:
+    """How many of a line's eager compiles happened because the line called the same function again (a loop):
+    those after each function's first call (schema 1.4's ``visit``). A report without visits: each
+    operation's compiles after its first."""
+    if all(e.visit for e in group):
+        return sum(e.visit > 1 for e in group)
+    return len(group) - len({e.function for e in group})
 
 
 def _slow_compiles(record: RunRecord) -> Iterable[Finding]:

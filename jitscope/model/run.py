@@ -14,10 +14,11 @@ from jitscope.model.effects import EffectRecord
 from jitscope.model.keys import KeyDiff
 
 #: Version of the ``jitscope.run`` JSON document; bump the major number on a breaking change.
-RUN_SCHEMA_VERSION = "1.2"  # 1.1: CompileEvent.via; 1.2: CompileEvent.jax_name
-#: A run in one process of a multi-process program (``jax.distributed``): 1.2 plus ``RunRecord.process``
-#: and ``partial``, ``CompileEvent.process`` and ``program``. Those fields are left out of a single-process
-#: document, which stays 1.2 byte for byte.
+#: 1.1: CompileEvent.via; 1.2: CompileEvent.jax_name; 1.3: a run in one process of a multi-process program
+#: (``jax.distributed``): ``RunRecord.process`` and ``partial``, ``CompileEvent.process`` and ``program``,
+#: left out of a single-process document; 1.4: ``CompileEvent.visit``.
+RUN_SCHEMA_VERSION = "1.4"
+#: The first version with the multi-process fields (``jitscope merge`` reads that and later).
 RUN_SCHEMA_VERSION_PROCESSES = "1.3"
 
 
@@ -98,6 +99,10 @@ class CompileEvent:
     process: int | None = field(default=None, metadata=OMITTED_WHEN_DEFAULT)
     #: The program XLA compiled (schema 1.3; only in a multi-process program).
     program: CompiledProgram | None = field(default=None, metadata=OMITTED_WHEN_DEFAULT)
+    #: An operation run outside jit (``kind`` "jax-internal"): which call of the function its ``call_site``
+    #: line called this was, 1, 2, ...: the same for every op one call compiled (a model's init), a new
+    #: number each time the line called it again (a loop). 0: not an eager op, or a report before schema 1.4.
+    visit: int = field(default=0, metadata=OMITTED_WHEN_DEFAULT)
 
     @property
     def total_s(self) -> float:

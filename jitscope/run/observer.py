@@ -27,6 +27,8 @@ thread that made it):
 
 from __future__ import annotations
 
+from collections import defaultdict
+
 import contextlib
 import functools
 import sys
@@ -68,6 +70,7 @@ class _Miss:
     kind: str = USER
     defined_at: Location | None = None
     call_site: Location | None = None
+    visit: int = 0  # eager ops: which run of the call-site line this was (CompileEvent.visit)
     user_fun: Any = None  # the user's function (behind pmap's or equinox's wrapper)
     via: str = ""
     key: Key = field(default_factory=dict)
@@ -89,6 +92,9 @@ class _ThreadState(threading.local):
         self.miss: _Miss | None = None  # the newest miss on this thread
         self.open: list[_Miss] = []  # older misses still waiting for their lowering or compile, oldest first
         self.program: CompiledProgram | None = None  # the executable just built, for the compile event to come
+        #: The last eager op's user line and the frame the line called (kept alive, so a new call of the
+        #: same function from that line, a later loop iteration, is never the same object).
+        self.visit: tuple[Location, Any, int] | None = None
 
 
 def jax_name(name: str | None) -> str | None:
@@ -143,6 +149,7 @@ class RunObserver:
         # JAX's name of each function seen -> (function, defined_at, kind, group), for transformations of it
         self._by_name: dict[str, tuple[str, Location | None, str, str]] = {}
         self._internal_errors = 0
+        self._visits: dict[tuple[Location, Any], int] = defaultdict(int)  # calls per (user line, code called)
 
     # ------------------------------------------------------------ MissObserver
 
@@ -283,6 +290,7 @@ class RunObserver:
         if miss is not None:
             state.open.append(miss)
         self._close_open(state)
+        state.visit = None  # the frame it keeps alive
         if self._internal_errors:
             self.notes.append(f"jitscope's observer hit {self._internal_errors} internal error(s); "
                               "some events may lack causes (JITSCOPE_DEBUG=1 raises them)")
@@ -323,7 +331,7 @@ class RunObserver:
     def _begin(self, miss: _Miss) -> None:
         """First phase of a miss: name it, find the user's call site and build its cache key."""
         miss.started = True
-        miss.call_site, called_from_user = self._call_site()
+        miss.call_site, called_from_user, callee = self._call_site()
         if miss.fun is None:
             return
         from jitscope.jaxcompat.compile_hooks import context_components, x64_enabled
@@ -348,6 +356,7 @@ class RunObserver:
             # eager op-by-op execution: JAX jits each primitive; name it after the primitive
             miss.function = getattr(miss.fun, "__name__", miss.function)
             miss.group = f"jax:{miss.function}"
+            miss.visit = self._visit(miss.call_site, callee)
         jax_fun_name = _fun_name(miss.fun)
         if jax_fun_name is not None and miss.kind != JAX_INTERNAL:
             self._by_name[jax_fun_name] = (miss.function, miss.defined_at, miss.kind, miss.group)
@@ -374,9 +383,10 @@ class RunObserver:
             known.append(anchor)
         return f"#{len(known)}"
 
-    def _call_site(self) -> tuple[Location | None, bool]:
-        """The first frame in the user's code, and whether the jit call came from it (not from a library)."""
-        frame = sys._getframe(2)
+    def _call_site(self) -> tuple[Location | None, bool, Any]:
+        """The first frame in the user's code, whether the jit call came from it (not from a library), and the
+        frame that line called."""
+        frame, callee = sys._getframe(2), None
         outside_jax: bool | None = None  # the first frame outside JAX and jitscope: is it the user's?
         while frame is not None:
             filename = frame.f_code.co_filename
@@ -384,9 +394,26 @@ class RunObserver:
             if outside_jax is None and (user or not _in_jax(filename)):
                 outside_jax = user
             if user:
-                return Location(display_path(filename), frame.f_lineno, frame.f_code.co_name), bool(outside_jax)
-            frame = frame.f_back  # type: ignore[assignment]
-        return None, False
+                where = Location(display_path(filename), frame.f_lineno, frame.f_code.co_name)
+                return where, bool(outside_jax), callee
+            frame, callee = frame.f_back, frame  # type: ignore[assignment]
+        return None, False, None
+
+    def _visit(self, where: Location | None, callee: Any) -> int:
+        """Which call from the user's line ``where`` of the function it called (``callee``) an eager op comes
+        from: the same number as the last eager op's while that call is still running (a model's init
+        compiling op after op), the next number once the line calls the function anew (the next time round a
+        loop). Two functions called from one line are numbered apart: each one's first call is 1."""
+        if where is None or callee is None:
+            return 0
+        state = self._state
+        if state.visit is not None and state.visit[0] == where and state.visit[1] is callee:
+            return state.visit[2]
+        with self._lock:
+            self._visits[(where, callee.f_code)] += 1
+            number = self._visits[(where, callee.f_code)]
+        state.visit = (where, callee, number)
+        return number
 
     def _finish(self, miss: _Miss) -> None:
         if not miss.started:
@@ -401,7 +428,7 @@ class RunObserver:
             process = self.processes.check() if self.processes is not None else None
             event = CompileEvent(
                 index=len(self.events) + 1, function=miss.function, defined_at=miss.defined_at,
-                call_site=miss.call_site, number=number, kind=miss.kind, signature=miss.signature,
+                call_site=miss.call_site, visit=miss.visit, number=number, kind=miss.kind, signature=miss.signature,
                 at_s=round(self.elapsed(), 6), traced=miss.traced, compiled=miss.compiled,
                 trace_s=miss.trace_s, lower_s=miss.lower_s, compile_s=miss.compile_s,
                 nearest=near.labels if near is not None else ((same,) if same else ()), causes=causes,

@@ -11,11 +11,8 @@ from pathlib import Path
 from typing import Any
 
 from jitscope.model.run import (
-    RUN_SCHEMA_VERSION,
-    RUN_SCHEMA_VERSION_PROCESSES,
     USER,
     CompileEvent,
-    ProcessInfo,
     RunRecord,
 )
 from jitscope.run.collector import collector_paused
@@ -118,13 +115,10 @@ def run_observed(program: Program, *, effects: bool = True, gates: Gates | None 
             outcome=outcome.description, wall_s=round(wall, 6), events=events, functions=functions,
             gate_failures=check_gates(gates, functions) if gates is not None else (),
             notes=tuple(notes + observer.notes), jax_version=jax_version,
-            process=process, schema_version=_schema(process),
+            process=process,
         )
 
 
-def _schema(process: ProcessInfo | None) -> str:
-    """A record of one process of a multi-process program is schema 1.3; a single process's stays 1.2."""
-    return RUN_SCHEMA_VERSION if process is None else RUN_SCHEMA_VERSION_PROCESSES
 
 
 def _checkpointing(on_event: Callable[[CompileEvent], None] | None, checkpoints: Checkpoints) -> Callable[[CompileEvent], None]:
@@ -155,6 +149,5 @@ def _write_checkpoint(observer: RunObserver, program: Program, out: str) -> None
         outcome=f"still running after {elapsed:.1f} s (a partial report: the process hung, or was killed, "
                 "before jitscope could write the final one)",
         wall_s=round(elapsed, 6), events=events, functions=summarize(events), partial=True,
-        jax_version=getattr(sys.modules.get("jax"), "__version__", None), process=process,
-        schema_version=_schema(process))
+        jax_version=getattr(sys.modules.get("jax"), "__version__", None), process=process)
     write_atomic(process_path(out, process.index), json.dumps(to_jsonable(record), indent=2, allow_nan=False) + "\n")

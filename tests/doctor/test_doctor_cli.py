@@ -97,3 +97,16 @@ def test_the_python_api_gives_the_same_findings() -> None:
                           timeout=300, check=False)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip().splitlines()[-1] == "jit-in-loop 9 jitscope.doctor True"
+
+
+def test_a_real_equinox_program_has_its_static_learning_rate_and_not_its_models_init(tmp_path: Path) -> None:
+    """eqx.nn.MLP(...) compiles a dozen operations outside jit once, at start-up: not work in a loop. The
+    filter_jit step's Python-float lr_scale is the problem (filter_jit keeps it static)."""
+    pytest.importorskip("equinox")
+    pytest.importorskip("optax")
+    out = tmp_path / "doctor.json"
+    proc = doctor("--out", str(out), "eqx_train.py")
+    assert proc.returncode == 0, proc.stderr
+    found = findings(proc, out)
+    assert [(f["kind"], f["location"]["line"]) for f in found] == [("recompile-static-value", 7)]
+    assert "pass lr_scale as an array" in found[0]["change"] and found[0]["count"] == 5

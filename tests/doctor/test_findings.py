@@ -32,9 +32,9 @@ CALL = Location("train.py", 30, "<module>")
 
 def event(index: int, number: int, *causes: KeyDiff, function: str = "step", compile_s: float = 0.5,
           kind: str = USER, same_key_as: int = 0, effects: tuple[EffectRecord, ...] = (),
-          call: Location = CALL) -> CompileEvent:
+          call: Location = CALL, visit: int = 0) -> CompileEvent:
     return CompileEvent(index=index, function=function, defined_at=DEF if kind == USER else None, call_site=call,
-                        number=number, kind=kind, traced=True, compiled=True, compile_s=compile_s,
+                        number=number, kind=kind, visit=visit, traced=True, compiled=True, compile_s=compile_s,
                         causes=causes, same_key_as=same_key_as, effects=effects, nearest=(1,) if causes else ())
 
 
@@ -98,6 +98,18 @@ def test_eager_work_is_a_finding_only_when_a_line_repeats_it() -> None:
     assert finding.kind == EAGER_OPS and finding.location == Location("train.py", 8) and "sin x6" in finding.title
     report = diagnose_record(record(*start, *loop))
     assert any("no jitted function ran" in note for note in report.notes)
+
+
+def test_a_models_init_is_one_call_of_its_line_and_a_loop_is_many() -> None:
+    """Schema 1.4's ``visit``: an init compiles _uniform for each layer's shape in one call of its line (no
+    finding); a loop calls the same function from the line again and again (a finding, with the runs)."""
+    init = Location("train.py", 3)
+    layers = [event(i, i, function="_uniform", kind=JAX_INTERNAL, call=init, visit=1) for i in range(1, 7)]
+    assert diagnose(record(*layers))[0] == []
+    loop = Location("train.py", 8)
+    calls = [event(10 + i, i, function="sin", kind=JAX_INTERNAL, call=loop, visit=i) for i in range(1, 7)]
+    (finding,), _ = diagnose(record(*layers, *calls))
+    assert finding.location == loop and finding.count == 6 and "over 6 runs of the line" in finding.evidence[0]
 
 
 def test_a_first_compile_that_dominates_the_run_points_to_the_compile_time_section() -> None:

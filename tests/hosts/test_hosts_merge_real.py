@@ -6,6 +6,8 @@ import json
 
 import pytest
 
+from jitscope.model.run import RUN_SCHEMA_VERSION
+
 from tests.conftest import run_cli
 
 
@@ -25,7 +27,7 @@ def test_every_process_writes_its_own_tagged_report(launched) -> None:
     assert sorted(p.name for p in out.glob("*.json")) == ["run.p0.json", "run.p1.json"]
     for index in (0, 1):
         data = json.loads((out / f"run.p{index}.json").read_text())
-        assert data["schema_version"] == "1.3" and "partial" not in data
+        assert data["schema_version"] == RUN_SCHEMA_VERSION and "partial" not in data
         process = data["process"]
         assert (process["index"], process["count"], process["source"]) == (index, 2, "jax.distributed")
         assert process["host"] and len(process["local_devices"]) == 1 and process["coordinator"]

@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 from jitscope.model.common import to_jsonable
-from jitscope.model.run import CompileEvent, ProcessInfo, RunRecord
+from jitscope.model.run import RUN_SCHEMA_VERSION, CompileEvent, ProcessInfo, RunRecord
 from jitscope.run.processes import launcher_process, process_path, report_path
 from jitscope.run.programs import canonical_lines, compiled_program, fingerprint, unpack_hlo
 from tests.conftest import EXAMPLES, run_cli
@@ -62,7 +62,7 @@ def test_single_process_documents_are_unchanged() -> None:
     record = RunRecord(program="p.py", argv=(), exit_code=0, outcome="exited 0", wall_s=1.0, events=(event,),
                        functions=())
     data = to_jsonable(record)
-    assert "process" not in data and "partial" not in data and data["schema_version"] == "1.2"
+    assert "process" not in data and "partial" not in data and data["schema_version"] == RUN_SCHEMA_VERSION
     assert "process" not in data["events"][0] and "program" not in data["events"][0]
 
 
@@ -72,5 +72,5 @@ def test_single_process_run_writes_its_file_as_named(tmp_path: Path) -> None:
     assert result.returncode == 0, result.stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == ["run.json"]
     data = json.loads(out.read_text())
-    assert data["schema_version"] == "1.2" and "process" not in data
+    assert data["schema_version"] == RUN_SCHEMA_VERSION and "process" not in data
     assert all("process" not in e and "program" not in e for e in data["events"])

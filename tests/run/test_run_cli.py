@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from jitscope.cli.app import main
+from jitscope.model.run import RUN_SCHEMA_VERSION
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -75,7 +76,7 @@ def test_json_log_to_a_file(tmp_path, capsys):
     log = tmp_path / "log.json"
     code, _, _ = _run(tmp_path, capsys, "--out", str(log), "--log", "none")
     data = json.loads(log.read_text())
-    assert code == 0 and data["kind"] == "jitscope.run" and data["schema_version"] == "1.2"
+    assert code == 0 and data["kind"] == "jitscope.run" and data["schema_version"] == RUN_SCHEMA_VERSION
     mine = [e for e in data["events"] if e["kind"] == "jit"]
     assert [e["number"] for e in mine] == [1, 2]
     assert mine[1]["causes"] == [{"component": "x: shape", "before": "(3,)", "after": "(4,)"}]
