@@ -27,14 +27,13 @@ thread that made it):
 
 from __future__ import annotations
 
-from collections import defaultdict
-
 import contextlib
 import functools
 import sys
 import threading
 import time
 import weakref
+from collections import defaultdict
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any

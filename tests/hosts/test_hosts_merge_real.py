@@ -7,7 +7,6 @@ import json
 import pytest
 
 from jitscope.model.run import RUN_SCHEMA_VERSION
-
 from tests.conftest import run_cli
 
 
