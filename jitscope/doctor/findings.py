@@ -17,6 +17,7 @@ from jitscope.model.doctor import (
     CACHE_DROPPED,
     EAGER_OPS,
     ESTIMATED,
+    HOST_SYNC,
     JIT_IN_LOOP,
     NOT_ESTIMATED,
     RECOMPILE_DTYPE,
@@ -30,7 +31,7 @@ from jitscope.model.doctor import (
     Finding,
 )
 from jitscope.model.effects import EFFECT_ADVICE
-from jitscope.model.run import JAX_INTERNAL, USER, CompileEvent, RunRecord
+from jitscope.model.run import JAX_INTERNAL, USER, CompileEvent, RunRecord, SyncSite
 from jitscope.units import fmt_duration, plural
 
 #: A finding that cost less than this share of the run, or than ``MIN_COST_S``, is noise, not a problem.
@@ -39,6 +40,8 @@ FLOOR_SHARE, MIN_COST_S = 0.01, 0.05
 #: round a loop) before they are a pattern, not the start-up every program has (one call of a model's init
 #: compiles many operations, once).
 EAGER_REPEATS = 3
+#: Copies to the host at one line before they are a loop's per-step sync, not a value read once.
+SYNC_REPEATS = 3
 #: A first compile taking this share of the run is worth opening (``trace``'s compile-time section).
 SLOW_COMPILE_SHARE = 0.25
 
@@ -53,7 +56,7 @@ def diagnose(record: RunRecord) -> tuple[list[Finding], int]:
     """The run's findings above the noise floor, ranked (timed ones by cost, then the rest), and how many
     fell below the floor."""
     found = [*_recompiles(record.events), *_eager(record.events), *_slow_compiles(record),
-             *_effects(record.events)]
+             *_syncs(record.syncs), *_effects(record.events)]
     floor = noise_floor(record.wall_s)
     kept = [replace(f, cost_s=round(f.cost_s, 6), gain_s=round(f.gain_s, 6)) for f in found
             if f.kind == TRACE_EFFECT or f.cost_s >= floor]
@@ -284,6 +287,24 @@ def _slow_compiles(record: RunRecord) -> Iterable[Finding]:
 def _phases(event: CompileEvent) -> str:
     return (f"trace {fmt_duration(event.trace_s)}, lower {fmt_duration(event.lower_s)}, "
             f"compile {fmt_duration(event.compile_s)}")
+
+
+def _syncs(sites: Sequence[SyncSite]) -> Iterable[Finding]:
+    for site in sites:
+        if site.count < SYNC_REPEATS:
+            continue
+        yield Finding(
+            kind=HOST_SYNC,
+            title=f"the host waited for the device {site.count} times at this line, copying a value to the host",
+            location=site.location, cost_s=site.overlap_s,
+            change="keep the value on the device and fetch it every N steps (if step % 100 == 0: print(float(loss))), "
+                   "or collect the arrays in a list and jax.device_get(...) them once after the loop",
+            gain_s=site.overlap_s, gain=ESTIMATED,
+            gain_note="the device time the host's own work could have run under, copy by copy (the smaller of the "
+                      "host's work between two copies and the wait), measured in this run; more where the device "
+                      "also sat idle while the host worked",
+            count=site.count,
+            evidence=(f"{site.location}: {site.count} copies, {fmt_duration(site.wait_s)} waiting in all",))
 
 
 def _effects(events: Sequence[CompileEvent]) -> Iterable[Finding]:

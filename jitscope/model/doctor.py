@@ -21,7 +21,7 @@ DOCTOR_SCHEMA_VERSION = "1.0"
 MEASURED, ESTIMATED, NOT_ESTIMATED = "measured", "estimated", "none"
 
 #: ``Finding.kind``: recompiles by cause, a jit built again and again, work outside jit, a compile that
-#: dominates the run, a side effect that ran while JAX traced.
+#: dominates the run, a host-device sync in a loop, a side effect that ran while JAX traced.
 RECOMPILE_STATIC = "recompile-static-value"
 RECOMPILE_SHAPE = "recompile-shape"
 RECOMPILE_DTYPE = "recompile-dtype"
@@ -32,6 +32,7 @@ JIT_IN_LOOP = "jit-in-loop"
 CACHE_DROPPED = "cache-dropped"
 EAGER_OPS = "eager-ops"
 SLOW_COMPILE = "slow-compile"
+HOST_SYNC = "host-sync"
 TRACE_EFFECT = "trace-effect"
 
 

@@ -16,7 +16,7 @@ from jitscope.model.keys import KeyDiff
 #: Version of the ``jitscope.run`` JSON document; bump the major number on a breaking change.
 #: 1.1: CompileEvent.via; 1.2: CompileEvent.jax_name; 1.3: a run in one process of a multi-process program
 #: (``jax.distributed``): ``RunRecord.process`` and ``partial``, ``CompileEvent.process`` and ``program``,
-#: left out of a single-process document; 1.4: ``CompileEvent.visit``.
+#: left out of a single-process document; 1.4: ``CompileEvent.visit``, ``RunRecord.syncs``.
 RUN_SCHEMA_VERSION = "1.4"
 #: The first version with the multi-process fields (``jitscope merge`` reads that and later).
 RUN_SCHEMA_VERSION_PROCESSES = "1.3"
@@ -139,6 +139,19 @@ class FunctionSummary:
 
 
 @dataclass(frozen=True, slots=True)
+class SyncSite:
+    """A line of the user's code that copied arrays from the device to the host (``float(loss)``,
+    ``np.asarray(x)``, ``print(x)``): each copy waits for the device to finish computing the value."""
+
+    location: Location
+    count: int  # copies made at the line
+    wait_s: float  # seconds the host waited in them, in all
+    #: For each copy after the line's first: the smaller of the host's work since the line's previous copy
+    #: and this copy's wait, summed: the device time async dispatch could have run under the host's work.
+    overlap_s: float
+
+
+@dataclass(frozen=True, slots=True)
 class RunRecord:
     """The whole log of one ``jitscope run``."""
 
@@ -159,6 +172,8 @@ class RunRecord:
     #: Written while the program was still running (schema 1.3): the process was killed, or hung, before
     #: jitscope could write the final report; ``outcome`` says when this was written.
     partial: bool = field(default=False, metadata=OMITTED_WHEN_DEFAULT)
+    #: Lines of the user's code that copied arrays to the host (schema 1.4; left out when none).
+    syncs: tuple[SyncSite, ...] = field(default=(), metadata=OMITTED_WHEN_DEFAULT)
 
     @property
     def compile_s(self) -> float:

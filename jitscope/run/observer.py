@@ -320,7 +320,8 @@ class RunObserver:
             code = getattr(unwrap_function(fun), "__code__", None)
             return watch_effects(code, is_user_file=self._is_user_file)
 
-    def _is_user(self, filename: str) -> bool:
+    def is_user(self, filename: str) -> bool:
+        """Whether ``filename`` is the user's code (not a library's, not jitscope's); cached per file."""
         known = self._user_files.get(filename)
         if known is None:
             known = self._user_files[filename] = (self._is_user_file(filename)
@@ -345,7 +346,7 @@ class RunObserver:
         if code is not None:
             miss.defined_at = Location(display_path(code.co_filename), code.co_firstlineno, miss.function)
             miss.group = f"{code.co_filename}:{code.co_firstlineno}:{miss.function}"
-            if not self._is_user(code.co_filename):
+            if not self.is_user(code.co_filename):
                 # a library's function counts as the user's when the user's code called it through jit
                 miss.kind = (JAX_INTERNAL if "/jax/" in code.co_filename
                              else USER if called_from_user else LIBRARY)
@@ -389,7 +390,7 @@ class RunObserver:
         outside_jax: bool | None = None  # the first frame outside JAX and jitscope: is it the user's?
         while frame is not None:
             filename = frame.f_code.co_filename
-            user = self._is_user(filename)
+            user = self.is_user(filename)
             if outside_jax is None and (user or not _in_jax(filename)):
                 outside_jax = user
             if user:

@@ -20,11 +20,13 @@ from jitscope.run.observer import RunObserver
 from jitscope.run.processes import Checkpoints, ProcessWatch, process_path
 from jitscope.run.program import Outcome, Program, run_program, when_imported
 from jitscope.run.summary import Gates, check_gates, summarize
+from jitscope.run.syncs import SyncWatch
 
 
 @contextlib.contextmanager
-def observing(observer: RunObserver) -> Iterator[list[str]]:
-    """Hook ``observer`` into JAX as soon as the program imports it; unhook on exit. Yields notes."""
+def observing(observer: RunObserver, syncs: SyncWatch | None = None) -> Iterator[list[str]]:
+    """Hook ``observer`` (and ``syncs``, the copies to the host) into JAX as soon as the program imports it;
+    unhook on exit. Yields notes."""
     notes: list[str] = []
     uninstall: list[Callable[[], None]] = []
 
@@ -33,6 +35,12 @@ def observing(observer: RunObserver) -> Iterator[list[str]]:
             from jitscope.jaxcompat.compile_hooks import install as install_hooks
 
             remove, status = install_hooks(observer)
+            if syncs is not None:
+                from jitscope.jaxcompat.transfers import watch_fetches
+
+                stop = watch_fetches(syncs)
+                if stop is not None:
+                    uninstall.append(stop)
             if observer.processes is not None:  # each compile's program, for a multi-process run
                 from jitscope.jaxcompat.executables import install_executable_hook
 
@@ -82,10 +90,11 @@ def run_observed(program: Program, *, effects: bool = True, gates: Gates | None 
     if writer is not None and on_compile is not None:
         raise ValueError("run_observed takes capture or on_compile, not both")
     observer = RunObserver(effects=effects, on_event=on_event, on_compile=writer or on_compile, processes=processes)
+    syncs = SyncWatch(observer.is_user)
     outcome = Outcome(1, "did not run")
     started_in = os.getpid()
     try:
-        with observing(observer) as notes:
+        with observing(observer, syncs) as notes:
             outcome = run_program(program)  # the collector as the program sets it; jitscope's own work pauses it
     finally:
         if checkpoints is not None and os.getpid() == started_in:
@@ -115,7 +124,7 @@ def run_observed(program: Program, *, effects: bool = True, gates: Gates | None 
             outcome=outcome.description, wall_s=round(wall, 6), events=events, functions=functions,
             gate_failures=check_gates(gates, functions) if gates is not None else (),
             notes=tuple(notes + observer.notes), jax_version=jax_version,
-            process=process,
+            process=process, syncs=syncs.sites(),
         )
 
 

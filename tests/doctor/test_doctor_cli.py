@@ -110,3 +110,15 @@ def test_a_real_equinox_program_has_its_static_learning_rate_and_not_its_models_
     found = findings(proc, out)
     assert [(f["kind"], f["location"]["line"]) for f in found] == [("recompile-static-value", 7)]
     assert "pass lr_scale as an array" in found[0]["change"] and found[0]["count"] == 5
+
+
+def test_a_loss_read_back_every_step_is_a_host_sync_at_its_line(tmp_path: Path) -> None:
+    out = tmp_path / "doctor.json"
+    proc = doctor("--out", str(out), "sync.py")
+    assert proc.returncode == 0, proc.stderr
+    first = findings(proc, out)[0]
+    assert (first["kind"], first["location"]["line"], first["count"]) == ("host-sync", 21, 100)
+    assert first["gain"] == "estimated" and 0 < first["gain_s"] <= first["cost_s"]
+    assert "jax.device_get" in first["change"]
+    # the one read after the loop (line 22) is a value read once, not a sync per step
+    assert all(f["location"]["line"] != 22 for f in findings(proc, out))

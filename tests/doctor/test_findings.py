@@ -3,6 +3,8 @@ findings rank, the noise floor, the gate. Pure and fast; tests/doctor/test_docto
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from jitscope.doctor.findings import diagnose
@@ -14,6 +16,7 @@ from jitscope.model.doctor import (
     CACHE_DROPPED,
     EAGER_OPS,
     ESTIMATED,
+    HOST_SYNC,
     JIT_IN_LOOP,
     RECOMPILE_SHAPE,
     RECOMPILE_STATIC,
@@ -23,7 +26,7 @@ from jitscope.model.doctor import (
 )
 from jitscope.model.effects import EffectKind, EffectRecord
 from jitscope.model.keys import KeyDiff
-from jitscope.model.run import JAX_INTERNAL, USER, CompileEvent, RunRecord
+from jitscope.model.run import JAX_INTERNAL, USER, CompileEvent, RunRecord, SyncSite
 from jitscope.run.summary import summarize
 
 DEF = Location("train.py", 10, "step")
@@ -148,3 +151,12 @@ def test_a_static_flag_per_mode_is_design_and_a_ragged_last_batch_is_one_compile
     (finding,), _ = diagnose(ragged)
     assert "2 shapes of x, y" in finding.title and "drop the ragged last batch" in finding.change
     assert finding.gain_s == finding.cost_s
+
+
+def test_a_line_that_copies_to_the_host_every_step_is_a_sync_finding_and_a_final_read_is_not() -> None:
+    loop, last = Location("train.py", 40, "<module>"), Location("train.py", 44, "<module>")
+    run = replace(record(event(1, 1)), syncs=(SyncSite(loop, 500, 4.0, 1.5), SyncSite(last, 1, 0.5, 0.0)))
+    (finding,), _ = diagnose(run)
+    assert finding.kind == HOST_SYNC and finding.location == loop and finding.count == 500
+    assert finding.cost_s == finding.gain_s == 1.5 and finding.gain == ESTIMATED
+    assert "500 copies, 4 s waiting" in finding.evidence[0]
