@@ -31,7 +31,7 @@ from jitscope.model.doctor import (
     Finding,
 )
 from jitscope.model.effects import EFFECT_ADVICE
-from jitscope.model.run import JAX_INTERNAL, USER, CompileEvent, RunRecord, SyncSite
+from jitscope.model.run import JAX_INTERNAL, SYNC_REPEATS, USER, CompileEvent, RunRecord, SyncSite
 from jitscope.units import fmt_duration, plural
 
 #: A finding that cost less than this share of the run, or than ``MIN_COST_S``, is noise, not a problem.
@@ -40,8 +40,6 @@ FLOOR_SHARE, MIN_COST_S = 0.01, 0.05
 #: round a loop) before they are a pattern, not the start-up every program has (one call of a model's init
 #: compiles many operations, once).
 EAGER_REPEATS = 3
-#: Copies to the host at one line before they are a loop's per-step sync, not a value read once.
-SYNC_REPEATS = 3
 #: A first compile taking this share of the run is worth opening (``trace``'s compile-time section).
 SLOW_COMPILE_SHARE = 0.25
 

@@ -138,6 +138,10 @@ class FunctionSummary:
         return max(self.compiles - 1, 0)
 
 
+#: Copies to the host at one line before they are a loop's per-step sync, not a value read once.
+SYNC_REPEATS = 3
+
+
 @dataclass(frozen=True, slots=True)
 class SyncSite:
     """A line of the user's code that copied arrays from the device to the host (``float(loss)``,

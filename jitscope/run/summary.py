@@ -6,7 +6,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from jitscope.model.run import USER, CompileEvent, FunctionSummary
+from jitscope.model.run import SYNC_REPEATS, USER, CompileEvent, FunctionSummary, SyncSite
 from jitscope.units import fmt_duration, plural
 
 
@@ -60,6 +60,20 @@ def internal_compiles(functions: Sequence[FunctionSummary]) -> str | None:
     seconds = sum(f.total_s for f in functions if f.kind != USER)
     return (f"internal compiles (JAX's eager op-by-op execution, libraries' own jits): {count} in "
             f"{fmt_duration(seconds)}: {names}{more}")
+
+
+def heavy_syncs(syncs: Sequence[SyncSite], wall_s: float) -> list[SyncSite]:
+    """The lines that copied values to the host again and again where the device time the host's own work could
+    have run under (``SyncSite.overlap_s``) is 1% of the run or more, worst first."""
+    return sorted((s for s in syncs if s.count >= SYNC_REPEATS and s.overlap_s >= 0.01 * wall_s),
+                  key=lambda s: -s.overlap_s)
+
+
+def sync_lines(syncs: Sequence[SyncSite], wall_s: float, top: int = 3) -> list[str]:
+    """The summary's lines on the lines of code that waited most for the device, copying values to the host."""
+    return [f"host-device sync: {s.location} copied a value to the host {s.count} times, waiting "
+            f"{fmt_duration(s.wait_s)} for the device ({fmt_duration(s.overlap_s)} of it could have run under the "
+            f"host's work)" for s in heavy_syncs(syncs, wall_s)[:top]]
 
 
 def summarize(events: Sequence[CompileEvent]) -> tuple[FunctionSummary, ...]:

@@ -123,7 +123,7 @@ compile 1 from train.py:35 at 1.73 s: p: dict of 2 leaves
 
 </details>
 
-<sub>jax 0.4.38, run schema 1.2</sub>
+<sub>jax 0.4.38, run schema 1.4</sub>
 """
 
 

@@ -10,7 +10,7 @@ import pytest
 from jitscope.model.common import Location
 from jitscope.model.effects import EffectKind, EffectRecord
 from jitscope.model.keys import KeyDiff
-from jitscope.model.run import JAX_INTERNAL, LIBRARY, CompileEvent, RunRecord
+from jitscope.model.run import JAX_INTERNAL, LIBRARY, CompileEvent, RunRecord, SyncSite
 from jitscope.report.writers.console import PIPE_WIDTH, make_console
 from jitscope.report.writers.run_live import render_summary
 from jitscope.report.writers.run_plain import PIPE_WIDTH as PLAIN_WIDTH
@@ -58,6 +58,8 @@ PLAIN = {
     "trace-time side effects": _record(_event(1, "step", effects=(PRINT, replace(PRINT, count=3))),
                                        _event(2, "other", effects=(PRINT,), defined_at=Location("b.py", 1))),
     "no events": _record(notes=("the program never imported jax",)),
+    "host-device syncs": replace(_record(_event(1, "step"), notes=("a note",)), syncs=(
+        SyncSite(Location("train.py", 40, "main"), 100, 0.855, 0.127), SyncSite(Location("train.py", 44), 1, 0.2, 0.0))),
     "only internal compiles": _record(*INTERNAL[:2]),
     "a trace without a compile": _record(_event(1, "step", compiled=False, lower_s=0.0, compile_s=0.0)),
     "zero wall time": _record(_event(1, "step"), wall_s=0.0),

@@ -9,8 +9,8 @@ abbreviates long call names when a table would not fit (``Fit``); HTML draws eve
 from __future__ import annotations
 
 import math
-from dataclasses import replace
 from collections.abc import Sequence
+from dataclasses import replace
 
 from jitscope.model.bench import (
     MEMORY_METRIC,

@@ -31,7 +31,14 @@ from jitscope.report.views.document import (
     pieces,
 )
 from jitscope.run.causes import SAME_KEY, UNKNOWN, cause_hint, describe_causes, nearest_text
-from jitscope.run.summary import compiled_functions, compiles_cell, internal_compiles, recompiled
+from jitscope.run.summary import (
+    compiled_functions,
+    compiles_cell,
+    heavy_syncs,
+    internal_compiles,
+    recompiled,
+    sync_lines,
+)
 from jitscope.units import fmt_count, fmt_duration, fmt_share, plural
 
 PHASES = ("trace", "lower", "compile")
@@ -196,6 +203,18 @@ def effects_section(events: Sequence[CompileEvent]) -> Section | None:
                    id="effects")
 
 
+def syncs_section(record: RunRecord) -> Section | None:
+    repeated = heavy_syncs(record.syncs, record.wall_s)
+    if not repeated:
+        return None
+    rows = tuple((pieces(str(s.location), "jitscope.path"), str(s.count), fmt_duration(s.wait_s),
+                  fmt_duration(s.overlap_s)) for s in repeated)
+    table = Table((Column("line"), Column("copies", "right"), Column("waited", "right"),
+                   Column("could overlap", "right")), rows)
+    return Section("host-device syncs", (table,), "lines that copied a value to the host again and again "
+                   "(float(loss), np.asarray(x), print(x)), each copy waiting for the device", id="syncs")
+
+
 #: Recompile causes the exit summary lists per function before "... and N more".
 SUMMARY_CAUSES = 4
 
@@ -241,6 +260,7 @@ def summary_section(record: RunRecord) -> Section:
         blocks.append(Paragraph(pieces("trace-time side effects (they run once per trace, never in the compiled "
                                        "program):", "jitscope.warn")))
         blocks += [Paragraph(pieces(f"  {line}" + (f" [{n} traces]" if n > 1 else ""))) for line, n in seen.items()]
+    blocks += [Paragraph(pieces(line, "jitscope.warn")) for line in sync_lines(record.syncs, record.wall_s)]
     blocks += [Paragraph(pieces(f"note: {note}", "jitscope.muted")) for note in record.notes]
     if not record.events:
         blocks.append(Paragraph(pieces("no JAX traces or compiles were seen", "jitscope.muted")))
@@ -269,6 +289,9 @@ def run_document(record: RunRecord, layout: Literal["report", "summary"] = "repo
     effects = effects_section(record.events)
     if effects is not None:
         blocks.append(effects)
+    syncs = syncs_section(record)
+    if syncs is not None:
+        blocks.append(syncs)
     if internal:
         blocks.append(internal_section(internal))
     meta = (("jax", record.jax_version or "?"), ("run schema", record.schema_version))

@@ -4,8 +4,8 @@ When stderr is not a terminal (CI logs, ``2> log``, a benchmark) the summary is 
 yet rendering it through rich costs 25-35 ms of imports after the program has exited, about
 2% of a two-second program. ``plain_summary`` writes the same characters as
 ``report.writers.run_live.render_summary`` on jitscope's piped console for the common summary: the head
-line, the table of the user's functions, the internal compiles, trace-time side effects and
-notes. It gives up (None) on anything else, and rich renders it as before: recompiles (their
+line, the table of the user's functions, the internal compiles, trace-time side effects,
+host-device syncs and notes. It gives up (None) on anything else, and rich renders it as before: recompiles (their
 cause lines), a table wider than the console, text whose width on a terminal is not its
 length (wide or control characters, tabs, newlines) or lines rich might pad or trim.
 ``tests/run/test_run_plain.py`` keeps the two renderers in agreement.
@@ -18,7 +18,7 @@ import sys
 from collections.abc import Sequence
 
 from jitscope.model.run import USER, RunRecord
-from jitscope.run.summary import compiled_functions, compiles_cell, internal_compiles
+from jitscope.run.summary import compiled_functions, compiles_cell, internal_compiles, sync_lines
 from jitscope.units import fmt_duration as fmt_time
 from jitscope.units import fmt_share
 
@@ -79,6 +79,7 @@ def plain_summary(record: RunRecord, width: int = PIPE_WIDTH) -> str | None:
                 seen[effect.describe()] = seen.get(effect.describe(), 0) + 1
         lines.append("trace-time side effects (they run once per trace, never in the compiled program):")
         lines += [f"  {line}" + (f" [{n} traces]" if n > 1 else "") for line, n in seen.items()]
+    lines += sync_lines(record.syncs, record.wall_s)
     lines += [f"note: {note}" for note in record.notes]
     if not record.events:
         lines.append("no JAX traces or compiles were seen")
