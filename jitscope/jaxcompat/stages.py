@@ -139,3 +139,11 @@ def compile_would_crash(traced: Any) -> str | None:
             return (f"not compiled: XLA's CPU compiler in jaxlib {jaxlib.__version__} crashes the process on an "
                     f"array of 2**36 elements or more ({aval.str_short()}); the jaxpr and StableHLO are shown")
     return None
+
+
+def lower(jitted: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    """``jitted`` lowered for ``args``/``kwargs`` (concrete or ``ShapeDtypeStruct``): through ``.trace`` where
+    this JAX has it (the stages API of 0.4.31+), else ``.lower`` directly."""
+    if hasattr(jitted, "trace"):
+        return jitted.trace(*args, **kwargs).lower()
+    return jitted.lower(*args, **kwargs)

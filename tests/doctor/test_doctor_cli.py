@@ -51,15 +51,21 @@ def test_a_static_argument_that_picks_a_code_path_is_tried_and_kept_static(tmp_p
     assert first["change"].startswith("keep depth static (tried traced, it fails: TracerIntegerConversionError")
 
 
-@pytest.mark.parametrize(("program", "kind", "line"), [("jit_in_loop.py", "jit-in-loop", 9),
-                                                       ("ragged.py", "recompile-shape", 15)])
-def test_each_planted_problem_is_the_first_finding_at_its_line(tmp_path: Path, program: str, kind: str,
-                                                                line: int) -> None:
+@pytest.mark.parametrize(("program", "kind", "line", "tried"), [
+    # one jit built outside the loop compiles once for the run's 8 calls
+    ("jit_in_loop.py", "jit-in-loop", 9, "jitted once, outside the loop, and compiled for the run's 8 calls makes "
+                                         "1 compile where the run made 8"),
+    # batches of 3..12 rows padded to 4, 8 and 16 rows: 3 programs for the run's 10 shapes
+    ("ragged.py", "recompile-shape", 15, "with batch padded to power-of-two lengths and compiled for the run's 10 "
+                                         "calls makes 3 compiles where the run made 10")])
+def test_each_planted_problem_is_the_first_finding_at_its_line_with_its_change_tried(
+        tmp_path: Path, program: str, kind: str, line: int, tried: str) -> None:
     out = tmp_path / "doctor.json"
     proc = doctor("--out", str(out), program)
     assert proc.returncode == 0, proc.stderr
     first = findings(proc, out)[0]
     assert (first["kind"], first["location"]["line"]) == (kind, line)
+    assert first["gain"] == "measured" and tried in first["gain_note"] and 0 < first["gain_s"] <= first["cost_s"]
 
 
 def test_two_problems_rank_by_cost_and_a_trace_time_print_comes_after(tmp_path: Path) -> None:
