@@ -17,9 +17,16 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from jitscope.model.common import Location
 from jitscope.jaxcompat.stages import lower
-from jitscope.model.doctor import JIT_IN_LOOP, MEASURED, NOT_ESTIMATED, RECOMPILE_SHAPE, RECOMPILE_STATIC, Finding
+from jitscope.model.common import Location
+from jitscope.model.doctor import (
+    JIT_IN_LOOP,
+    MEASURED,
+    NOT_ESTIMATED,
+    RECOMPILE_SHAPE,
+    RECOMPILE_STATIC,
+    Finding,
+)
 from jitscope.units import fmt_duration, plural
 
 #: Findings whose change is tried, worst first; each costs one compile per distinct call signature.

@@ -53,11 +53,11 @@ def test_a_static_argument_that_picks_a_code_path_is_tried_and_kept_static(tmp_p
 
 @pytest.mark.parametrize(("program", "kind", "line", "tried"), [
     # one jit built outside the loop compiles once for the run's 8 calls
-    ("jit_in_loop.py", "jit-in-loop", 9, "jitted once, outside the loop, and compiled for the run's 8 calls makes "
-                                         "1 compile where the run made 8"),
+    ("jit_in_loop.py", "jit-in-loop", 9, ("jitted once, outside the loop, and compiled for the run's 8 calls makes "
+                                         "1 compile where the run made 8")),
     # batches of 3..12 rows padded to 4, 8 and 16 rows: 3 programs for the run's 10 shapes
-    ("ragged.py", "recompile-shape", 15, "with batch padded to power-of-two lengths and compiled for the run's 10 "
-                                         "calls makes 3 compiles where the run made 10")])
+    ("ragged.py", "recompile-shape", 15, ("with batch padded to power-of-two lengths and compiled for the run's 10 "
+                                         "calls makes 3 compiles where the run made 10"))])
 def test_each_planted_problem_is_the_first_finding_at_its_line_with_its_change_tried(
         tmp_path: Path, program: str, kind: str, line: int, tried: str) -> None:
     out = tmp_path / "doctor.json"
