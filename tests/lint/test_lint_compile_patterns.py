@@ -465,3 +465,23 @@ def test_isinstance_of_a_part_narrows_the_rest_of_the_and(guard: str, expected: 
         return x * c[1]
     """
     assert [f.code for f in lint(source)] == expected
+
+
+@pytest.mark.parametrize(("made", "mib"), [("np.ones((1024, 1024), np.float32)", 4), ("np.ones((1024, 1024))", 8),
+                                           ("np.full((1024, 1024), 0.5, np.float16)", 2),
+                                           ("np.zeros((1024, 1024), dtype='float32')", 4)])
+def test_a_constants_size_reads_its_dtype_given_by_position_or_keyword(made: str, mib: int) -> None:
+    source = f"""
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+TABLE = {made}
+
+
+@jax.jit
+def lookup(i):
+    return jnp.asarray(TABLE)[i].sum()
+"""
+    (found,) = [f for f in lint(source) if f.code == "JS307"]
+    assert f"a {mib} MiB array at module level" in found.message

@@ -251,6 +251,9 @@ def _array_size(
     if dims is None:
         return None
     dtype = next((k.value for k in value.keywords if k.arg == "dtype"), None)
+    if dtype is None and short in _SHAPED:  # np.ones(shape, np.float32), np.full(shape, 0.5, np.float32)
+        at = 2 if short == "full" else 1
+        dtype = value.args[at] if len(value.args) > at else None
     default = 4 if in_jax or module.startswith("jax") else 8
     nbytes = math.prod(dims) * _itemsize(dtype, default)
     return (nbytes,) if nbytes >= _LARGE_BYTES else None
