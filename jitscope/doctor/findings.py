@@ -28,7 +28,9 @@ from jitscope.model.doctor import (
     RECOMPILE_WEAK_TYPE,
     SLOW_COMPILE,
     TRACE_EFFECT,
+    UNTIMED,
     Finding,
+    rank_key,
 )
 from jitscope.model.effects import EFFECT_ADVICE
 from jitscope.model.run import JAX_INTERNAL, SYNC_REPEATS, USER, CompileEvent, RunRecord, SyncSite
@@ -57,8 +59,8 @@ def diagnose(record: RunRecord) -> tuple[list[Finding], int]:
              *_syncs(record.syncs), *_effects(record.events)]
     floor = noise_floor(record.wall_s)
     kept = [replace(f, cost_s=round(f.cost_s, 6), gain_s=round(f.gain_s, 6)) for f in found
-            if f.kind == TRACE_EFFECT or f.cost_s >= floor]
-    kept.sort(key=lambda f: (f.kind == TRACE_EFFECT, -f.cost_s, -f.count, f.title))
+            if f.kind in UNTIMED or f.cost_s >= floor]
+    kept.sort(key=rank_key)
     return kept, len(found) - len(kept)
 
 

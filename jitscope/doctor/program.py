@@ -6,7 +6,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from jitscope.doctor.findings import diagnose, noise_floor
-from jitscope.model.doctor import TRACE_EFFECT, DoctorReport
+from jitscope.model.doctor import DoctorReport, rank_key
 from jitscope.model.run import USER, RunRecord
 from jitscope.run.program import Program
 from jitscope.units import plural
@@ -25,15 +25,20 @@ def doctor_program(program: Program, *, effects: bool = True) -> tuple[DoctorRep
     return diagnose_record(record, recorder), record
 
 
-def diagnose_record(record: RunRecord, recorder: Recorder | None = None) -> DoctorReport:
+def diagnose_record(record: RunRecord, recorder: Recorder | None = None, *, lint: bool = True) -> DoctorReport:
     """A run's record (this run's, or a saved ``run --out`` report read back) -> the doctor's report; with the
-    run's calls (``recorder``), the changes that can be tried are tried and their gains measured."""
+    run's calls (``recorder``), the changes that can be tried are tried and their gains measured; with
+    ``lint``, the program's files are linted and the hazards the run hit kept."""
     findings, below = diagnose(record)
     if recorder is not None and recorder.calls:
         from jitscope.doctor.measure import measure
 
         findings = measure(findings, recorder)
-        findings.sort(key=lambda f: (f.kind == TRACE_EFFECT, -f.cost_s, -f.count, f.title))
+    if lint:
+        from jitscope.doctor.lint import lint_hits
+
+        findings = lint_hits(record, findings)
+    findings.sort(key=rank_key)
     compiles = sum(e.compiled for e in record.events if e.kind == USER)
     notes = list(_notes(record, compiles))
     return DoctorReport(

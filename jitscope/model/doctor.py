@@ -21,7 +21,8 @@ DOCTOR_SCHEMA_VERSION = "1.0"
 MEASURED, ESTIMATED, NOT_ESTIMATED = "measured", "estimated", "none"
 
 #: ``Finding.kind``: recompiles by cause, a jit built again and again, work outside jit, a compile that
-#: dominates the run, a host-device sync in a loop, a side effect that ran while JAX traced.
+#: dominates the run, a host-device sync in a loop, a side effect that ran while JAX traced, a lint hazard in
+#: code the run compiled or reached.
 RECOMPILE_STATIC = "recompile-static-value"
 RECOMPILE_SHAPE = "recompile-shape"
 RECOMPILE_DTYPE = "recompile-dtype"
@@ -33,7 +34,15 @@ CACHE_DROPPED = "cache-dropped"
 EAGER_OPS = "eager-ops"
 SLOW_COMPILE = "slow-compile"
 HOST_SYNC = "host-sync"
+LINT_HAZARD = "lint"
 TRACE_EFFECT = "trace-effect"
+#: The kinds that are not timed (correctness hazards), ranked after the timed ones.
+UNTIMED = frozenset({TRACE_EFFECT, LINT_HAZARD})
+
+
+def rank_key(finding: Finding) -> tuple[bool, float, int, str]:
+    """Timed findings by cost, worst first, then the untimed ones."""
+    return (finding.kind in UNTIMED, -finding.cost_s, -finding.count, finding.title)
 
 
 @dataclass(frozen=True, slots=True)

@@ -128,3 +128,16 @@ def test_a_loss_read_back_every_step_is_a_host_sync_at_its_line(tmp_path: Path) 
     assert "jax.device_get" in first["change"]
     # the one read after the loop (line 22) is a value read once, not a sync per step
     assert all(f["location"]["line"] != 22 for f in findings(proc, out))
+
+
+def test_lint_hazards_the_run_hit_are_evidence_or_findings_of_their_own(tmp_path: Path) -> None:
+    out = tmp_path / "doctor.json"
+    proc = doctor("--out", str(out), "lint_hits.py")
+    assert proc.returncode == 0, proc.stderr
+    found = findings(proc, out)
+    assert [(f["kind"], f["location"]["line"]) for f in found] == [("recompile-static-value", 18), ("lint", 15)]
+    # JS302 explains the recompiles (its line is the loop's call): lint would have caught it before the run
+    assert any(e.startswith("lint JS302 (many-static-values) flags it before any run") for e in found[0]["evidence"])
+    # JS307 is a hazard of its own in code the run compiled: untimed, after the timed finding
+    assert found[1]["title"].startswith("JS307 captured-constant: `lookup` uses `TABLE`, a 4 MiB array")
+    assert found[1]["gain"] == "none" and found[1]["cost_s"] == 0
