@@ -31,9 +31,10 @@ def diagnose_record(record: RunRecord, recorder: Recorder | None = None, *, lint
     ``lint``, the program's files are linted and the hazards the run hit kept."""
     findings, below = diagnose(record)
     if recorder is not None and recorder.calls:
+        from jitscope.doctor.compile import open_slow_compiles
         from jitscope.doctor.measure import measure
 
-        findings = measure(findings, recorder)
+        findings = open_slow_compiles(measure(findings, recorder), recorder)
     if lint:
         from jitscope.doctor.lint import lint_hits
 

@@ -141,3 +141,13 @@ def test_lint_hazards_the_run_hit_are_evidence_or_findings_of_their_own(tmp_path
     # JS307 is a hazard of its own in code the run compiled: untimed, after the timed finding
     assert found[1]["title"].startswith("JS307 captured-constant: `lookup` uses `TABLE`, a 4 MiB array")
     assert found[1]["gain"] == "none" and found[1]["cost_s"] == 0
+
+
+def test_a_slow_first_compile_is_opened_at_the_unrolled_loops_line(tmp_path: Path) -> None:
+    out = tmp_path / "doctor.json"
+    proc = doctor("--out", str(out), "unrolled.py")
+    assert proc.returncode == 0, proc.stderr
+    first = findings(proc, out)[0]
+    assert (first["kind"], first["location"]["line"]) == ("slow-compile", 10)
+    assert "a loop unrolled 600 times makes 100% of the program" in first["title"]
+    assert "lax.scan" in first["change"] and first["gain"] == "estimated" and 0 < first["gain_s"] <= first["cost_s"]
