@@ -216,3 +216,17 @@ def test_run_overhead_scan_rnn_trains(run_overhead: ModuleType) -> None:
         state = step(state)  # type: ignore[operator]
     params, _ = jax.block_until_ready(state)
     assert set(params) == {"w_in", "w_h", "w_out"}
+
+
+@pytest.mark.parametrize("program", ["ragged.py", "unrolled.py", "sync.py"])  # the fixes that rewrite the computation
+def test_doctor_gains_fixed_programs_compute_what_the_planted_ones_do(program: str) -> None:
+    """benchmarks/doctor_gains.py times each planted problem against its fix by hand: the fix must change the
+    cost, not the result."""
+    def printed(path: Path) -> list[float]:
+        out = subprocess.run([sys.executable, path.name], cwd=path.parent, capture_output=True, text=True,
+                             timeout=300, check=True, env={**os.environ, "JAX_PLATFORMS": "cpu"}).stdout
+        return [float(word) for word in out.split() if word.replace(".", "", 1).replace("-", "", 1).isdigit()]
+
+    planted = printed(ROOT / "tests" / "targets" / "doctor" / program)
+    fixed = printed(BENCHMARKS / "targets" / "doctor_fixed" / program)
+    assert planted and fixed == pytest.approx(planted, rel=1e-5)
