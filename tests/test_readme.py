@@ -17,6 +17,7 @@ import shlex
 import shutil
 import subprocess
 import sys
+import textwrap
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -261,6 +262,45 @@ def test_a_hand_written_block_is_compared_by_its_shape() -> None:
         assert_same_shape(run, ("slow: p0 is the straggler: median 20.9 ms",), "1")
     with pytest.raises(AssertionError, match="does not contain"):
         assert_same_shape(run, ("slow: p1 is the fastest: median 20.9 ms",), "1")
+
+
+#: How a line of a ```text block of commands begins (a cheat-sheet of commands to type, not their output).
+_COMMAND_LINE = re.compile(r"(jitscope|python3?|pytest|srun|torchrun|mpirun|sphinx-build|%%?jitscope|%load_ext"
+                           r"|r = %jitscope|JAX_\w+=\S*)\s")
+
+
+def _hand_written_output(block: str) -> bool:
+    """A ```text block's body shows output, rather than commands to type or a JSON outline."""
+    lines = block.splitlines()
+    if not lines or lines[0].startswith(("{", "%%")):  # a JSON outline (checked above), a notebook cell
+        return False
+    commands = [line for previous, line in zip(["", *lines], lines, strict=False)
+                if line.strip() and not line.startswith((" ", "#")) and not previous.rstrip().endswith("\\")]
+    return not all(_COMMAND_LINE.match(line + " ") for line in commands)
+
+
+def test_every_hand_written_output_block_is_checked() -> None:
+    """No page shows output that jitscope would not print: output is produced while the site builds
+    (``{command-output}``), is a ```console excerpt run above, or is a ```text block that the test running its
+    command compares (``assert_shown(OUTPUT, PAGE, FIRST_LINE)``, tests/docs_excerpts.py). Other ```text blocks
+    hold commands to type (one a line; their options, continuations or comments indented) or a JSON outline."""
+    from tests.docs_excerpts import text_block
+
+    tests = "\n".join(p.read_text(encoding="utf-8") for p in ROOT.joinpath("tests").rglob("test_*.py"))
+    checked = re.findall(r'assert_shown\([^,]+, "([^"]+)", "([^"]+)"\)', tests)
+    assert len(checked) >= 3, "the tests' assert_shown calls were not found"
+    unchecked = []
+    for page in doc_pages():
+        name = page.relative_to(DOCS).as_posix()
+        for match in re.finditer(r"^( *)```text\n(.*?)^\1```", page.read_text(encoding="utf-8"),
+                                 re.DOTALL | re.MULTILINE):
+            body = textwrap.dedent(match.group(2))
+            if _hand_written_output(body) and not any(
+                    (name, body.lstrip().startswith(first)) == (p, True) for p, first in checked):
+                unchecked.append(f"docs/{name}: {body.strip().splitlines()[0][:80]}")
+    assert not unchecked, "hand-written output that no test compares with jitscope's:\n" + "\n".join(unchecked)
+    for page, first_line in checked:
+        text_block(page, first_line)  # each block a test compares is still on its page
 
 
 def _schema_block(kind: str) -> str:
