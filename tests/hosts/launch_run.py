@@ -2,8 +2,8 @@
 ``jitscope run --out FOLDER/run.json``, as a cluster's launcher starts one per host.
 
 Used by the tests (``tests/hosts/conftest.py``) and by the docs build, which merges what it leaves:
-``python -m tests.hosts.launch_run VARIANT FOLDER`` (from the repository root; exit 0 once every
-process has ended, whatever their exit codes, which the reports record).
+``python -m tests.hosts.launch_run VARIANT FOLDER`` (from the repository root; exit 1 when a process
+failed).
 """
 
 from __future__ import annotations
@@ -70,7 +70,17 @@ def launch(out: Path, variant: str, count: int = 2) -> list[subprocess.Completed
     return results
 
 
+def main(variant: str, folder: str) -> int:
+    """Launch the variant, its reports in ``folder``; 1 (with the failing processes' output on stderr) when a
+    process that should have finished did not, so the docs build fails there rather than merging half a run."""
+    out = Path(folder).resolve()
+    out.mkdir(parents=True, exist_ok=True)
+    failed = [(index, result) for index, result in enumerate(launch(out, variant))
+              if result.returncode != 0 and variant != "killed"]
+    for index, result in failed:
+        print(f"process {index} exited {result.returncode}:\n{result.stdout[-3000:]}", file=sys.stderr)
+    return 1 if failed else 0
+
+
 if __name__ == "__main__":
-    variant, folder = sys.argv[1:3]
-    Path(folder).mkdir(parents=True, exist_ok=True)
-    launch(Path(folder).resolve(), variant)
+    sys.exit(main(*sys.argv[1:3]))
