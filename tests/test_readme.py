@@ -5,7 +5,7 @@ command in a ```bash or ```console block is run with bash in a scratch copy of t
 examples, unless it needs the network, installs packages or is this test suite itself
 (``SKIPPED`` says which and why). A ```console block's output lines are an excerpt: each
 must appear in the command's output, in order (whitespace-insensitive; ``...`` skips, and a
-line ending in ``...`` need only match its beginning). Exit codes other than 0 are listed
+line ending in ``...`` need only match its beginning, one inside a line skips that part). Exit codes other than 0 are listed
 in ``EXIT_CODES``, so a command that starts failing, or stops failing, is caught too.
 """
 
@@ -17,10 +17,13 @@ import shlex
 import shutil
 import subprocess
 import sys
+import textwrap
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+
+from tests.docs_excerpts import assert_excerpt, assert_same_shape
 
 ROOT = Path(__file__).resolve().parents[1]
 #: The README is the front door; its commands are the docs pages' (checked below), which this file runs.
@@ -161,24 +164,6 @@ BLOCKS = [b for i, b in enumerate(BLOCKS)
           if [c.text for c in b] not in [[c.text for c in earlier] for earlier in BLOCKS[:i]]]
 
 
-def _normalise(text: str) -> str:
-    return " ".join(text.split())
-
-
-def assert_excerpt(output: str, excerpt: tuple[str, ...], where: str) -> None:
-    flat = _normalise(output)
-    position = 0
-    for raw in excerpt:
-        line = _normalise(raw)
-        if not line or line == "...":
-            continue
-        if line.endswith("..."):
-            line = line[:-3].rstrip()
-        found = flat.find(line, position)
-        assert found >= 0, f"docs line {where}: output does not contain, in order:\n  {raw}\n--- output ---\n{output}"
-        position = found + len(line)
-
-
 def test_the_docs_have_commands_to_check() -> None:
     # The parser must find the set-up commands and the per-command sections, or the docs test
     # below silently checks nothing.
@@ -261,6 +246,61 @@ def test_an_excerpt_that_drifted_from_the_output_fails() -> None:
         assert_excerpt(output, ("Found 2 findings",), "1")
     with pytest.raises(AssertionError, match="does not contain"):  # right lines, wrong order
         assert_excerpt(output, ("Found 1 finding", "a.py:1:1: JS101"), "1")
+    assert_excerpt(output, ("a.py:1:1: JS101 [...] print in f",), "1")  # "..." inside a line skips that part
+    with pytest.raises(AssertionError, match="does not contain"):
+        assert_excerpt(output, ("a.py:1:1: JS101 [...] print in g",), "1")
+
+
+def test_a_hand_written_block_is_compared_by_its_shape() -> None:
+    """A ```text block a test checks (tests/docs_excerpts.py): its numbers and fingerprints may differ from the
+    run's, its words and their order may not."""
+    run = "slow: p1 is the straggler: median 21.3 ms, 27.11x p0's 786 µs\nmore\nprogram 55347d8b\n"
+    shown = ("$ jitscope bench ...", "slow: p1 is the straggler: median 20.9 ms, 126.16x p0's 166 µs", "...",
+             "program 77ff9a72")
+    assert_same_shape(run, shown, "1")
+    with pytest.raises(AssertionError, match="does not contain"):
+        assert_same_shape(run, ("slow: p0 is the straggler: median 20.9 ms",), "1")
+    with pytest.raises(AssertionError, match="does not contain"):
+        assert_same_shape(run, ("slow: p1 is the fastest: median 20.9 ms",), "1")
+
+
+#: How a line of a ```text block of commands begins (a cheat-sheet of commands to type, not their output).
+_COMMAND_LINE = re.compile(r"(jitscope|python3?|pytest|srun|torchrun|mpirun|sphinx-build|%%?jitscope|%load_ext"
+                           r"|r = %jitscope|JAX_\w+=\S*)\s")
+
+
+def _hand_written_output(block: str) -> bool:
+    """A ```text block's body shows output, rather than commands to type or a JSON outline."""
+    lines = block.splitlines()
+    if not lines or lines[0].startswith(("{", "%%")):  # a JSON outline (checked above), a notebook cell
+        return False
+    commands = [line for previous, line in zip(["", *lines], lines, strict=False)
+                if line.strip() and not line.startswith((" ", "#")) and not previous.rstrip().endswith("\\")]
+    return not all(_COMMAND_LINE.match(line + " ") for line in commands)
+
+
+def test_every_hand_written_output_block_is_checked() -> None:
+    """No page shows output that jitscope would not print: output is produced while the site builds
+    (``{command-output}``), is a ```console excerpt run above, or is a ```text block that the test running its
+    command compares (``assert_shown(OUTPUT, PAGE, FIRST_LINE)``, tests/docs_excerpts.py). Other ```text blocks
+    hold commands to type (one a line; their options, continuations or comments indented) or a JSON outline."""
+    from tests.docs_excerpts import text_block
+
+    tests = "\n".join(p.read_text(encoding="utf-8") for p in ROOT.joinpath("tests").rglob("test_*.py"))
+    checked = re.findall(r'assert_shown\([^,]+, "([^"]+)", "([^"]+)"\)', tests)
+    assert len(checked) >= 3, "the tests' assert_shown calls were not found"
+    unchecked = []
+    for page in doc_pages():
+        name = page.relative_to(DOCS).as_posix()
+        for match in re.finditer(r"^( *)```text\n(.*?)^\1```", page.read_text(encoding="utf-8"),
+                                 re.DOTALL | re.MULTILINE):
+            body = textwrap.dedent(match.group(2))
+            if _hand_written_output(body) and not any(
+                    (name, body.lstrip().startswith(first)) == (p, True) for p, first in checked):
+                unchecked.append(f"docs/{name}: {body.strip().splitlines()[0][:80]}")
+    assert not unchecked, "hand-written output that no test compares with jitscope's:\n" + "\n".join(unchecked)
+    for page, first_line in checked:
+        text_block(page, first_line)  # each block a test compares is still on its page
 
 
 def _schema_block(kind: str) -> str:

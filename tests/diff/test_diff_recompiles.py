@@ -8,6 +8,7 @@ import json
 from jitscope.comparison.keys import argument_changes, compare_keys
 from jitscope.model.trace import ArgumentSummary, SeenArg, TraceRecord
 from tests.conftest import run_cli
+from tests.docs_excerpts import assert_shown
 from tests.diff.conftest import Repo
 
 EXAMPLES = """
@@ -60,7 +61,9 @@ def test_a_parameter_made_static_adds_a_recompile_per_value(repo: Repo) -> None:
                for d in second["new_cause"])  # why call 2 compiles again on the new side
     assert third["new_hit_of"] == 0
 
-    text = " ".join(run_cli("diff", "model.py:step", "--base", "HEAD", cwd=repo.root).stdout.split())  # unwrapped
+    shown = run_cli("diff", "model.py:step", "--base", "HEAD", cwd=repo.root).stdout
+    assert_shown(shown, "guides/diff.md", "recompilation: the 3 calls compared")  # the page shows this pair's output
+    text = " ".join(shown.split())  # unwrapped
     assert "compile 1 time on the old side and 3 times on the new (+2 compiles)" in text
     assert "compile cache (recompilation)" in text
     assert "new side: this call compiles: n (static): value 1 -> 2" in text

@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import ROOT, STYLE_ENV, run_cli
+from tests.docs_excerpts import assert_shown
 from tests.hosts.conftest import cpu_collectives_reason
 
 TARGET = "tests/hosts/hosts_bench_target.py"
@@ -162,6 +163,7 @@ def test_a_process_that_fails_is_named_by_process_0(tmp_path: Path) -> None:
     (error,) = [line for line in p0.stderr.splitlines() if line.startswith("error:")]
     assert "process 1 of 2 failed:" in error and "f32[8" in error and "process 0's own report" in error
     assert "local_sum(f32[8])" in p0.stdout and "across processes" not in p0.stdout
+    assert_shown(error, "guides/sharded.md", "error: process 1 of 2 failed:")  # the page shows this line
 
 
 def test_no_cluster_and_both_switches_are_one_line_each() -> None:
