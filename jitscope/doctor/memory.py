@@ -142,8 +142,11 @@ def _argnums(call: MemoryCall, row: MemoryRow) -> dict[int, list[str]]:
 
 def _donation(call: MemoryCall, row: MemoryRow) -> Iterable[Finding]:
     from jitscope.buffers.runner import MemoryOptions, memory_row
+    from jitscope.jaxcompat.wrappers import FUNCTION, JAX_JIT, recognise
     from jitscope.load.target import parameter_names
 
+    if recognise(call.target.original).kind not in (JAX_JIT, FUNCTION):
+        return  # nnx.jit, eqx.filter_jit: the library decides what is donated (eqx.filter_jit(donate=...))
     found = _argnums(call, row)
     replaced = replaced_arguments(call.call_site, len(call.argset.args)) if call.call_site is not None else None
     if replaced is not None:  # an argument the caller keeps using after the call must not be donated
@@ -163,9 +166,10 @@ def _donation(call: MemoryCall, row: MemoryRow) -> Iterable[Finding]:
     statics = "".join(f", {k}={v!r}" for k, v in (("static_argnums", call.target.options.static_argnums),
                                                     ("static_argnames", call.target.options.static_argnames)) if v)
     function = call.target.name
+    short = call.target.attr_path.rsplit(".", 1)[-1].rsplit(":", 1)[-1]
     if replaced is None:
         caller = (f"if the caller replaces {' and '.join(names)} with the result ({names[0]} = "
-                  f"{function}({names[0]}, ...)), ")
+                  f"{short}({names[0]}, ...)), ")
     else:
         caller = f"the call replaces {' and '.join(names)} with the result (line {call.call_site.line}), so "  # type: ignore[union-attr]
     yield Finding(
@@ -173,7 +177,7 @@ def _donation(call: MemoryCall, row: MemoryRow) -> Iterable[Finding]:
         title=f"`{function}` returns new {', '.join(names)} of the same shapes but does not donate "
               f"{'it' if len(names) == 1 else 'them'}: both copies are live at the peak",
         location=call.defined_at or row.function, cost_s=0.0,
-        change=f"{caller}donate {'it' if len(names) == 1 else 'them'}: jax.jit({function}, {donate}{statics}) "
+        change=f"{caller}donate {'it' if len(names) == 1 else 'them'}: jax.jit({short}, {donate}{statics}) "
                f"(as a decorator: @functools.partial(jax.jit, {donate}{statics})); the old "
                f"{'buffer is' if len(names) == 1 else 'buffers are'} then invalid after the call",
         gain_s=0.0, gain=MEASURED,

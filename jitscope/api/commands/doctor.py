@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 from jitscope.api.results import Result
 
 if TYPE_CHECKING:
+    from jitscope.api.targets import TargetFlags
     from jitscope.model.doctor import DoctorReport, Finding
     from jitscope.model.run import RunRecord
     from jitscope.report.views.document import Document
@@ -80,16 +81,30 @@ def run_doctor(target: object, *, effects: bool = True, top: int | None = 5) -> 
 
 
 def doctor_command(program: Sequence[str], module: str | None, fmt: str, out: Path | None, *,
-                   fail_on: str | None, show_all: bool, effects: bool) -> int:
-    """``jitscope doctor``: the report on stderr (stdout is the program's) or in ``out``; the exit code."""
+                   fail_on: str | None, show_all: bool, effects: bool, flags: TargetFlags | None = None) -> int:
+    """``jitscope doctor``: the report on stderr (stdout is the program's) or in ``out``; the exit code.
+    A target (``module:fn``) instead: its report on stdout, as ``trace`` and ``memory`` write theirs."""
     import sys
 
     from jitscope.doctor.gate import gate_failure, parse_fail_on
     from jitscope.errors import UsageError
     from jitscope.faults import writable_stderr
+    from jitscope.load.target import looks_like_target
     from jitscope.run.program import Program, check_program
 
     gate = parse_fail_on(fail_on) if fail_on is not None else None
+    if flags is not None and (flags.from_run or (program and module is None and looks_like_target(program[0]))):
+        if module is not None:
+            raise UsageError("-m runs a program; a target is named alone", hint="drop -m, or name the program")
+        return _target_command(flags, fmt, out, gate, show_all)
+    if flags is not None:
+        given = [name for name, value in (("--shapes", flags.shapes), ("--static", flags.static),
+                                          ("--arg", flags.arg), ("--x64", flags.x64), ("--call", flags.call != 1),
+                                          ("--continue", flags.keep_running)) if value]
+        if given:
+            raise UsageError(f"{given[0]} describes a target's call: name a target MODULE:FN",
+                             hint="for example jitscope doctor train.py:step --shapes 'f32[8,128]'; a program "
+                                  "runs with its own arguments")
     if module is not None:
         target = Program(None, module, tuple(program))
     elif program:
@@ -120,3 +135,29 @@ def doctor_command(program: Sequence[str], module: str | None, fmt: str, out: Pa
         stderr.print(f"error: jitscope doctor: {failure}", style="jitscope.bad", markup=False, highlight=False)
         return 1
     return result.record.exit_code
+
+
+def _target_command(flags: TargetFlags, fmt: str, out: Path | None, gate: tuple[float, str] | None,
+                    show_all: bool) -> int:
+    from jitscope.api.targets import run_planned
+    from jitscope.doctor.gate import gate_failure
+    from jitscope.doctor.target import doctor_target
+    from jitscope.errors import UsageError
+    from jitscope.report.writers.console import make_console
+    from jitscope.report.writers.destination import write_result
+    from jitscope.stdout import document_owns_stdout
+
+    option = next((t for t in flags.targets[1:] if t.startswith("-")), None)
+    if option is not None and not flags.from_run:
+        raise UsageError(f"{option} after the target: doctor's options go before it",
+                         hint=f"jitscope doctor {option} ... {flags.targets[0]}")
+    document_owns_stdout(fmt != "text" and out is None)
+    report = run_planned(flags, "jitscope doctor", fmt, doctor_target)
+    result = DoctorResult(report, None, top=None if show_all else 5)
+    write_result(result, fmt, out)
+    stderr = make_console(stderr=True)
+    failure = gate_failure(report, gate) if gate is not None else None
+    if failure is not None:
+        stderr.print(f"error: jitscope doctor: {failure}", style="jitscope.bad", markup=False, highlight=False)
+        return 1
+    return report.exit_code
