@@ -6,9 +6,9 @@ The program runs as ``jitscope run`` runs it (its ``__main__``, ``sys.argv``, it
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from jitscope.api.results import Result
 
@@ -34,6 +34,11 @@ class DoctorResult(Result["DoctorReport"]):
         return self.record.findings
 
     @property
+    def memory(self) -> tuple[Finding, ...]:
+        """Memory findings, most bytes at the peak first (a ranking of their own)."""
+        return self.record.memory
+
+    @property
     def avoidable_s(self) -> float:
         return self.record.avoidable_s
 
@@ -49,18 +54,31 @@ class DoctorResult(Result["DoctorReport"]):
         return f"jitscope doctor: {self.record.program}"
 
 
-def doctor(program: str | Path, *args: str, module: bool = False, effects: bool = True) -> DoctorResult:
+def doctor(program: str | Path | Callable[..., Any], *args: Any, module: bool = False, effects: bool = True,
+           shapes: str | Sequence[str] | None = None, static_argnums: int | Sequence[int] | None = None,
+           static_argnames: str | Sequence[str] | None = None, **kwargs: Any) -> DoctorResult:
     """Run ``program`` (a script path; with ``module=True`` a module name, as ``python -m``) with ``args`` as its
-    ``sys.argv[1:]``, and say what to fix first.
+    ``sys.argv[1:]``, and say what to fix first. A function (``fn``, called with ``args``/``kwargs`` or
+    ``shapes=``) or a target ``"module:fn"`` (its examples, or ``shapes=``) is doctored as
+    ``jitscope doctor module:fn`` does: its times, compile by line, memory and static recompiles.
 
     >>> result = jitscope.doctor("train.py", "--steps", "100")
     >>> result.findings[0].title, result.findings[0].gain_s
+    >>> jitscope.doctor(train_step, params, batch).memory[0].gain_bytes
     """
     from jitscope.api.checks import check_flag, check_path, check_text, type_error
+    from jitscope.errors import UsageError
+    from jitscope.load.target import looks_like_target
     from jitscope.run.program import Program, check_program
 
     check_flag("module", module)
     check_flag("effects", effects)
+    if callable(program) or (isinstance(program, str) and not module and looks_like_target(program)):
+        return _doctor_target(program, args, kwargs, shapes, static_argnums, static_argnames)
+    if kwargs or shapes is not None or static_argnums is not None or static_argnames is not None:
+        raise UsageError("shapes=, static_argnums=, static_argnames= and keyword arguments describe a function's "
+                         "call: pass a function or a 'module:fn' target", hint="a program takes its arguments as "
+                                                                                "strings: doctor('train.py', '--steps', '3')")
     if module:
         check_text("program", program, none_ok=False)
     else:
@@ -71,6 +89,27 @@ def doctor(program: str | Path, *args: str, module: bool = False, effects: bool 
     target = Program(None, str(program), tuple(args)) if module else Program(str(program), None, tuple(args))
     check_program(target)
     return run_doctor(target, effects=effects)
+
+
+def _doctor_target(fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any], shapes: str | Sequence[str] | None,
+                   static_argnums: int | Sequence[int] | None,
+                   static_argnames: str | Sequence[str] | None) -> DoctorResult:
+    from jitscope.api.targets import shape_list, target_of
+    from jitscope.doctor.target import doctor_target
+    from jitscope.errors import UsageError
+    from jitscope.load.mesh import example_mesh_scope
+    from jitscope.timing.plan import plan_calls
+
+    if isinstance(fn, str):
+        if args or kwargs or static_argnums is not None or static_argnames is not None:
+            raise UsageError(f"{fn!r} is a target: its calls come from its examples or shapes=",
+                             hint="pass the function itself to call it with arguments")
+        planned = plan_calls([fn], shape_list(shapes))
+    else:
+        handle = target_of(fn, args, kwargs, static_argnums, static_argnames, abstract=False, shapes=shapes)
+        planned = plan_calls([handle], shape_list(shapes))
+    with example_mesh_scope(argset for _, argset in planned):
+        return DoctorResult(doctor_target(planned))
 
 
 def run_doctor(target: object, *, effects: bool = True, top: int | None = 5) -> DoctorResult:
