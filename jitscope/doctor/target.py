@@ -21,8 +21,9 @@ if TYPE_CHECKING:
     from jitscope.load.target import TargetHandle
     from jitscope.model.bench import BenchRow
 
-#: A first compile this long, and at least half of the first call, is opened by line (one more cold compile).
-SLOW_COMPILE_S = 0.5
+#: A first compile this long, and at least half of the first call, is opened by line (one more cold compile);
+#: shorter ones are what any model costs once.
+SLOW_COMPILE_S = 2.0
 #: Seconds of cached calls bench times per call (doctor wants the figure, not bench's precision).
 BENCH_BUDGET_S = 0.2
 _MODES = {"True", "False", "None"}
@@ -83,8 +84,15 @@ def _slow_compile(handle: TargetHandle, argset: ArgSet, row: BenchRow) -> Findin
     top = lines[0] if lines else None
     evidence = tuple(f"{line.location}: {fmt_duration(line.compile_seconds or 0.0)} of the compile"
                      + (f", its code repeated {line.copies} times" if line.copies > 1 else "") for line in lines[:3])
-    change = (top.advice if top is not None and top.advice else
-              "an unrolled Python loop is the usual cause: lax.scan or lax.fori_loop compiles its body once")
+    if top is not None and top.advice:
+        change = top.advice
+    elif top is not None and top.copies > 1:
+        change = (f"line {top.location.line} repeats its code {top.copies} times (an unrolled Python loop): "  # type: ignore[union-attr]
+                  f"lax.scan or lax.fori_loop compiles the body once")
+    else:
+        change = (f"nothing in it repeats: the compile is the program's size; jitscope trace {handle.name} "
+                  f"--compile-profile shows it by XLA phase and pass, and a persistent compilation cache "
+                  f"(jax.config.update('jax_compilation_cache_dir', ...)) pays it once across runs")
     return Finding(
         kind=SLOW_COMPILE,
         title=f"`{handle.name}`'s first call spends {fmt_duration(compile_s)} compiling, "
