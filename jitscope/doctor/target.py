@@ -74,7 +74,7 @@ def _compile_s(row: BenchRow) -> float:
 
 
 def _slow_compile(handle: TargetHandle, argset: ArgSet, row: BenchRow) -> Finding | None:
-    from jitscope.api.commands.compile_time import profile_compile
+    from jitscope.profiling.compile_record import profile_compile
 
     compile_s = _compile_s(row)
     if compile_s < SLOW_COMPILE_S or compile_s < 0.5 * row.cold.median.total:
