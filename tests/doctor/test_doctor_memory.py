@@ -12,6 +12,7 @@ from pathlib import Path
 
 from jitscope.doctor.callsite import replaced_arguments
 from jitscope.model.common import Location
+from jitscope.model.memory import MemoryRow, Peak, RematTrial, ResidualLine, Totals
 
 TARGETS = Path(__file__).resolve().parents[1] / "targets" / "doctor"
 
@@ -61,3 +62,31 @@ def test_only_arguments_the_statement_replaces_are_donation_candidates(tmp_path:
     assert at(7, 3) == set()
     assert at(8, 1) is None  # two calls on the line: which one is not known
     assert replaced_arguments(Location(str(tmp_path / "gone.py"), 1, "f"), 1) is None
+
+
+def _row(peak: int, trials: tuple[tuple[str, int, str], ...]) -> MemoryRow:
+    where = Location("train.py", 12, "loss")
+    return MemoryRow(
+        target="train.py:step", call="f32[8]", function=Location("train.py", 20, "step"), last_line=25,
+        module="jit_step", backend="cpu", devices=1,
+        totals=Totals(arguments=0, outputs=0, aliased=0, temporaries=peak, constants=0, generated_code=None,
+                      reserved=peak),
+        peak=Peak(bytes=peak, position=3, steps=9, instruction="dot.1", location=where, buffers=(), on_lines=peak,
+                  arguments=0, constants=0, no_source=0),
+        lines=(), residuals=(ResidualLine(where, 24 << 20, 20 << 20, 6, ("sin",), "dots_saveable"),),
+        remat=tuple(RematTrial(policy, p, p, error) for policy, p, error in trials))
+
+
+def test_remat_is_a_finding_only_where_try_remat_measured_a_lower_peak() -> None:
+    from jitscope.doctor.memory import MemoryCall, _remat
+
+    call = MemoryCall(target=type("T", (), {"name": "train.py:step"})(), argset=None)  # type: ignore[arg-type]
+    lower = _row(40 << 20, (("nothing_saveable", 30 << 20, ""), ("dots_saveable", 25 << 20, "")))
+    [found] = _remat(call, lower)
+    assert (found.kind, found.location.line, found.gain) == ("remat-residuals", 12, "measured")
+    assert found.cost_bytes == 20 << 20 and found.gain_bytes == 15 << 20  # the better policy's peak, measured
+    assert "policy=jax.checkpoint_policies.dots_saveable" in found.change
+    same = _row(40 << 20, (("nothing_saveable", 40 << 20, ""), ("dots_saveable", 0, "it failed")))
+    assert list(_remat(call, same)) == []  # the residual estimate alone is not a finding
+    small = _row(40 << 20, (("dots_saveable", (40 << 20) - 4096, ""),))
+    assert list(_remat(call, small)) == []  # under the floor (1 MiB, 5% of the peak)
