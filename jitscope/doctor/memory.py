@@ -109,8 +109,11 @@ def calls_from_run(record: RunRecord, recorder: Recorder, donated: dict[tuple[st
 def _handle(name: str, fun: object, args: tuple[object, ...], kwargs: dict[str, object], static_argnums: tuple[int, ...],
             static_argnames: tuple[str, ...], donate_argnums: tuple[int, ...]) -> TargetHandle | None:
     from jitscope.jaxcompat.jit import JitOptions
+    from jitscope.jaxcompat.wrappers import FUNCTION, JAX_JIT, recognise
     from jitscope.load.live import live_target
 
+    if recognise(fun).kind not in (FUNCTION, JAX_JIT):
+        return None  # nnx.jit's JitFn reaches jax.jit as a plain call: it is re-jitted by its own rules only
     try:
         target = live_target(fun, args, kwargs, text=name, attr_path=name, how="a call the run made",
                              static_argnums=static_argnums, static_argnames=static_argnames, abstract=True)
@@ -174,8 +177,8 @@ def _donation(call: MemoryCall, row: MemoryRow) -> Iterable[Finding]:
         caller = f"the call replaces {' and '.join(names)} with the result (line {call.call_site.line}), so "  # type: ignore[union-attr]
     yield Finding(
         kind=MISSING_DONATION,
-        title=f"`{function}` returns new {', '.join(names)} of the same shapes but does not donate "
-              f"{'it' if len(names) == 1 else 'them'}: both copies are live at the peak",
+        title=f"`{function}` returns new {', '.join(names)} of the same shapes without donating the old: XLA "
+              f"allocates {fmt_bytes(held)} for a second copy",
         location=call.defined_at or row.function, cost_s=0.0,
         change=f"{caller}donate {'it' if len(names) == 1 else 'them'}: jax.jit({short}, {donate}{statics}) "
                f"(as a decorator: @functools.partial(jax.jit, {donate}{statics})); the old "

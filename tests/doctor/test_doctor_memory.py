@@ -90,3 +90,15 @@ def test_remat_is_a_finding_only_where_try_remat_measured_a_lower_peak() -> None
     assert list(_remat(call, same)) == []  # the residual estimate alone is not a finding
     small = _row(40 << 20, (("dots_saveable", (40 << 20) - 4096, ""),))
     assert list(_remat(call, small)) == []  # under the floor (1 MiB, 5% of the peak)
+
+
+def test_an_nnx_step_is_not_analysed_as_a_plain_jit(tmp_path: Path) -> None:
+    import pytest
+
+    pytest.importorskip("flax")
+    pytest.importorskip("optax")
+    out = tmp_path / "doctor.json"
+    proc = doctor("--out", str(out), "nnx_train.py")
+    assert proc.returncode == 0, proc.stderr
+    document = json.loads(out.read_text())
+    assert document["memory"] == [] and not any(n.startswith("memory:") for n in document["notes"]), document
