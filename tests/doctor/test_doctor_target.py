@@ -81,3 +81,12 @@ def test_the_python_api_doctors_a_target_and_stays_a_function(monkeypatch: pytes
     slow = result.findings[kinds.index("slow-compile")]
     assert slow.location is not None and slow.location.file.endswith("targets.py") and slow.evidence
     assert callable(jitscope.doctor) and jitscope.doctor.__name__ == "doctor"  # not the package, on a 2nd call
+
+
+def test_a_target_from_run_is_doctored_on_the_call_the_program_made() -> None:
+    proc = jitscope("doctor", "--format", "json", "--from-run", "no_donation.py:step")
+    assert proc.returncode == 0, proc.stderr
+    document = json.loads(proc.stdout)
+    [call] = document["calls"]
+    assert call["call"] == PARAMS
+    assert [f["kind"] for f in document["memory"]] == ["missing-donation"]
