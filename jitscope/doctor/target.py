@@ -55,14 +55,14 @@ def doctor_target(planned: Sequence[tuple[TargetHandle, ArgSet]], progress: Any 
     if recompiles:
         findings += _measured(recompiles, groups, by_key)
     memory, notes = memory_findings([MemoryCall(*by_key[(name, row.call)]) for name, row in firsts.items()])
-    notes = [f"{f.target}({f.call}) failed: {f.error}" for f in report.failures] + notes
+    notes = [f"{f.error} (jitscope bench {f.target} shows the traceback)" for f in report.failures] + notes
     wall = sum(c.first_call_s for c in calls)
     findings.sort(key=lambda f: (-f.cost_s, f.title))
     names = ", ".join(dict.fromkeys(h.name for h, _ in planned))
     return DoctorReport(
         program=names, argv=(), exit_code=1 if report.failures else 0,
-        outcome=f"made {plural(len(calls), 'first call')}" + (f", {len(report.failures)} failed" if report.failures
-                                                              else ""),
+        outcome=(f"made {plural(len(calls), 'first call')}" + (f", {len(report.failures)} failed" if report.failures
+                                                               else "") if calls else "failed on every call"),
         wall_s=round(wall, 6), compile_s=round(sum(c.compile_s for c in calls), 6), compiles=len(calls),
         findings=tuple(findings), noise_floor_s=round(noise_floor(wall), 6), notes=tuple(notes),
         jax_version=str(environment().get("jax", "")) or None, memory=tuple(memory), calls=calls)

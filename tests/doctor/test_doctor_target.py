@@ -90,3 +90,12 @@ def test_a_target_from_run_is_doctored_on_the_call_the_program_made() -> None:
     [call] = document["calls"]
     assert call["call"] == PARAMS
     assert [f["kind"] for f in document["memory"]] == ["missing-donation"]
+
+
+def test_a_target_whose_code_fails_says_so_and_exits_1() -> None:
+    proc = jitscope("doctor", "targets.py:broken")
+    assert proc.returncode == 1, proc.stderr
+    text = " ".join(proc.stdout.split())  # the note wraps
+    assert "targets.py:broken failed on every call:" in text
+    assert "ValueError: the batch is empty (jitscope bench targets.py:broken shows the traceback)" in text
+    assert "Traceback" not in proc.stdout + proc.stderr

@@ -25,7 +25,7 @@ TOP = 5
 
 
 def headline(report: DoctorReport) -> str:
-    ran = f"{report.program} {report.outcome} in {fmt_duration(report.wall_s)}"
+    ran = f"{report.program} {report.outcome}" + (f" in {fmt_duration(report.wall_s)}" if report.wall_s else "")
     memory = f"; {plural(len(report.memory), 'memory finding')}" if report.memory else ""
     if not report.findings:
         if memory:

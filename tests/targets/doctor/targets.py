@@ -1,6 +1,6 @@
 """Functions for ``jitscope doctor module:fn``: a step that does not donate its parameters, a step that does,
 and a scaled step whose ``scale`` is static although only arithmetic uses it (its examples call it three
-times, one value each)."""
+times, one value each); one that raises."""
 
 from functools import partial
 
@@ -30,9 +30,15 @@ def scaled(x, scale):
     return jnp.sin(x) * scale
 
 
+@jax.jit
+def broken(x):
+    raise ValueError("the batch is empty")
+
+
 PARAMS = "{'w1': f32[512,1024], 'w2': f32[1024,512]}, f32[64,512]"
 JITSCOPE_EXAMPLES = {
     "step": PARAMS,
     "donated_step": PARAMS,
+    "broken": "f32[3]",
     "scaled": [{"shapes": "f32[256]", "static": {"scale": s}} for s in (0.5, 1.5, 2.5)],
 }
