@@ -62,9 +62,17 @@ def byte_floor(peak: int) -> int:
 def memory_findings(calls: Sequence[MemoryCall], budget_s: float = BUDGET_S) -> tuple[list[Finding], list[str]]:
     """The calls' memory findings, most bytes at the peak first, and notes (a call that could not be analysed)."""
     from jitscope.buffers.runner import MemoryOptions, memory_row
+    from jitscope.jaxcompat import xla_dump
+    from jitscope.timing.runner import device_errors
 
     findings: list[Finding] = []
     notes: list[str] = []
+    if not calls:
+        return findings, notes
+    try:
+        xla_dump.check_supported()
+    except JitscopeError as err:  # an old JAX: the time findings stand alone
+        return findings, [f"memory: not analysed: {err.message}"]
     started = time.perf_counter()
     for call in calls:
         if time.perf_counter() - started > budget_s:
@@ -72,8 +80,9 @@ def memory_findings(calls: Sequence[MemoryCall], budget_s: float = BUDGET_S) -> 
                          f"was spent): jitscope memory {call.target.name} --try-remat shows it")
             continue
         try:
-            row = memory_row(call.target, call.argset, MemoryOptions(try_remat=True))
-            findings += _donation(call, row)
+            with device_errors(f"compiling {call.target.name}({call.argset.describe()})"):
+                row = memory_row(call.target, call.argset, MemoryOptions(try_remat=True))
+                findings += _donation(call, row)
         except JitscopeError as err:
             notes.append(f"memory: {call.target.name} could not be analysed: {err.message}")
             continue
@@ -158,23 +167,24 @@ def _donation(call: MemoryCall, row: MemoryRow) -> Iterable[Finding]:
         return
     argnums = tuple(sorted(found))
     names = [parameter_names(call.target.fn)[n] for n in argnums]
-    options = dataclasses.replace(call.target.options,
-                                  donate_argnums=tuple(sorted({*call.target.options.donate_argnums, *argnums})))
+    donated = tuple(sorted({*call.target.options.donate_argnums, *argnums}))  # the user's own donations kept
+    options = dataclasses.replace(call.target.options, donate_argnums=donated)
     tried = memory_row(dataclasses.replace(call.target, options=options), call.argset, MemoryOptions())
     gain = row.peak.bytes - tried.peak.bytes
     if gain < byte_floor(row.peak.bytes):
         return  # this backend's compiled program does not get smaller: nothing to fix here
     held = sum(d.bytes for d in row.donations if any(d.argument in c for c in found.values()))
-    donate = f"donate_argnums={argnums[0]}" if len(argnums) == 1 else f"donate_argnums={argnums}"
+    donate = f"donate_argnums={donated[0]}" if len(donated) == 1 else f"donate_argnums={donated}"
     statics = "".join(f", {k}={v!r}" for k, v in (("static_argnums", call.target.options.static_argnums),
                                                     ("static_argnames", call.target.options.static_argnames)) if v)
     function = call.target.name
     short = call.target.attr_path.rsplit(".", 1)[-1].rsplit(":", 1)[-1]
-    if replaced is None:
+    site = call.call_site
+    if replaced is None or site is None:
         caller = (f"if the caller replaces {' and '.join(names)} with the result ({names[0]} = "
                   f"{short}({names[0]}, ...)), ")
     else:
-        caller = f"the call replaces {' and '.join(names)} with the result (line {call.call_site.line}), so "  # type: ignore[union-attr]
+        caller = f"the call replaces {' and '.join(names)} with the result (line {site.line}), so "
     yield Finding(
         kind=MISSING_DONATION,
         title=f"`{function}` returns new {', '.join(names)} of the same shapes without donating the old: XLA "

@@ -102,3 +102,11 @@ def test_an_nnx_step_is_not_analysed_as_a_plain_jit(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr
     document = json.loads(out.read_text())
     assert document["memory"] == [] and not any(n.startswith("memory:") for n in document["notes"]), document
+
+
+def test_a_step_that_donates_by_name_has_no_memory_finding(tmp_path: Path) -> None:
+    out = tmp_path / "doctor.json"
+    proc = doctor("--out", str(out), "donated.py")  # without the user's donation, memory would find it missing
+    assert proc.returncode == 0, proc.stderr
+    document = json.loads(out.read_text())
+    assert document["memory"] == [] and document["notes"] == []
