@@ -23,7 +23,8 @@ from pathlib import Path
 from machine import spread, watch_machine
 
 ROOT = Path(__file__).resolve().parents[1]
-PROGRAMS = ("examples/train_loop.py", "examples/train_loop_fixed.py", "tests/targets/doctor/two_problems.py")
+PROGRAMS = ("examples/train_loop.py", "examples/train_loop_fixed.py", "tests/targets/doctor/two_problems.py",
+            "tests/targets/doctor/no_donation.py")  # the last: memory analysed, the donation tried
 #: What the issue allows doctor to add to a program's own time.
 BUDGET_S = 30.0
 

@@ -60,7 +60,7 @@ nitpick_ignore_regex = [
     (r"py:class", r"(Any|Callable|Iterator|Sequence|Mapping|Path|PathLike|Literal|ArrayLike|Self)"),
     (r"py:class", r"(str|int|float|bool|bytes|dict|list|tuple|set|None|object|type)"),
     # jitscope's records: the JSON schemas page lists every field of each (they are data, not API).
-    (r"py:class", r"(jitscope\.[\w.]+\.)?(\w+Report|\w+Record|\w+Stats|LineMemory|GateResult|Document|BenchAPIResult|R)"),
+    (r"py:class", r"(jitscope\.[\w.]+\.)?(\w+Report|\w+Record|\w+Stats|LineMemory|GateResult|Document|BenchAPIResult|Finding|R)"),
 ]
 
 programoutput_use_ansi = False

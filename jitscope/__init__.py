@@ -55,6 +55,14 @@ __all__ = [
 
 _API = frozenset(__all__) - {"__version__", "load_ipython_extension"}
 
+# ``jitscope.doctor`` is both the API's function and a package (``jitscope/doctor/``). Importing the package
+# binds it as this module's attribute, which would hide the function from ``__getattr__`` from then on (a
+# second ``jitscope.doctor(...)`` called the package). Imported here (a docstring: nothing to pay) and unbound,
+# later imports of its modules leave the attribute alone.
+import jitscope.doctor  # noqa: E402
+
+del globals()["doctor"]
+
 
 def __getattr__(name: str) -> Any:
     """The API is imported on first use: ``jitscope --help`` and the CLI's start do not pay for it."""

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from jitscope.doctor.findings import diagnose, noise_floor
-from jitscope.model.doctor import DoctorReport, rank_key
+from jitscope.model.common import Location
+from jitscope.model.doctor import DoctorReport, Finding, rank_key
 from jitscope.model.run import USER, RunRecord
 from jitscope.run.program import Program
 from jitscope.units import plural
@@ -21,15 +22,30 @@ def doctor_program(program: Program, *, effects: bool = True) -> tuple[DoctorRep
     from jitscope.run.session import run_observed
 
     recorder = Recorder()
-    record = run_observed(program, effects=effects, on_compile=recorder)
-    return diagnose_record(record, recorder), record
+    donated: dict[tuple[str, Location | None], tuple[int, ...]] = {}
+
+    def on_compile(event: Any, call: Any) -> None:
+        recorder(event, call)
+        donated[(event.function, event.defined_at)] = tuple(getattr(call, "donate_argnums", ()))
+
+    record = run_observed(program, effects=effects, on_compile=on_compile)
+    return diagnose_record(record, recorder, donated), record
 
 
-def diagnose_record(record: RunRecord, recorder: Recorder | None = None, *, lint: bool = True) -> DoctorReport:
+def diagnose_record(record: RunRecord, recorder: Recorder | None = None,
+                    donated: dict[tuple[str, Location | None], tuple[int, ...]] | None = None, *,
+                    lint: bool = True) -> DoctorReport:
     """A run's record (this run's, or a saved ``run --out`` report read back) -> the doctor's report; with the
-    run's calls (``recorder``), the changes that can be tried are tried and their gains measured; with
-    ``lint``, the program's files are linted and the hazards the run hit kept."""
+    run's calls (``recorder``), the changes that can be tried are tried and their gains measured, and the
+    costliest functions' memory is analysed (``memory.py``); with ``lint``, the program's files are linted
+    and the hazards the run hit kept."""
     findings, below = diagnose(record)
+    memory: list[Finding] = []
+    memory_notes: list[str] = []
+    if recorder is not None and recorder.calls:
+        from jitscope.doctor.memory import calls_from_run, memory_findings
+
+        memory, memory_notes = memory_findings(calls_from_run(record, recorder, donated or {}))
     if recorder is not None and recorder.calls:
         from jitscope.doctor.compile import open_slow_compiles
         from jitscope.doctor.measure import measure
@@ -41,12 +57,12 @@ def diagnose_record(record: RunRecord, recorder: Recorder | None = None, *, lint
         findings = lint_hits(record, findings)
     findings.sort(key=rank_key)
     compiles = sum(e.compiled for e in record.events if e.kind == USER)
-    notes = list(_notes(record, compiles))
+    notes = [*_notes(record, compiles), *memory_notes]
     return DoctorReport(
         program=record.program, argv=record.argv, exit_code=record.exit_code, outcome=record.outcome,
         wall_s=record.wall_s, compile_s=round(record.compile_s, 6), compiles=compiles,
         findings=tuple(findings), below_floor=below, noise_floor_s=round(noise_floor(record.wall_s), 6),
-        notes=tuple(notes), jax_version=record.jax_version)
+        notes=tuple(notes), jax_version=record.jax_version, memory=tuple(memory))
 
 
 def _notes(record: RunRecord, compiles: int) -> Iterator[str]:

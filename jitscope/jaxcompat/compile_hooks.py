@@ -297,6 +297,11 @@ def static_arg_options(jit_info: Any) -> tuple[tuple[int, ...], tuple[str, ...]]
     return tuple(int(n) for n in nums), tuple(str(n) for n in names)
 
 
+def donated_argnums(jit_info: Any) -> tuple[int, ...]:
+    """The positional arguments a ``PjitInfo`` donates (``donate_argnames`` resolved into them by jit)."""
+    return tuple(int(n) for n in getattr(jit_info, "donate_argnums", ()) or ())
+
+
 @dataclass(frozen=True, slots=True)
 class LeafInfo:
     """What JAX keys on for one array leaf."""

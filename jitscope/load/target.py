@@ -75,6 +75,13 @@ def split_target(text: str) -> tuple[str, str]:
     return head, attr
 
 
+def looks_like_target(text: str) -> bool:
+    """Whether a command line's word names a target (``pkg.mod:fn``, ``path/to/file.py:fn``) rather than a
+    script to run: a ``:`` with something on both sides, and no file of that very name."""
+    head, sep, attr = text.rpartition(":")
+    return bool(sep and head and attr) and not os.path.exists(text)
+
+
 def _looks_like_path(head: str) -> bool:
     return head.endswith(".py") or "/" in head or os.sep in head
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from jitscope.model.common import Location
 
 #: Version of the ``jitscope.doctor`` JSON document; bump the major number on a breaking change.
-DOCTOR_SCHEMA_VERSION = "1.0"
+DOCTOR_SCHEMA_VERSION = "1.1"
 
 #: How a finding's gain is known.
 MEASURED, ESTIMATED, NOT_ESTIMATED = "measured", "estimated", "none"
@@ -36,13 +36,12 @@ SLOW_COMPILE = "slow-compile"
 HOST_SYNC = "host-sync"
 LINT_HAZARD = "lint"
 TRACE_EFFECT = "trace-effect"
+#: Memory findings (ranked apart, by bytes at the peak): an argument the step replaces but does not donate,
+#: activations saved for the backward pass that ``jax.checkpoint`` measurably drops.
+MISSING_DONATION = "missing-donation"
+REMAT_RESIDUALS = "remat-residuals"
 #: The kinds that are not timed (correctness hazards), ranked after the timed ones.
 UNTIMED = frozenset({TRACE_EFFECT, LINT_HAZARD})
-
-
-def rank_key(finding: Finding) -> tuple[bool, float, int, str]:
-    """Timed findings by cost, worst first, then the untimed ones."""
-    return (finding.kind in UNTIMED, -finding.cost_s, -finding.count, finding.title)
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,6 +60,19 @@ class Finding:
     count: int = 0  # how many times it happened (recompiles, eager compiles, effect runs)
     arguments: tuple[str, ...] = ()  # the arguments whose cache-key component changed (recompiles)
     evidence: tuple[str, ...] = ()  # a few lines from the run that show it (causes, call sites)
+    cost_bytes: int = 0  # a memory finding's cost: bytes at the compiled program's peak (see ``gain_note``)
+    gain_bytes: int = 0  # bytes the change takes off the peak (see ``gain``)
+
+
+@dataclass(frozen=True, slots=True)
+class TargetCall:
+    """``jitscope doctor module:fn``: one call of the target, as ``bench`` timed it."""
+
+    target: str
+    call: str  # the arguments, "f32[8,128], n=2"
+    first_call_s: float  # the cold call: trace, lower, compile and first run
+    compile_s: float  # of which tracing, lowering and compiling
+    cached_s: float  # a cached call, median
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,6 +91,10 @@ class DoctorReport:
     noise_floor_s: float = 0.0
     notes: tuple[str, ...] = ()
     jax_version: str | None = None
+    #: Memory findings on the functions that cost the most, ranked apart by bytes at the peak.
+    memory: tuple[Finding, ...] = ()
+    #: ``doctor module:fn``: the target's calls as bench timed them (empty for a program).
+    calls: tuple[TargetCall, ...] = ()
     kind: str = "jitscope.doctor"
     schema_version: str = DOCTOR_SCHEMA_VERSION
 
@@ -91,3 +107,8 @@ class DoctorReport:
     def avoidable_share(self) -> float:
         """``avoidable_s`` as a share of the program's wall time (0 when it took no time)."""
         return min(self.avoidable_s / self.wall_s, 1.0) if self.wall_s > 0 else 0.0
+
+
+def rank_key(finding: Finding) -> tuple[bool, float, int, str]:
+    """Timed findings by cost, worst first, then the untimed ones."""
+    return (finding.kind in UNTIMED, -finding.cost_s, -finding.count, finding.title)

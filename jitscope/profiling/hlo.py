@@ -206,9 +206,16 @@ def _metadata(attrs: str) -> tuple[str, int | None, Location | None]:
     source = None
     file, line = _SOURCE_FILE.search(body), _SOURCE_LINE.search(body)
     if file is not None and line is not None:
-        source = Location(file.group(1).replace('\\"', '"'), int(line.group(1)))
-    return (op_name.group(1).replace('\\"', '"') if op_name else "", int(frame.group(1)) if frame else None,
-            source)
+        source = Location(_unescape(file.group(1)), int(line.group(1)))
+    return (_unescape(op_name.group(1)) if op_name else "", int(frame.group(1)) if frame else None, source)
+
+
+_ESCAPE = re.compile(r"\\(.)")
+
+
+def _unescape(text: str) -> str:
+    """A quoted HLO string's text: XLA escapes quotes, both kinds (``params[\\'w\\']``), and backslashes."""
+    return _ESCAPE.sub(r"\1", text) if "\\" in text else text
 
 
 def instruction_metadata(line: str) -> tuple[str, int | None, Location | None] | None:

@@ -25,7 +25,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from jitscope.jaxcompat.compile_hooks import pmap_user_call, static_arg_options
+from jitscope.jaxcompat.compile_hooks import donated_argnums, pmap_user_call, static_arg_options
 from jitscope.jaxcompat.jit import NO_LEAVES
 from jitscope.jaxcompat.wrappers import EQUINOX, STATIC_LEAVES
 
@@ -48,6 +48,8 @@ class UserCall:
     #: Which leaves the wrapper makes static besides the named arguments (``JitOptions.static_leaves``; the
     #: rules every other path follows, ``jaxcompat/wrappers.py``): equinox's, every non-array leaf.
     static_leaves: str = NO_LEAVES
+    #: The positional arguments the user's ``jax.jit`` donates (``donate_argnums``/``donate_argnames``).
+    donate_argnums: tuple[int, ...] = ()
 
 
 def user_call(fun: Any, jit_info: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> UserCall:
@@ -57,7 +59,8 @@ def user_call(fun: Any, jit_info: Any, args: tuple[Any, ...], kwargs: dict[str, 
         if found is not None:
             return found
     nums, names = static_arg_options(jit_info)
-    return UserCall(fun, args, kwargs, nums, names, via=str(getattr(jit_info, "via", PLAIN)))
+    return UserCall(fun, args, kwargs, nums, names, via=str(getattr(jit_info, "via", PLAIN)),
+                    donate_argnums=donated_argnums(jit_info))
 
 
 def _pmap(fun: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> UserCall | None:

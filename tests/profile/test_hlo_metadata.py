@@ -18,6 +18,7 @@ SHAPE = "%t = f32[8]{0} tanh(f32[8]{0} %x), "
      None, Location("/a/{b}.py", 3)),
     ('metadata={op_name="jit(f)/x}y" stack_frame_id=4}', "jit(f)/x}y", 4, None),
     ('metadata={op_name="say \\"hi}\\" stack_frame_id=9" stack_frame_id=5}', 'say "hi}" stack_frame_id=9', 5, None),
+    ("metadata={op_name=\"params[\\'w1\\']\" stack_frame_id=2}", "params['w1']", 2, None),
     ('backend_config={"a":{"b":1}}', "", None, None),
 ])
 def test_metadata_fields(metadata: str, op_name: str, frame: int | None, source: Location | None) -> None:

@@ -236,7 +236,7 @@ def test_the_sampler_lists_time_at_the_innermost_user_line():
 
 
 def test_one_compile_per_static_variant_is_noted():
-    from jitscope.api.commands.compile_time import static_variants_noted
+    from jitscope.profiling.compile_record import static_variants_noted
     from jitscope.model.compile import CompileTimeRecord
 
     record = CompileTimeRecord()

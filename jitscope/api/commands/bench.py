@@ -246,7 +246,7 @@ def run_bench(
 def _with_compile_times(report: BenchReport, calls: Sequence[tuple[TargetHandle, Any]]) -> BenchReport:
     """Each row's cold call by phase and by line (``--compile-profile``), from one more cold compile; a note
     where its phases do not add up to the cold call's measured compile within 10%."""
-    from jitscope.api.commands.compile_time import profile_compile, static_variants_noted
+    from jitscope.profiling.compile_record import profile_compile, static_variants_noted
     from jitscope.profiling.compile_time import TOLERANCE
 
     by_key = {row.key: i for i, row in enumerate(report.rows)}

@@ -15,12 +15,6 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from jitscope.api.commands.compile_time import (
-    compile_time_of,
-    module_text,
-    source_lines_of,
-    static_variants_noted,
-)
 from jitscope.api.targets import TargetFlags, shape_list, target_of
 from jitscope.errors import CompileError, TraceError
 from jitscope.jaxcompat.caches import forget_other_functions_lines
@@ -30,6 +24,12 @@ from jitscope.load.mesh import example_mesh_scope
 from jitscope.load.specs import ArgSet
 from jitscope.load.target import TargetHandle, check_call
 from jitscope.model.trace import LibraryCall, TraceRecord, TraceReport
+from jitscope.profiling.compile_record import (
+    compile_time_of,
+    module_text,
+    source_lines_of,
+    static_variants_noted,
+)
 from jitscope.sharding.analyse import ShardingProbe
 from jitscope.tracing.compile import CompileSkipped, lower_and_compile
 from jitscope.tracing.recompile import cache_hits

@@ -17,7 +17,7 @@ from jitscope.report.views.document import (
     Section,
     Table,
 )
-from jitscope.units import fmt_duration, plural
+from jitscope.units import fmt_bytes, fmt_duration, plural
 from jitscope.userframes import read_source_lines
 
 #: Findings the terminal shows; the rest are counted ("N more") and are all in json, markdown and html.
@@ -25,20 +25,31 @@ TOP = 5
 
 
 def headline(report: DoctorReport) -> str:
-    ran = f"{report.program} {report.outcome} in {fmt_duration(report.wall_s)}"
+    ran = f"{report.program} {report.outcome}" + (f" in {fmt_duration(report.wall_s)}" if report.wall_s else "")
+    memory = f"; {plural(len(report.memory), 'memory finding')}" if report.memory else ""
     if not report.findings:
+        if memory:
+            return f"{ran}: no time to save above the noise floor ({fmt_duration(report.noise_floor_s)}){memory}"
         return f"{ran}: nothing to fix above the noise floor ({fmt_duration(report.noise_floor_s)})"
     avoidable = report.avoidable_s
     share = f", {report.avoidable_share:.0%} of the run," if avoidable else ""
     return (f"{ran}: {plural(len(report.findings), 'finding')}; about {fmt_duration(avoidable)}{share} "
-            f"avoidable" if avoidable else f"{ran}: {plural(len(report.findings), 'finding')}")
+            f"avoidable{memory}" if avoidable else f"{ran}: {plural(len(report.findings), 'finding')}{memory}")
 
 
 def gain_text(finding: Finding) -> str:
     if finding.gain == NOT_ESTIMATED:
         return finding.gain_note
     label = "measured" if finding.gain == MEASURED else "estimated"
-    return f"{fmt_duration(finding.gain_s)} ({label}: {finding.gain_note})"
+    amount = f"{fmt_bytes(finding.gain_bytes)} off the peak" if finding.cost_bytes else fmt_duration(finding.gain_s)
+    return f"{amount} ({label}: {finding.gain_note})"
+
+
+def _cost_text(finding: Finding, wall_s: float) -> str:
+    if finding.cost_bytes:
+        return f"{fmt_bytes(finding.cost_bytes)} at the peak"
+    return (f"{fmt_duration(finding.cost_s)} ({finding.cost_s / wall_s:.0%} of the run)" if finding.cost_s and wall_s
+            else "no measurable time")
 
 
 def _frame(finding: Finding, read_lines: Callable[[str], Sequence[str]]) -> CodeListing | None:
@@ -52,9 +63,8 @@ def _frame(finding: Finding, read_lines: Callable[[str], Sequence[str]]) -> Code
 
 
 def finding_section(rank: int, finding: Finding, wall_s: float,
-                    read_lines: Callable[[str], Sequence[str]] = read_source_lines) -> Section:
-    cost = (f"{fmt_duration(finding.cost_s)} ({finding.cost_s / wall_s:.0%} of the run)" if finding.cost_s and wall_s
-            else "no measurable time")
+                    read_lines: Callable[[str], Sequence[str]] = read_source_lines, prefix: str = "") -> Section:
+    cost = _cost_text(finding, wall_s)
     blocks: list[Block] = [Paragraph(((str(finding.location or "(no source line)"), "jitscope.path"),
                                       (f"  cost {cost}", "jitscope.muted")))]
     frame = _frame(finding, read_lines)
@@ -62,7 +72,7 @@ def finding_section(rank: int, finding: Finding, wall_s: float,
         blocks.append(frame)
     blocks += [Note(finding.change, "good", "change", wrap=True), Note(gain_text(finding), "info", "gain", wrap=True)]
     blocks += [Paragraph(((line, "jitscope.muted"),)) for line in finding.evidence]
-    return Section(f"{rank}. {finding.title}", tuple(blocks), level=3)
+    return Section(f"{prefix}{rank}. {finding.title}", tuple(blocks), level=3)
 
 
 def doctor_document(report: DoctorReport, top: int | None = TOP,
@@ -70,6 +80,12 @@ def doctor_document(report: DoctorReport, top: int | None = TOP,
     """The report; ``top`` findings in full (None: all), the rest counted."""
     shown = report.findings if top is None else report.findings[:top]
     blocks: list[Block] = [Paragraph(((headline(report), ""),), wrap=True)]
+    if report.calls:
+        blocks.append(Section("calls (bench)", (Table(
+            (Column("call"), Column("first call", "right"), Column("of which compile", "right"),
+             Column("cached call", "right")),
+            tuple((f"{c.target}({c.call})", fmt_duration(c.first_call_s), fmt_duration(c.compile_s),
+                   fmt_duration(c.cached_s)) for c in report.calls)),)))
     if report.findings:
         rows = tuple((str(i), fmt_duration(f.cost_s) if f.cost_s else "-",
                       fmt_duration(f.gain_s) + (" measured" if f.gain == MEASURED else " est.")
@@ -82,6 +98,15 @@ def doctor_document(report: DoctorReport, top: int | None = TOP,
         if len(shown) < len(report.findings):
             blocks.append(Note(f"{len(report.findings) - len(shown)} more: --all, or --format json|markdown|html",
                                "muted"))
+    if report.memory:
+        rows = tuple((str(i), fmt_bytes(f.cost_bytes), fmt_bytes(f.gain_bytes) + (" measured" if f.gain == MEASURED
+                                                                                 else " est."),
+                      str(f.location or ""), f.title) for i, f in enumerate(report.memory, 1))
+        blocks.append(Section("memory at the peak", (Table((Column("#", "right"), Column("at peak", "right"),
+                                                            Column("gain", "right"), Column("where"),
+                                                            Column("finding")), rows),)))
+        blocks += [finding_section(i, f, report.wall_s, read_lines, prefix="M")
+                   for i, f in enumerate(report.memory, 1)]
     if report.below_floor:
         blocks.append(Note(f"{plural(report.below_floor, 'smaller finding')} under the noise floor "
                            f"({fmt_duration(report.noise_floor_s)}) left out", "muted"))
