@@ -103,9 +103,12 @@ _MODES = {"True", "False", "None", "(absent)"}
 
 
 def _mode_switch(group: Sequence[CompileEvent]) -> bool:
-    """Whether every static value that changed is a flag or a name (``training=False``, ``mode='eval'``) and
-    they took at most three values: a program per mode is what static arguments are for."""
-    values = _values(group, "(static): value")
+    return is_mode_switch(_values(group, "(static): value"))
+
+
+def is_mode_switch(values: Sequence[str]) -> bool:
+    """Whether every value a static argument took is a flag or a name (``training=False``, ``mode='eval'``),
+    at most three of them: a program per mode is what static arguments are for."""
     return bool(values) and len(set(values) - {"(absent)"}) <= 3 and all(
         v in _MODES or (v[:1] in "'\"" and v[-1:] == v[:1]) for v in values)
 

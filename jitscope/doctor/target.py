@@ -13,7 +13,14 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from jitscope.model.common import Location
-from jitscope.model.doctor import NOT_ESTIMATED, RECOMPILE_STATIC, SLOW_COMPILE, DoctorReport, Finding, TargetCall
+from jitscope.model.doctor import (
+    NOT_ESTIMATED,
+    RECOMPILE_STATIC,
+    SLOW_COMPILE,
+    DoctorReport,
+    Finding,
+    TargetCall,
+)
 from jitscope.units import fmt_duration, plural
 
 if TYPE_CHECKING:
@@ -26,7 +33,6 @@ if TYPE_CHECKING:
 SLOW_COMPILE_S = 2.0
 #: Seconds of cached calls bench times per call (doctor wants the figure, not bench's precision).
 BENCH_BUDGET_S = 0.2
-_MODES = {"True", "False", "None"}
 
 
 def doctor_target(planned: Sequence[tuple[TargetHandle, ArgSet]], progress: Any = None) -> DoctorReport:
@@ -109,8 +115,9 @@ def _static_recompiles(name: str, rows: Sequence[BenchRow],
     changed = sorted({k for row in rows[1:] for k, v in row.statics.items() if rows[0].statics.get(k) != v})
     if not changed:
         return None
-    values = {row.statics.get(k, "(absent)") for row in rows for k in changed}
-    if len(values - {"(absent)"}) <= 3 and all(v in _MODES or v[:1] in "'\"" for v in values):
+    from jitscope.doctor.findings import is_mode_switch
+
+    if is_mode_switch(sorted({row.statics.get(k, "(absent)") for row in rows for k in changed})):
         return None  # training=True/False: a program per mode is what static arguments are for
     again = [row for row in rows[1:] if any(row.statics.get(k) != rows[0].statics.get(k) for k in changed)]
     cost = sum(_compile_s(row) for row in again)
