@@ -55,6 +55,10 @@ class Recorder:
     def __call__(self, event: Any, call: Any) -> None:
         if getattr(call, "via", ""):  # a library's wrapper jits by its own rules: not re-jitted here
             return
+        from jitscope.jaxcompat.wrappers import FUNCTION, JAX_JIT, recognise
+
+        if recognise(call.fun).kind not in (FUNCTION, JAX_JIT):
+            return  # nnx.jit's function reaches jax.jit as a plain call: re-jitting it plainly would misjudge it
         try:
             import jax
 

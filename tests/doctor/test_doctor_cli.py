@@ -151,3 +151,14 @@ def test_a_slow_first_compile_is_opened_at_the_unrolled_loops_line(tmp_path: Pat
     assert (first["kind"], first["location"]["line"]) == ("slow-compile", 10)
     assert "a loop unrolled 600 times makes 100% of the program" in first["title"]
     assert "lax.scan" in first["change"] and first["gain"] == "estimated" and 0 < first["gain_s"] <= first["cost_s"]
+
+
+def test_an_nnx_static_argument_is_estimated_not_misjudged_by_a_plain_rejit(tmp_path: Path) -> None:
+    pytest.importorskip("flax.nnx")
+    pytest.importorskip("optax")
+    out = tmp_path / "doctor.json"
+    proc = doctor("--out", str(out), "nnx_static.py")
+    assert proc.returncode == 0, proc.stderr
+    first = findings(proc, out)[0]
+    assert first["kind"] == "recompile-static-value" and first["count"] == 7
+    assert first["gain"] == "estimated" and first["change"].startswith("let JAX trace lr")

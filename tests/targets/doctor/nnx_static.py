@@ -1,0 +1,34 @@
+"""A flax nnx step with a static learning rate that changes every step: doctor finds the recompiles and,
+since nnx.jit is not a plain jax.jit, estimates their gain instead of re-jitting nnx's wrapper (which fails
+outside nnx's update context and would wrongly say lr picks a code path)."""
+
+import jax
+import jax.numpy as jnp
+import optax
+from flax import nnx
+
+
+class MLP(nnx.Module):
+    def __init__(self, rngs):
+        self.l1 = nnx.Linear(16, 32, rngs=rngs)
+        self.l2 = nnx.Linear(32, 4, rngs=rngs)
+
+    def __call__(self, x):
+        return self.l2(jax.nn.relu(self.l1(x)))
+
+
+model = MLP(nnx.Rngs(0))
+optimizer = nnx.Optimizer(model, optax.sgd(0.1), wrt=nnx.Param)
+
+
+@nnx.jit(static_argnames="lr")
+def step(model, optimizer, x, y, lr):
+    loss, grads = nnx.value_and_grad(lambda m: optax.softmax_cross_entropy_with_integer_labels(m(x), y).mean())(model)
+    optimizer.update(model, grads)
+    return loss * lr
+
+
+x, y = jnp.ones((8, 16)), jnp.zeros((8,), jnp.int32)
+for _ in range(8):
+    loss = step(model, optimizer, x, y, lr=0.1 / (_ + 1))
+print(float(loss))
