@@ -34,22 +34,25 @@ def doctor_program(program: Program, *, effects: bool = True) -> tuple[DoctorRep
 
 def diagnose_record(record: RunRecord, recorder: Recorder | None = None,
                     donated: dict[tuple[str, Location | None], tuple[int, ...]] | None = None, *,
-                    lint: bool = True) -> DoctorReport:
+                    lint: bool = True, profile: bool = True) -> DoctorReport:
     """A run's record (this run's, or a saved ``run --out`` report read back) -> the doctor's report; with the
     run's calls (``recorder``), the changes that can be tried are tried and their gains measured, and the
-    costliest functions' memory is analysed (``memory.py``); with ``lint``, the program's files are linted
-    and the hazards the run hit kept."""
+    costliest functions' memory is analysed (``memory.py``) and (``profile``) their device time by line
+    (``device.py``); with ``lint``, the program's files are linted and the hazards the run hit kept."""
     findings, below = diagnose(record)
     memory: list[Finding] = []
-    memory_notes: list[str] = []
-    if recorder is not None and recorder.calls:
-        from jitscope.doctor.memory import calls_from_run, memory_findings
-
-        memory, memory_notes = memory_findings(calls_from_run(record, recorder, donated or {}))
+    device: list[Finding] = []
+    more_notes: list[str] = []
     if recorder is not None and recorder.calls:
         from jitscope.doctor.compile import open_slow_compiles
+        from jitscope.doctor.device import hot_lines
         from jitscope.doctor.measure import measure
+        from jitscope.doctor.memory import calls_from_run, memory_findings
 
+        costliest = calls_from_run(record, recorder, donated or {})
+        memory, memory_notes = memory_findings(costliest)
+        device, device_notes = hot_lines(costliest) if profile else ([], [])
+        more_notes = memory_notes + device_notes
         findings = open_slow_compiles(measure(findings, recorder), recorder)
     if lint:
         from jitscope.doctor.lint import lint_hits
@@ -57,12 +60,12 @@ def diagnose_record(record: RunRecord, recorder: Recorder | None = None,
         findings = lint_hits(record, findings)
     findings.sort(key=rank_key)
     compiles = sum(e.compiled for e in record.events if e.kind == USER)
-    notes = [*_notes(record, compiles), *memory_notes]
+    notes = [*_notes(record, compiles), *more_notes]
     return DoctorReport(
         program=record.program, argv=record.argv, exit_code=record.exit_code, outcome=record.outcome,
         wall_s=record.wall_s, compile_s=round(record.compile_s, 6), compiles=compiles,
         findings=tuple(findings), below_floor=below, noise_floor_s=round(noise_floor(record.wall_s), 6),
-        notes=tuple(notes), jax_version=record.jax_version, memory=tuple(memory))
+        notes=tuple(notes), jax_version=record.jax_version, memory=tuple(memory), device=tuple(device))
 
 
 def _notes(record: RunRecord, compiles: int) -> Iterator[str]:

@@ -35,6 +35,8 @@ EAGER_OPS = "eager-ops"
 SLOW_COMPILE = "slow-compile"
 HOST_SYNC = "host-sync"
 LINT_HAZARD = "lint"
+#: Where a function's device time goes (ranked apart, by device time per call).
+HOT_LINE = "hot-line"
 TRACE_EFFECT = "trace-effect"
 #: Memory findings (ranked apart, by bytes at the peak): an argument the step replaces but does not donate,
 #: activations saved for the backward pass that ``jax.checkpoint`` measurably drops.
@@ -62,6 +64,7 @@ class Finding:
     evidence: tuple[str, ...] = ()  # a few lines from the run that show it (causes, call sites)
     cost_bytes: int = 0  # a memory finding's cost: bytes at the compiled program's peak (see ``gain_note``)
     gain_bytes: int = 0  # bytes the change takes off the peak (see ``gain``)
+    per_call_s: float = 0.0  # a device-time finding's cost: seconds of device time per call of the function
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,6 +96,8 @@ class DoctorReport:
     jax_version: str | None = None
     #: Memory findings on the functions that cost the most, ranked apart by bytes at the peak.
     memory: tuple[Finding, ...] = ()
+    #: The costliest functions' hottest device lines, most device time per call first.
+    device: tuple[Finding, ...] = ()
     #: ``doctor module:fn``: the target's calls as bench timed them (empty for a program).
     calls: tuple[TargetCall, ...] = ()
     kind: str = "jitscope.doctor"

@@ -162,3 +162,15 @@ def test_an_nnx_static_argument_is_estimated_not_misjudged_by_a_plain_rejit(tmp_
     first = findings(proc, out)[0]
     assert first["kind"] == "recompile-static-value" and first["count"] == 7
     assert first["gain"] == "estimated" and first["change"].startswith("let JAX trace lr")
+
+
+def test_the_costliest_functions_hottest_device_line_is_ranked_apart(tmp_path: Path) -> None:
+    out = tmp_path / "doctor.json"
+    proc = doctor("--out", str(out), "sync.py")
+    assert proc.returncode == 0, proc.stderr
+    document = json.loads(out.read_text())
+    (hot,) = document["device"]
+    assert (hot["kind"], hot["location"]["line"], hot["function"]) == ("hot-line", 11, "step")
+    assert hot["per_call_s"] > 0 and hot["cost_s"] == 0 and "of `step`'s device time is this line" in hot["title"]
+    assert "jitscope profile sync.py:step --from-run" in hot["change"]
+    assert "D1. " in proc.stderr and "device time" in proc.stderr

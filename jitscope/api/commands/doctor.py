@@ -39,6 +39,12 @@ class DoctorResult(Result["DoctorReport"]):
         return self.record.memory
 
     @property
+    def device(self) -> tuple[Finding, ...]:
+        """The costliest functions' hottest device lines, most device time per call first (a ranking of their
+        own: the run does not count cached calls)."""
+        return self.record.device
+
+    @property
     def avoidable_s(self) -> float:
         return self.record.avoidable_s
 

@@ -46,6 +46,8 @@ def gain_text(finding: Finding) -> str:
 
 
 def _cost_text(finding: Finding, wall_s: float) -> str:
+    if finding.per_call_s:
+        return f"{fmt_duration(finding.per_call_s)} of device time per call"
     if finding.cost_bytes:
         return f"{fmt_bytes(finding.cost_bytes)} at the peak"
     return (f"{fmt_duration(finding.cost_s)} ({finding.cost_s / wall_s:.0%} of the run)" if finding.cost_s and wall_s
@@ -107,6 +109,13 @@ def doctor_document(report: DoctorReport, top: int | None = TOP,
                                                             Column("finding")), rows),)))
         blocks += [finding_section(i, f, report.wall_s, read_lines, prefix="M")
                    for i, f in enumerate(report.memory, 1)]
+    if report.device:
+        rows = tuple((str(i), fmt_duration(f.per_call_s), str(f.location or ""), f.title)
+                     for i, f in enumerate(report.device, 1))
+        blocks.append(Section("device time", (Table((Column("#", "right"), Column("per call", "right"),
+                                                     Column("where"), Column("finding")), rows),)))
+        blocks += [finding_section(i, f, report.wall_s, read_lines, prefix="D")
+                   for i, f in enumerate(report.device, 1)]
     if report.below_floor:
         blocks.append(Note(f"{plural(report.below_floor, 'smaller finding')} under the noise floor "
                            f"({fmt_duration(report.noise_floor_s)}) left out", "muted"))
