@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 
-from jitscope.doctor.measure import AbstractCall, Recorder
+from jitscope.doctor.measure import AbstractCall, Recorder, calls_for
 from jitscope.model.common import Location
 from jitscope.model.doctor import ESTIMATED, SLOW_COMPILE, Finding
 from jitscope.userframes import display_path
@@ -27,7 +27,7 @@ def open_slow_compiles(findings: Sequence[Finding], recorder: Recorder) -> list[
     for i, finding in enumerate(out):
         if finding.kind != SLOW_COMPILE:
             continue
-        calls = next((c for (name, _), c in recorder.calls.items() if name == finding.function), None)
+        calls = calls_for(recorder, finding)
         if calls:
             out[i] = _opened(finding, calls[0])
     return out

@@ -83,7 +83,7 @@ def measure(findings: Sequence[Finding], recorder: Recorder) -> list[Finding]:
             break
         if finding.kind not in _TRIES or finding.location is None:
             continue
-        calls = next((c for (name, _), c in recorder.calls.items() if name == finding.function), None)
+        calls = calls_for(recorder, finding)
         if not calls:
             continue
         changed = _TRIES[finding.kind](finding, calls)
@@ -91,6 +91,16 @@ def measure(findings: Sequence[Finding], recorder: Recorder) -> list[Finding]:
             tried += 1
             out[i] = changed
     return out
+
+
+def calls_for(recorder: Recorder, finding: Finding) -> list[AbstractCall] | None:
+    """The recorded calls of the function ``finding`` is about: the one defined at its location, else the only
+    function of its name (two ``step`` functions in two files, and neither at the location: none)."""
+    named = [(defined_at, calls) for (name, defined_at), calls in recorder.calls.items() if name == finding.function]
+    exact = [calls for defined_at, calls in named if defined_at == finding.location]
+    if exact:
+        return exact[0]
+    return named[0][1] if len(named) == 1 else None
 
 
 def _programs(jitted: Any, calls: Sequence[AbstractCall],

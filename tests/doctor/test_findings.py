@@ -160,3 +160,20 @@ def test_a_line_that_copies_to_the_host_every_step_is_a_sync_finding_and_a_final
     assert finding.kind == HOST_SYNC and finding.location == loop and finding.count == 500
     assert finding.cost_s == finding.gain_s == 1.5 and finding.gain == ESTIMATED
     assert "500 copies, 4 s waiting" in finding.evidence[0]
+
+
+def test_a_findings_calls_are_its_functions_not_another_of_the_same_name() -> None:
+    from jitscope.doctor.measure import AbstractCall, Recorder, calls_for
+
+    recorder = Recorder()
+    here, there = Location("train.py", 10, "step"), Location("eval.py", 3, "step")
+    mine, other = AbstractCall(len, (), {}, (), ()), AbstractCall(abs, (), {}, (), ())
+    recorder.calls[("step", there)].append(other)
+    recorder.calls[("step", here)].append(mine)
+    finding = diagnose(record(event(1, 1), *[event(i, i, KeyDiff("lr (static): value", "0.1", f"0.0{i}"))
+                                             for i in range(2, 5)]))[0][0]
+    assert finding.location == DEF == here and calls_for(recorder, finding) == [mine]
+    elsewhere = replace(finding, location=Location("train.py", 30))  # a call site: neither definition
+    assert calls_for(recorder, elsewhere) is None  # two functions named step: not guessed
+    del recorder.calls[("step", there)]
+    assert calls_for(recorder, elsewhere) == [mine]
