@@ -26,6 +26,7 @@ import types
 from collections.abc import Callable, Iterator
 from typing import Any, Literal, cast
 
+from jitscope.effects.gated import gated_hooks_installed, gating_available
 from jitscope.effects.monitoring import monitor_events, monitoring_available
 from jitscope.effects.watch import EffectWatch
 from jitscope.userframes import IsUserFile, default_is_user_file, user_file_predicate
@@ -112,8 +113,12 @@ def watch_effects(
                     return
         elif backend == "monitoring":
             watch.note("sys.monitoring needs Python 3.12+; the profile hook was used instead")
-        with _profile_hook_installed(watch):
-            yield watch
+        if gating_available():
+            with gated_hooks_installed(watch):
+                yield watch
+        else:
+            with _profile_hook_installed(watch):
+                yield watch
     finally:
         watch.finish()
 
