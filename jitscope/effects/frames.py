@@ -76,9 +76,6 @@ class FrameChecks:
         #: Find NumPy random calls with line events (profile hooks cannot see Cython calls;
         #: sys.monitoring's CALL event can, so that backend turns this off).
         self.numpy_calls_by_line = True
-        #: Set by the gated back end (``gated.py``): its trace hook owns every frame's local trace
-        #: function and passes line events on to ``on_line``, so turning them on is all it takes.
-        self.lines_forwarded = False
 
     def clear(self) -> None:
         self._snapshots.clear()
@@ -320,7 +317,7 @@ class FrameChecks:
         Only NumPy random calls and print handed to C code need them; ``sys.settrace``
         with a global function that returns None keeps every other frame free of line events.
         """
-        if self._line_tracing or self.lines_forwarded:
+        if self._line_tracing:
             return True
         if sys.gettrace() is not None:
             self._note(f"{what} not watched: another tracer (debugger or coverage) is active")

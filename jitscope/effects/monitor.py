@@ -5,13 +5,11 @@ at trace time, with the file, line and function in the user's code. It picks the
 source: ``sys.monitoring`` on Python 3.12+ (``monitoring``), otherwise the profile hook
 built here. The package docstring (:mod:`jitscope.effects`) describes the whole design.
 
-Cost (``benchmarks/effects_overhead.py``): on CPython 3.11 a Python profile hook for
-every event makes tracing about 2x slower (a Python call per call, return, C call and C
-return of all of JAX's code); this hook adds little to that (about 2.8-3.2x in all), so
-it is only the fallback for when a tracer or profiler is already set. By default 3.11 uses
-``gated.py``: a trace hook, called once per frame start, and the profile hook only while a
-user frame runs. On 3.12+ the ``sys.monitoring`` back end disables each library location
-after its first event and costs a few percent.
+Cost (``benchmarks/effects_overhead.py``): on CPython 3.11 merely having a profile hook
+set makes tracing about 2x slower, because every instruction leaves the specialised
+fast path; this hook adds little to that (about 2.8-3.2x in all). On 3.12+ the
+``sys.monitoring`` back end disables each library location after its first event and
+costs a few percent.
 
 Modules: ``watch`` (what each event means), ``frames`` (store and NumPy checks per
 running frame), ``bytecode`` (static facts per code object), ``state`` (pre-existing
@@ -28,7 +26,6 @@ import types
 from collections.abc import Callable, Iterator
 from typing import Any, Literal, cast
 
-from jitscope.effects.gated import gated_hooks_installed, gating_available
 from jitscope.effects.monitoring import monitor_events, monitoring_available
 from jitscope.effects.watch import EffectWatch
 from jitscope.userframes import IsUserFile, default_is_user_file, user_file_predicate
@@ -36,10 +33,8 @@ from jitscope.userframes import IsUserFile, default_is_user_file, user_file_pred
 __all__ = ["EffectWatch", "default_is_user_file", "user_file_predicate", "watch_effects"]
 
 ProfileHook = Callable[[types.FrameType, str, Any], object]
-#: Where events come from: "monitoring" (sys.monitoring, 3.12+), "gated" (sys.settrace for frame starts
-#: plus sys.setprofile only while user code runs, ``gated.py``), "profile" (sys.setprofile for every
-#: event, the fallback when a tracer or profiler is already set) or "auto": the first that applies.
-Backend = Literal["auto", "gated", "profile", "monitoring"]
+#: Where events come from: "profile" (sys.setprofile), "monitoring" (sys.monitoring, 3.12+) or "auto".
+Backend = Literal["auto", "profile", "monitoring"]
 
 
 def _make_profile_hook(watch: EffectWatch, previous: ProfileHook | None) -> ProfileHook:
@@ -95,9 +90,7 @@ def watch_effects(
     counted (``body_runs``) and its arguments and closure are watched for mutation.
     ``is_user_file`` decides which files are user code (default: not the stdlib,
     site-packages, JAX/NumPy or jitscope). ``backend`` picks the event source: "auto"
-    uses ``sys.monitoring`` on Python 3.12+ (much cheaper), otherwise the gated hooks of
-    ``gated.py`` (a trace hook, and a profile hook only while user code runs), or, when a
-    tracer or profiler is already set, a profile hook for every event chained to it.
+    uses ``sys.monitoring`` on Python 3.12+ (much cheaper) and a profile hook otherwise.
 
     With the profile hook, a Python-level profiler already installed keeps receiving
     every event and is restored on exit; a C-level one (pyinstrument, cProfile) cannot be
@@ -107,7 +100,7 @@ def watch_effects(
     """
     watch = EffectWatch(target_code, is_user_file or default_is_user_file)
     try:
-        if backend in ("auto", "monitoring") and monitoring_available():
+        if backend != "profile" and monitoring_available():
             with monitor_events(watch) as monitoring:
                 if monitoring:
                     if _c_level_profiler_active():
@@ -119,12 +112,8 @@ def watch_effects(
                     return
         elif backend == "monitoring":
             watch.note("sys.monitoring needs Python 3.12+; the profile hook was used instead")
-        if backend != "profile" and gating_available():
-            with gated_hooks_installed(watch):
-                yield watch
-        else:
-            with _profile_hook_installed(watch):
-                yield watch
+        with _profile_hook_installed(watch):
+            yield watch
     finally:
         watch.finish()
 

@@ -17,8 +17,7 @@ from jitscope.effects.monitoring import monitoring_available
 from jitscope.model.effects import EffectsRecord
 
 TARGETS = Path(__file__).resolve().parents[1] / "targets"
-#: "gated" is what Python 3.11 uses; "profile" its fallback under a debugger or profiler.
-BACKENDS = ["gated", "profile", *(["monitoring"] if monitoring_available() else [])]
+BACKENDS = ["profile", *(["monitoring"] if monitoring_available() else [])]
 
 
 def import_fresh(monkeypatch: pytest.MonkeyPatch, module: str) -> types.ModuleType:
