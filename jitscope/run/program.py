@@ -119,11 +119,12 @@ def run_program(program: Program) -> Outcome:
     """Run ``program`` to completion; never raises for what the program does."""
     # The whole sys.path comes back afterwards: a program that empties it must not stop jitscope from
     # importing what writes its report (python would not care: it exits).
+    from jitscope.run.frame_stack import programs_start_at_a_chunk
     from jitscope.run.termination import EXIT_TERMINATED, Terminated, sigterm_ends_the_program
 
     saved_argv, saved_path = sys.argv[:], sys.path[:]
     try:
-        with sigterm_ends_the_program():
+        with sigterm_ends_the_program(), programs_start_at_a_chunk():
             _run(program)
     except SystemExit as exc:
         return _exit_outcome(exc.code)
