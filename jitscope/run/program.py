@@ -8,7 +8,9 @@ hook the program installed is honoured) and gives 1, Ctrl-C prints the
 KeyboardInterrupt traceback and gives 130, SIGTERM (unless the program handles it) ends the
 program with 143, as a shell reports a process that signal killed, and the report is still
 written. The frames of runpy and jitscope that sit below the program are cut from the
-traceback, so it reads as Python's own.
+traceback, so it reads as Python's own, and its module frame starts a fresh frame-stack chunk
+as under ``python`` (``frame_stack.py``: otherwise jitscope's frames below it could make its
+calls map and unmap chunks where python's do not).
 """
 
 from __future__ import annotations
