@@ -31,8 +31,9 @@ from collections.abc import Iterator
 from typing import Any
 
 _WORD = ctypes.sizeof(ctypes.c_void_p)
-#: How far into the thread state to look for the frame-stack fields (they are within ~400 bytes on 3.11-3.13).
-_SCAN_WORDS = 128
+#: How far into the thread state to look for the frame-stack fields (words 37-39 on 3.11, 29-31 on 3.12
+#: and 3.13). Only the words up to the match are read.
+_SCAN_WORDS = 64
 _EMPTY = compile("", "<jitscope>", "exec")
 
 
@@ -96,10 +97,12 @@ def _layout() -> tuple[int, int] | None:
             if ctypes.c_size_t.from_address(chunk + _WORD).value != limit - chunk:
                 continue
             # and its top moves up by a small frame while a call runs (a field that only looks like it does not)
+            # (measured again one frame deeper when the first call had to open a new chunk)
             candidate = (ctypes.c_size_t * 3).from_address(thread_state + index * _WORD)
-            frame = _measure(candidate, None) - candidate[1]
-            if 0 < frame < 4096 and not frame % _WORD:
-                return index, frame // _WORD - _measure.__code__.co_stacksize
+            for probe in (_probe, _resized(_probe, 64)):
+                frame = probe(candidate, None)
+                if 0 < frame < 4096 and not frame % _WORD:
+                    return index, frame // _WORD - _measure.__code__.co_stacksize
     except (AttributeError, OSError, ValueError, TypeError):
         return None
     return None
@@ -120,6 +123,12 @@ def _resized(function: types.FunctionType, stack_size: int) -> types.FunctionTyp
 def _measure(stack: Any, unused: object) -> int:
     """The frame stack's top with this frame on it: the same locals as ``_exec_in_frame``."""
     return int(stack[1])
+
+
+def _probe(stack: Any, unused: object) -> int:
+    """The size of ``_measure``'s frame in bytes, if the field at ``stack`` is the frame stack's."""
+    before = int(stack[1])
+    return _measure(stack, None) - before
 
 
 def _exec_in_frame(code: types.CodeType, run_globals: dict[str, Any]) -> None:

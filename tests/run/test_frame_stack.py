@@ -58,3 +58,22 @@ def test_jitscope_run_puts_the_program_where_python_does(tmp_path: Path) -> None
     under_python = offset(str(script))
     under_run = offset("-m", "jitscope", "run", "--log", "none", str(script))
     assert under_python - under_run == 8
+
+
+def _find_layout(unused: object, unused_too: object) -> Any:
+    frame_stack._layout.cache_clear()
+    return frame_stack._layout()
+
+
+def test_the_frame_stack_is_found_from_every_depth() -> None:
+    """The first look (cached for the process) may come right at a chunk's end: it is found all the same."""
+    found = set()
+    try:
+        for extra_words in range(0, 16384 // 8 + 16):
+            code = _find_layout.__code__
+            padded = types.FunctionType(code.replace(co_stacksize=code.co_stacksize + extra_words), globals())
+            found.add(padded(None, None))
+    finally:
+        frame_stack._layout.cache_clear()
+    assert len(found) == 1
+    assert None not in found
