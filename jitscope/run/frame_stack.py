@@ -42,7 +42,9 @@ def programs_start_at_a_chunk() -> Iterator[None]:
     """While open, ``runpy`` runs a module's code in a frame that opens a fresh frame-stack chunk."""
     original = runpy._run_code  # type: ignore[attr-defined]
 
-    def run_code(code: types.CodeType, run_globals: dict[str, Any], *args: Any, **kwargs: Any) -> dict[str, Any]:
+    def run_code(
+        code: types.CodeType, run_globals: dict[str, Any], *args: Any, **kwargs: Any
+    ) -> dict[str, Any]:
         original(_EMPTY, run_globals, *args, **kwargs)  # runpy's own set-up of the module's globals
         exec_at_chunk_start(code, run_globals)
         return run_globals
@@ -96,7 +98,7 @@ def _layout() -> tuple[int, int] | None:
             # _PyStackChunk: previous, size, top, data[]: a real chunk knows its own size
             if ctypes.c_size_t.from_address(chunk + _WORD).value != limit - chunk:
                 continue
-            # and its top moves up by a small frame while a call runs (a field that only looks like it does not)
+            # and its top moves up by a small frame while a call runs (a look-alike field does not)
             # (measured again one frame deeper when the first call had to open a new chunk)
             candidate = (ctypes.c_size_t * 3).from_address(thread_state + index * _WORD)
             for probe in (_probe, _resized(_probe, 64)):
@@ -117,7 +119,8 @@ def _resized(function: types.FunctionType, stack_size: int) -> types.FunctionTyp
     """A copy of ``function`` whose frame reserves ``stack_size`` value-stack slots: never fewer than its
     code needs (CPython trusts ``co_stacksize``; more only leaves room unused)."""
     code = function.__code__
-    return types.FunctionType(code.replace(co_stacksize=max(stack_size, code.co_stacksize)), function.__globals__)
+    resized = code.replace(co_stacksize=max(stack_size, code.co_stacksize))
+    return types.FunctionType(resized, function.__globals__)
 
 
 def _measure(stack: Any, unused: object) -> int:

@@ -18,7 +18,8 @@ pytestmark = pytest.mark.skipif(frame_stack.frame_stack() is None, reason="needs
 
 #: A module body that records where its frame sits: (bytes from its chunk's start to the top, previous chunk).
 WHERE = compile(
-    "stack = frame_stack()\nSEEN.append((stack[1] - stack[0], ctypes.c_size_t.from_address(stack[0]).value))\n",
+    "stack = frame_stack()\n"
+    "SEEN.append((stack[1] - stack[0], ctypes.c_size_t.from_address(stack[0]).value))\n",
     "<where>", "exec",
 )
 
@@ -34,8 +35,8 @@ def test_the_program_frame_opens_a_fresh_chunk_from_every_depth() -> None:
     seen: list[tuple[int, int]] = []
     run_globals = {"frame_stack": frame_stack.frame_stack, "ctypes": ctypes, "SEEN": seen}
     for extra_words in range(0, 16384 // 8 + 16):
-        padded = types.FunctionType(_pad.__code__.replace(co_stacksize=_pad.__code__.co_stacksize + extra_words),
-                                    globals())
+        code = _pad.__code__.replace(co_stacksize=_pad.__code__.co_stacksize + extra_words)
+        padded = types.FunctionType(code, globals())
         padded(WHERE, run_globals)
     offsets = {offset for offset, _ in seen}
     assert len(offsets) == 1, sorted(offsets)[:5]
