@@ -18,6 +18,9 @@ per round, jitscope/python:
   same work as the wall time but is far less inflated when other work shares the machine,
   so it is the steadier figure on a busy one (both are printed).
 
+Each process's minor page faults are printed too: a count, so load does not move it, and
+where the frame stack is concerned (``jitscope/run/frame_stack.py``) the telling figure.
+
 It also prints how many garbage collections of each generation the program ran under
 each: with JAX loaded a full (generation 2) collection takes some 40 ms on a small VM,
 so one more under ``jitscope run`` would be a large part of its overhead (see
@@ -133,9 +136,10 @@ def program(model: str) -> str:
 GC_PERIOD = 70_000
 
 
-def _children_cpu() -> float:
+def _children_usage() -> tuple[float, int]:
+    """CPU seconds and minor page faults of the finished child processes so far."""
     usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return usage.ru_utime + usage.ru_stime
+    return usage.ru_utime + usage.ru_stime, usage.ru_minflt
 
 
 def bytecode_note(package: Path) -> str | None:
@@ -150,22 +154,24 @@ def bytecode_note(package: Path) -> str | None:
 
 
 def run_once(command: list[str], pythonpath: str | None = None,
-             pycache: str | None = None) -> tuple[float, float, float, str]:
-    """(whole-process wall seconds, its CPU seconds, loop seconds the program reported, its collections)."""
+             pycache: str | None = None) -> tuple[float, float, float, str, int]:
+    """(whole-process wall seconds, its CPU seconds, loop seconds the program reported, its collections,
+    its minor page faults)."""
     env = {**os.environ, "NO_COLOR": "1"}
     if pycache is not None:
         env.pop("PYTHONDONTWRITEBYTECODE", None)
         env["PYTHONPYCACHEPREFIX"] = pycache
     if pythonpath is not None:
         env["PYTHONPATH"] = pythonpath
-    cpu = _children_cpu()
+    cpu, faults = _children_usage()
     start = time.perf_counter()
     done = subprocess.run(command, capture_output=True, text=True, check=True, env=env)
     wall = time.perf_counter() - start
-    cpu = _children_cpu() - cpu
+    cpu_after, faults_after = _children_usage()
+    cpu, faults = cpu_after - cpu, faults_after - faults
     loop = next(float(line.split()[1]) for line in done.stdout.splitlines() if line.startswith("LOOP "))
     collections = next(("/".join(line.split()[1:]) for line in done.stdout.splitlines() if line.startswith("GC ")), "?")
-    return wall, cpu, loop, collections
+    return wall, cpu, loop, collections, faults
 
 
 def main() -> None:
@@ -215,12 +221,14 @@ def measure(model: str, steps: int, rounds: int, opts: argparse.Namespace, tmp: 
     walls: dict[str, list[float]] = {name: [] for name, _, _ in contenders}
     cpus: dict[str, list[float]] = {name: [] for name, _, _ in contenders}
     collections: dict[str, list[str]] = {name: [] for name, _, _ in contenders}
+    faults: dict[str, list[int]] = {name: [] for name, _, _ in contenders}
     what = f"the {model} model {MODELS[model]}" if model in MODELS else f"benchmarks/targets/{script.name}"
     print(f"\n{steps} cached steps of {what} per run, {rounds} rounds ({', '.join(loops)} take turns going first)")
     for index in range(rounds):
         shift = index % len(contenders)
         for name, command, path in contenders[shift:] + contenders[:shift]:
-            wall, cpu, loop, collected = run_once([*command, str(phases[index])], path, pycache)
+            wall, cpu, loop, collected, faulted = run_once([*command, str(phases[index])], path, pycache)
+            faults[name].append(faulted)
             collections[name].append(collected)
             walls[name].append(wall)
             cpus[name].append(cpu)
@@ -240,6 +248,8 @@ def measure(model: str, steps: int, rounds: int, opts: argparse.Namespace, tmp: 
         print(f"{name} run / python, process CPU:     {spread(cpu_ratios, 'rounds')}")
     print("\nfull (generation 2) garbage collections in the program, per round: " + "; ".join(
         f"{name} {' '.join(c.split('/')[-1] for c in seen)}" for name, seen in collections.items()))
+    print("minor page faults of the process, median over the rounds: " + "; ".join(
+        f"{name} {sorted(counts)[len(counts) // 2]:,}" for name, counts in faults.items()))
 
 
 if __name__ == "__main__":

@@ -8,7 +8,9 @@ hook the program installed is honoured) and gives 1, Ctrl-C prints the
 KeyboardInterrupt traceback and gives 130, SIGTERM (unless the program handles it) ends the
 program with 143, as a shell reports a process that signal killed, and the report is still
 written. The frames of runpy and jitscope that sit below the program are cut from the
-traceback, so it reads as Python's own.
+traceback, so it reads as Python's own, and its module frame starts a fresh frame-stack chunk
+as under ``python`` (``frame_stack.py``: otherwise jitscope's frames below it could make its
+calls map and unmap chunks where python's do not).
 """
 
 from __future__ import annotations
@@ -119,11 +121,12 @@ def run_program(program: Program) -> Outcome:
     """Run ``program`` to completion; never raises for what the program does."""
     # The whole sys.path comes back afterwards: a program that empties it must not stop jitscope from
     # importing what writes its report (python would not care: it exits).
+    from jitscope.run.frame_stack import programs_start_at_a_chunk
     from jitscope.run.termination import EXIT_TERMINATED, Terminated, sigterm_ends_the_program
 
     saved_argv, saved_path = sys.argv[:], sys.path[:]
     try:
-        with sigterm_ends_the_program():
+        with sigterm_ends_the_program(), programs_start_at_a_chunk():
             _run(program)
     except SystemExit as exc:
         return _exit_outcome(exc.code)
