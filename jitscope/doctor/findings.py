@@ -55,11 +55,11 @@ def noise_floor(wall_s: float) -> float:
 def diagnose(record: RunRecord) -> tuple[list[Finding], int]:
     """The run's findings above the noise floor, ranked (timed ones by cost, then the rest), and how many
     fell below the floor."""
-    found = [*_recompiles(record.events), *_eager(record.events), *_slow_compiles(record),
-             *_syncs(record.syncs), *_effects(record.events)]
     floor = noise_floor(record.wall_s)
+    found = [*_recompiles(record.events), *_eager(record.events), *_slow_compiles(record),
+             *_syncs(record.syncs, floor), *_effects(record.events)]
     kept = [replace(f, cost_s=round(f.cost_s, 6), gain_s=round(f.gain_s, 6)) for f in found
-            if f.kind in UNTIMED or f.cost_s >= floor]
+            if f.kind in UNTIMED or f.cost_s >= floor or (f.kind == HOST_SYNC and f.gain == NOT_ESTIMATED)]
     kept.sort(key=rank_key)
     return kept, len(found) - len(kept)
 
@@ -292,37 +292,46 @@ def _phases(event: CompileEvent) -> str:
             f"compile {fmt_duration(event.compile_s)}")
 
 
-def _syncs(sites: Sequence[SyncSite]) -> Iterable[Finding]:
+def _syncs(sites: Sequence[SyncSite], floor: float) -> Iterable[Finding]:
     for site in sites:
         if site.count < SYNC_REPEATS:
             continue
+        on_cpu = site.platform == "cpu"
+        if on_cpu and site.overlap_s < floor:
+            continue  # listed untimed on CPU, where it would have counted on a GPU
         yield Finding(
             kind=HOST_SYNC,
             title=f"the host waited for the device {site.count} times at this line, copying a value to the host",
-            location=site.location, cost_s=site.overlap_s,
+            location=site.location, cost_s=0.0 if on_cpu else site.overlap_s,
             change="keep the value on the device and fetch it every N steps (if step % 100 == 0: print(float(loss))), "
                    "or collect the arrays in a list and jax.device_get(...) them once after the loop",
-            gain_s=site.overlap_s, gain=ESTIMATED,
-            gain_note="the device time the host's own work could have run under, copy by copy (the smaller of the "
-                      "host's work between two copies and the wait), measured in this run; more where the device "
-                      "also sat idle while the host worked",
+            gain_s=0.0 if on_cpu else site.overlap_s, gain=NOT_ESTIMATED if on_cpu else ESTIMATED,
+            gain_note=("not estimated on the CPU backend: its device is the host's own cores, so little of the "
+                       f"{fmt_duration(site.overlap_s)} the host's work could run under on a GPU overlaps here "
+                       "(measured: about a tenth, benchmarks/doctor_gains.py)" if on_cpu else
+                       "the device time the host's own work could have run under, copy by copy (the smaller of the "
+                       "host's work between two copies and the wait), measured in this run; more where the device "
+                       "also sat idle while the host worked"),
             count=site.count,
             evidence=(f"{site.location}: {site.count} copies, {fmt_duration(site.wait_s)} waiting in all",))
 
 
 def _effects(events: Sequence[CompileEvent]) -> Iterable[Finding]:
-    merged: dict[tuple[str, str, Location], tuple[str, int]] = {}
+    from jitscope.model.effects import EffectKind
+
+    traces: dict[str, int] = defaultdict(int)
+    for event in events:
+        if event.traced and event.kind == USER:
+            traces[event.function] += 1
+    merged: dict[tuple[str, str, Location], str] = {}
     for event in events:
         for effect in event.effects:
-            key = (effect.kind.value, effect.detail, effect.location)
-            function, count = merged.get(key, (event.function, 0))
-            merged[key] = (function, count + effect.count)
-    for (kind, detail, where), (function, count) in merged.items():
-        from jitscope.model.effects import EffectKind
-
+            merged.setdefault((effect.kind.value, effect.detail, effect.location), event.function)
+    for (kind, detail, where), function in merged.items():
+        n = traces.get(function, 1)
         yield Finding(
             kind=TRACE_EFFECT,
-            title=f"{detail} ran while JAX traced `{function}` ({plural(count, 'time')}): it does not run on "
-                  f"cached calls",
+            title=f"{detail} runs while JAX traces `{function}` ({plural(n, 'trace')} in this run): it does not run "
+                  f"on cached calls",
             location=where, cost_s=0.0, change=EFFECT_ADVICE[EffectKind(kind)], gain_s=0.0, gain=NOT_ESTIMATED,
-            gain_note="a correctness hazard, not a cost", function=function, count=count)
+            gain_note="a correctness hazard, not a cost", function=function, count=n)

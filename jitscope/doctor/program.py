@@ -28,7 +28,9 @@ def doctor_program(program: Program, *, effects: bool = True) -> tuple[DoctorRep
         recorder(event, call)
         donated[(event.function, event.defined_at)] = tuple(getattr(call, "donate_argnums", ()))
 
-    record = run_observed(program, effects=effects, on_compile=on_compile)
+    # side effects are watched on each function's first trace only: the monitor slows tracing, and doctor
+    # ranks recompiles by their seconds (a later trace runs the same Python)
+    record = run_observed(program, effects=effects, effects_once=True, on_compile=on_compile)
     return diagnose_record(record, recorder, donated), record
 
 

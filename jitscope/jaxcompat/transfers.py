@@ -14,10 +14,10 @@ from collections.abc import Callable
 from typing import Any
 
 
-def watch_fetches(on_fetch: Callable[[float, float], None]) -> Callable[[], None] | None:
-    """Call ``on_fetch(started, ended)`` (``time.perf_counter`` seconds) after each copy of an array's value
-    to the host, from inside the copy (the stack above is the code that asked for it). Returns the function
-    that stops watching, or None where this JAX reads values some other way."""
+def watch_fetches(on_fetch: Callable[[float, float, str], None]) -> Callable[[], None] | None:
+    """Call ``on_fetch(started, ended, platform)`` (``time.perf_counter`` seconds; "cpu", "gpu", ...) after
+    each copy of an array's value to the host, from inside the copy (the stack above is the code that asked
+    for it). Returns the function that stops watching, or None where this JAX reads values some other way."""
     try:
         from jax._src.array import ArrayImpl
     except ImportError:
@@ -35,7 +35,7 @@ def watch_fetches(on_fetch: Callable[[float, float], None]) -> Callable[[], None
         try:
             return read(self)
         finally:
-            on_fetch(started, clock())
+            on_fetch(started, clock(), _platform(self))
 
     ArrayImpl._value = property(_value, doc=original.__doc__)  # type: ignore[method-assign]
 
@@ -43,3 +43,10 @@ def watch_fetches(on_fetch: Callable[[float, float], None]) -> Callable[[], None
         ArrayImpl._value = original  # type: ignore[method-assign]
 
     return stop
+
+
+def _platform(array: Any) -> str:
+    try:
+        return str(next(iter(array.sharding.device_set)).platform)
+    except Exception:  # noqa: BLE001 - a deleted or odd array: the platform is only a label
+        return ""

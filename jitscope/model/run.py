@@ -153,6 +153,9 @@ class SyncSite:
     #: For each copy after the line's first: the smaller of the host's work since the line's previous copy
     #: and this copy's wait, summed: the device time async dispatch could have run under the host's work.
     overlap_s: float
+    #: Where the arrays lived ("cpu", "gpu", "tpu"; "" when not known). On "cpu" the device is the host's
+    #: own cores, and little of ``overlap_s`` can really overlap.
+    platform: str = ""
 
 
 @dataclass(frozen=True, slots=True)

@@ -123,12 +123,17 @@ def _fun_name(fun: Any) -> str | None:
 class RunObserver:
     """Collects ``CompileEvent`` records; ``on_event`` is called as each one is complete."""
 
-    def __init__(self, *, effects: bool = True, is_user_file: IsUserFile = default_is_user_file,
+    def __init__(self, *, effects: bool = True, effects_once: bool = False,
+                 is_user_file: IsUserFile = default_is_user_file,
                  on_event: Callable[[CompileEvent], None] | None = None,
                  clock: Callable[[], float] = time.perf_counter,
                  on_compile: Callable[[CompileEvent, Any], None] | None = None,
                  processes: ProcessWatch | None = None) -> None:
         self.effects = effects
+        #: Watch each function's first trace only (``doctor``: a later trace runs the same Python, and the
+        #: monitor's cost would inflate the recompiles whose seconds doctor ranks).
+        self.effects_once = effects_once
+        self._watched: set[str] = set()
         #: Which process of a multi-process program this is (``run/processes.py``); None: not asked.
         self.processes = processes
         self.on_event = on_event
@@ -184,8 +189,11 @@ class RunObserver:
         self._guard(self._begin, miss)
         miss.traced = True
         state.tracing = True
+        watch = self.effects and miss.kind == USER and not (self.effects_once and miss.group in self._watched)
+        if watch and self.effects_once:
+            self._watched.add(miss.group)
         watch_cm = (self._effect_watch(miss.user_fun if miss.user_fun is not None else fun)
-                    if self.effects and miss.kind == USER else contextlib.nullcontext())
+                    if watch else contextlib.nullcontext())
         try:
             with watch_cm as watch:
                 try:

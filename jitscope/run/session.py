@@ -65,7 +65,7 @@ TRACE_TIMES_NOTE = ("trace times include jitscope's side-effect monitor, which s
                     "measures the program's own")
 
 
-def run_observed(program: Program, *, effects: bool = True, gates: Gates | None = None,
+def run_observed(program: Program, *, effects: bool = True, effects_once: bool = False, gates: Gates | None = None,
                  on_event: Callable[[CompileEvent], None] | None = None, capture: Path | None = None,
                  checkpoint_to: str | None = None,
                  on_compile: Callable[[CompileEvent, Any], None] | None = None) -> RunRecord:
@@ -89,7 +89,7 @@ def run_observed(program: Program, *, effects: bool = True, gates: Gates | None 
         on_event = _checkpointing(on_event, checkpoints)
     if writer is not None and on_compile is not None:
         raise ValueError("run_observed takes capture or on_compile, not both")
-    observer = RunObserver(effects=effects, on_event=on_event, on_compile=writer or on_compile, processes=processes)
+    observer = RunObserver(effects=effects, effects_once=effects_once, on_event=on_event, on_compile=writer or on_compile, processes=processes)
     syncs = SyncWatch(observer.is_user)
     outcome = Outcome(1, "did not run")
     started_in = os.getpid()

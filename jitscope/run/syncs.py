@@ -22,8 +22,9 @@ class SyncWatch:
         self._lock = threading.Lock()
         # line -> [copies, seconds waited, overlap given up, when the last copy ended]
         self._lines: dict[Location, list[float]] = {}
+        self._platforms: dict[Location, str] = {}
 
-    def __call__(self, started: float, ended: float) -> None:
+    def __call__(self, started: float, ended: float, platform: str = "") -> None:
         frame = sys._getframe(2)  # above the property that made the copy
         while frame is not None and not self._is_user(frame.f_code.co_filename):
             frame = frame.f_back  # type: ignore[assignment]
@@ -35,6 +36,7 @@ class SyncWatch:
             line = self._lines.get(where)
             if line is None:
                 self._lines[where] = [1, wait, 0.0, ended]
+                self._platforms[where] = platform
                 return
             line[0] += 1
             line[1] += wait
@@ -43,5 +45,5 @@ class SyncWatch:
 
     def sites(self) -> tuple[SyncSite, ...]:
         with self._lock:
-            return tuple(SyncSite(where, int(n), round(wait, 6), round(overlap, 6))
+            return tuple(SyncSite(where, int(n), round(wait, 6), round(overlap, 6), self._platforms.get(where, ""))
                          for where, (n, wait, overlap, _) in self._lines.items())

@@ -124,7 +124,8 @@ def test_a_loss_read_back_every_step_is_a_host_sync_at_its_line(tmp_path: Path) 
     assert proc.returncode == 0, proc.stderr
     first = findings(proc, out)[0]
     assert (first["kind"], first["location"]["line"], first["count"]) == ("host-sync", 21, 100)
-    assert first["gain"] == "estimated" and 0 < first["gain_s"] <= first["cost_s"]
+    # on the CPU backend the device is the host's own cores: listed, its gain not estimated
+    assert first["gain"] == "none" and first["gain_s"] == 0 and "not estimated on the CPU backend" in first["gain_note"]
     assert "jax.device_get" in first["change"]
     # the one read after the loop (line 22) is a value read once, not a sync per step
     assert all(f["location"]["line"] != 22 for f in findings(proc, out))

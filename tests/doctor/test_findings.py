@@ -18,6 +18,7 @@ from jitscope.model.doctor import (
     ESTIMATED,
     HOST_SYNC,
     JIT_IN_LOOP,
+    NOT_ESTIMATED,
     RECOMPILE_SHAPE,
     RECOMPILE_STATIC,
     RECOMPILE_WEAK_TYPE,
@@ -160,6 +161,9 @@ def test_a_line_that_copies_to_the_host_every_step_is_a_sync_finding_and_a_final
     assert finding.kind == HOST_SYNC and finding.location == loop and finding.count == 500
     assert finding.cost_s == finding.gain_s == 1.5 and finding.gain == ESTIMATED
     assert "500 copies, 4 s waiting" in finding.evidence[0]
+    on_cpu = replace(run, syncs=(SyncSite(loop, 500, 4.0, 1.5, "cpu"), SyncSite(last, 200, 1.0, 0.01, "cpu")))
+    (finding,), _ = diagnose(on_cpu)  # the second is under the noise floor even on a GPU
+    assert finding.location == loop and finding.gain == NOT_ESTIMATED and finding.cost_s == finding.gain_s == 0
 
 
 def test_a_findings_calls_are_its_functions_not_another_of_the_same_name() -> None:

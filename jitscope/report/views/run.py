@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from typing import Literal
 
 from jitscope.model.effects import EFFECT_ADVICE
-from jitscope.model.run import USER, CompileEvent, FunctionSummary, RunRecord
+from jitscope.model.run import SYNC_REPEATS, USER, CompileEvent, FunctionSummary, RunRecord
 from jitscope.report.views.document import (
     Block,
     Cell,
@@ -34,7 +34,6 @@ from jitscope.run.causes import SAME_KEY, UNKNOWN, cause_hint, describe_causes, 
 from jitscope.run.summary import (
     compiled_functions,
     compiles_cell,
-    heavy_syncs,
     internal_compiles,
     recompiled,
     sync_lines,
@@ -204,13 +203,14 @@ def effects_section(events: Sequence[CompileEvent]) -> Section | None:
 
 
 def syncs_section(record: RunRecord) -> Section | None:
-    repeated = heavy_syncs(record.syncs, record.wall_s)
+    repeated = sorted((s for s in record.syncs if s.count >= SYNC_REPEATS and s.overlap_s >= 0.01 * record.wall_s),
+                      key=lambda s: -s.overlap_s)
     if not repeated:
         return None
     rows = tuple((pieces(str(s.location), "jitscope.path"), str(s.count), fmt_duration(s.wait_s),
-                  fmt_duration(s.overlap_s)) for s in repeated)
+                  fmt_duration(s.overlap_s), s.platform) for s in repeated)
     table = Table((Column("line"), Column("copies", "right"), Column("waited", "right"),
-                   Column("could overlap", "right")), rows)
+                   Column("could overlap", "right"), Column("device")), rows)
     return Section("host-device syncs", (table,), "lines that copied a value to the host again and again "
                    "(float(loss), np.asarray(x), print(x)), each copy waiting for the device", id="syncs")
 
