@@ -7,7 +7,9 @@
   cell (``jitscope.watch``), with the cause of each recompile;
 - ``%jitscope lint [PATH]``: the linter on files;
 - ``%jitscope doctor train.py ARGS`` (a script, as ``jitscope doctor``), ``%jitscope doctor STATEMENT`` and
-  ``%%jitscope doctor``: what to fix first in the program, the statement or the cell, ranked by its cost.
+  ``%%jitscope doctor``: what to fix first in the program, the statement or the cell, ranked by its cost;
+  ``%jitscope doctor step(params, batch)`` with a jitted ``step``: that function as a target
+  (``jitscope.doctor(step, params, batch)``).
 
 Options come before the call, named like the CLI's: ``%jitscope bench --budget 0.2 f(x)``,
 ``%jitscope trace --stages jaxpr --static n f(x, n=3)``, ``%%jitscope run --fresh``; ``--out FILE`` also
@@ -63,7 +65,7 @@ OPTIONS: dict[str, dict[str, _Option]] = {
              "--fail-on": _Option("fail_on", str), **_COMMON},
 }
 USAGE = ("%jitscope [-o] trace|bench|profile|memory [OPTIONS] f(args...), %jitscope run|doctor [--fresh] STATEMENT, "
-         "%%jitscope run|doctor [--fresh], %jitscope doctor SCRIPT.py [ARGS], %jitscope lint [PATH]")
+         "%%jitscope run|doctor [--fresh], %jitscope doctor SCRIPT.py [ARGS] | jitted(args...), %jitscope lint [PATH]")
 
 
 def load_ipython_extension(ipython: Any) -> None:
@@ -177,8 +179,34 @@ def _doctor(ipython: Any, options: dict[str, Any], rest: str, cell: str | None) 
 
             clear_jax_caches()
         return jitscope.doctor(words[0], *words[1:], **options)
+    target = _jitted_call(ipython, rest) if cell is None else None
+    if target is not None:  # %jitscope doctor step(params, batch): the jitted function as a target
+        fn, args, kwargs = target
+        options.pop("fresh", None)
+        options.pop("effects", None)
+        return jitscope.doctor(fn, *args, **options, **kwargs)
     watched = _run(ipython, "run", options, rest, cell)
     return DoctorResult(diagnose_record(watched.record), watched.record)
+
+
+def _jitted_call(ipython: Any, rest: str) -> tuple[Any, list[Any], dict[str, Any]] | None:
+    """``step(params, batch)`` where ``step`` is jitted (``jax.jit``, ``nnx.jit``, ``eqx.filter_jit``): the call's
+    function and values, for doctor's target form; None for any other statement (it runs under run's watch)."""
+    try:
+        tree = ast.parse(rest.strip(), mode="eval")
+    except SyntaxError:
+        return None
+    if not isinstance(tree.body, ast.Call):
+        return None
+    from jitscope.jaxcompat.wrappers import FUNCTION, recognise
+
+    try:
+        fn = eval(compile(ast.Expression(tree.body.func), "<jitscope magic>", "eval"), ipython.user_ns)
+    except Exception:  # noqa: BLE001 - the statement form reports the user's error as it runs
+        return None
+    if recognise(fn).kind == FUNCTION:
+        return None  # a plain function (a training loop): run it under the watch
+    return _evaluate_call(ipython, rest, "doctor")
 
 
 def _parse_options(command: str, rest: str) -> tuple[dict[str, Any], str]:

@@ -45,6 +45,7 @@ def executed() -> list[list[dict]]:
         "def noisy(key, x):\n    return jax.random.normal(key, x.shape) + x",
         "%jitscope trace --stages jaxpr noisy(jax.random.key(0), x)",
         "%%jitscope doctor --fresh\nfor n in range(1, 7):\n    f(jnp.ones((n, 16)), w)",
+        "d = %jitscope -o doctor f(x, w)\nprint(type(d).__name__, [c.target for c in d.record.calls])",
     ]
     notebook = nbformat.v4.new_notebook()
     notebook.cells = [nbformat.v4.new_code_cell(source) for source in cells]
@@ -171,3 +172,10 @@ def test_doctor_cell_magic_ranks_what_the_cell_hit(executed):
     page = _report(_html(executed[14]))
     assert "jitscope doctor" in page and "what to fix first" in page
     assert "compiled again 5 times for 6 shapes of x" in page  # --fresh: what earlier cells compiled counts too
+
+
+def test_doctor_line_magic_on_a_jitted_call_doctors_that_function(executed):
+    """``%jitscope doctor f(x, w)`` with a jitted ``f`` is ``jitscope.doctor(f, x, w)``: bench's calls, not a
+    one-statement run."""
+    text = _text(executed[15])
+    assert text.startswith("DoctorResult [") and (":f']" in text or "'f']" in text) and "error" not in text.lower()
