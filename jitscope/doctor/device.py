@@ -68,13 +68,18 @@ def _hottest(row: ProfileRow, name: str) -> Finding | None:
         title=f"{top.share:.0%} of `{name}`'s device time is this line ({fmt_duration(top.seconds)} of "
               f"{fmt_duration(total)} per call{_what(top)})",
         location=where, cost_s=0.0, per_call_s=top.seconds,
-        change=f"jitscope profile {where.file}:{name} --from-run shows every line with its FLOP/s and bytes/s against the "
+        change=f"{_command(name, where)} shows every line with its FLOP/s and bytes/s against the "
                f"device's peak, and the ops it ran in ({', '.join(top.hlo_ops[:2]) or 'see the ops table'})",
         gain_s=0.0, gain=NOT_ESTIMATED,
         gain_note="where the device time goes, per call; the run does not count cached calls, so not in seconds of the run",
         function=name, count=row.calls,
         evidence=tuple(f"{display_path(line.location.file)}:{line.location.line}: {line.share:.0%}, "
                        f"{fmt_duration(line.seconds)} per call" for line in lines[:3]))
+
+
+def _command(name: str, where: Location) -> str:
+    """The profile command for more: a target as given (``doctor module:fn``), a program's function from its run."""
+    return f"jitscope profile {name}" if ":" in name else f"jitscope profile {where.file}:{name} --from-run"
 
 
 def _what(line: LineRecord) -> str:

@@ -37,6 +37,7 @@ BENCH_BUDGET_S = 0.2
 
 def doctor_target(planned: Sequence[tuple[TargetHandle, ArgSet]], progress: Any = None) -> DoctorReport:
     """Time, compile by line, memory and static recompiles of the planned calls of one or more targets."""
+    from jitscope.doctor.device import hot_lines
     from jitscope.doctor.findings import noise_floor
     from jitscope.doctor.memory import MemoryCall, memory_findings
     from jitscope.jaxcompat.stages import environment
@@ -60,7 +61,10 @@ def doctor_target(planned: Sequence[tuple[TargetHandle, ArgSet]], progress: Any 
     recompiles = [f for name, rows in groups.items() if (f := _static_recompiles(name, rows, by_key)) is not None]
     if recompiles:
         findings += _measured(recompiles, groups, by_key)
-    memory, notes = memory_findings([MemoryCall(*by_key[(name, row.call)]) for name, row in firsts.items()])
+    costliest = [MemoryCall(*by_key[(name, row.call)]) for name, row in firsts.items()]
+    memory, notes = memory_findings(costliest)
+    device, device_notes = hot_lines(costliest)
+    notes += device_notes
     notes = [f"{f.error} (jitscope bench {f.target} shows the traceback)" for f in report.failures] + notes
     wall = sum(c.first_call_s for c in calls)
     findings.sort(key=lambda f: (-f.cost_s, f.title))
@@ -71,7 +75,8 @@ def doctor_target(planned: Sequence[tuple[TargetHandle, ArgSet]], progress: Any 
                                                                else "") if calls else "failed on every call"),
         wall_s=round(wall, 6), compile_s=round(sum(c.compile_s for c in calls), 6), compiles=len(calls),
         findings=tuple(findings), noise_floor_s=round(noise_floor(wall), 6), notes=tuple(notes),
-        jax_version=str(environment().get("jax", "")) or None, memory=tuple(memory), calls=calls)
+        jax_version=str(environment().get("jax", "")) or None, memory=tuple(memory), device=tuple(device),
+        calls=calls)
 
 
 def _compile_s(row: BenchRow) -> float:

@@ -29,6 +29,10 @@ def test_a_target_from_shapes_gets_bench_times_and_its_memory_finding() -> None:
     assert call["call"] == PARAMS and 0 < call["compile_s"] < call["first_call_s"] and call["cached_s"] > 0
     [found] = document["memory"]
     assert found["kind"] == "missing-donation" and found["gain"] == "measured" and found["gain_bytes"] > 1 << 20
+    # its hottest device line, with the profile command for the same target
+    [hot] = document["device"]
+    assert hot["kind"] == "hot-line" and hot["per_call_s"] > 0 and hot["location"]["file"].endswith("targets.py")
+    assert hot["change"].startswith("jitscope profile targets.py:step shows every line")
     # no call site to read: the change says when it applies
     assert found["change"].startswith("if the caller replaces params with the result (params = step(params, ...))")
 
