@@ -249,27 +249,7 @@ def prepare_call(target: TargetHandle, argset: ArgSet, seed: int) -> PreparedCal
     notes = tuple(w for w in [warn_if_x64_disabled(argset)] if w)
     args, kwargs = inp.make_inputs(argset, seed)
     target = dataclasses.replace(target, options=jit_options_for(target, argset)[0])
-    _refuse_what_would_crash(target, argset, args, kwargs)
     return PreparedCall(target, args, kwargs, donated_arguments(target, args, kwargs), notes)
-
-
-def _refuse_what_would_crash(target: TargetHandle, argset: ArgSet, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
-    """Refuse, in one line, a call XLA would abort the process compiling (a value of 2**62 bytes made inside
-    the function): traced first, as ``trace`` and ``memory`` check it (tracing caches are cleared before the
-    cold calls are timed, so this costs the measurement nothing)."""
-    from jitscope.errors import CompileError
-    from jitscope.jaxcompat.jit import make_jit
-    from jitscope.jaxcompat.stages import compile_would_crash
-
-    try:
-        traced = make_jit(target.fn, target.options).trace(*args, **kwargs)
-    except Exception:  # noqa: BLE001 - the first call reports the user's error, trimmed to their frames
-        return
-    crash = compile_would_crash(traced)
-    if crash is not None:
-        reason = crash.split(";")[0].removeprefix("not compiled: ")
-        raise CompileError(f"{target.name}({argset.describe()}) cannot be compiled here: {reason}; jitscope trace "
-                           f"shows its jaxpr and StableHLO")
 
 
 def _eager(target: TargetHandle, args: tuple[Any, ...], kwargs: dict[str, Any], jit_median: float,

@@ -17,13 +17,19 @@ class MLP(nnx.Module):
 
 
 model = MLP(nnx.Rngs(0))
-optimizer = nnx.Optimizer(model, optax.sgd(0.1), wrt=nnx.Param)
+try:
+    optimizer = nnx.Optimizer(model, optax.sgd(0.1), wrt=nnx.Param)
+except TypeError:  # flax < 0.11: no wrt
+    optimizer = nnx.Optimizer(model, optax.sgd(0.1))
 
 
 @nnx.jit
 def step(model, optimizer, x, y):
     loss, grads = nnx.value_and_grad(lambda m: optax.softmax_cross_entropy_with_integer_labels(m(x), y).mean())(model)
-    optimizer.update(model, grads)
+    try:
+        optimizer.update(model, grads)
+    except TypeError:  # flax < 0.11: update(grads)
+        optimizer.update(grads)
     return loss
 
 
