@@ -176,8 +176,9 @@ def read_events(path: str) -> list[XEvent]:
     return _events(path, KEPT_STATS, _keep)
 
 
-#: Stats kept from a compile's events: the kernel module a fusion's compile names (``module``).
-COMPILE_STATS = frozenset({"module"})
+#: Stats kept from a compile's events: the kernel module a fusion's compile names (``module``), and the CUDA
+#: activity's ``correlation_id`` (on a GPU, the autotuner's copies and timed runs of candidate kernels).
+COMPILE_STATS = frozenset({"module", "correlation_id"})
 #: Host lines and events of a capture that are not the compiler's work: the Python tracer's line, and the
 #: thread pool's zero-length bookkeeping events.
 _NOT_COMPILER_LINES = ("python",)
@@ -190,7 +191,8 @@ def _compiler_event(plane: str, line: str, stats: dict[str, str], name: str) -> 
 
 def read_compile_events(path: str) -> list[XEvent]:
     """Every event of a capture around a compile on the compiler's threads (HLO passes, codegen, MLIR
-    passes, per-fusion kernel compiles with their ``module`` stat); seen on jax 0.10.2 CPU."""
+    passes, per-fusion kernel compiles with their ``module`` stat); seen on jax 0.10.2 CPU and 0.11.2 on an
+    NVIDIA H100 (where the device's plane holds the autotuner's timed candidate kernels)."""
     return _events(path, COMPILE_STATS, _compiler_event)
 
 

@@ -7,9 +7,10 @@ gives 300 of each primitive). With ``--compile-profile`` also its time:
 
 * tracing: the sampled Python stack's innermost frame in the user's code (``tracing/line_sampler.py``);
 * lowering: split by equations (JAX lowers equation by equation);
-* XLA: the kernels' generation time (``FusionCompiler::Compile`` events, measured per fused kernel, split
-  over the kernel's lines by instructions), and the rest of the compile (HLO passes, LLVM) split by
-  HLO instructions, which is what those passes walk.
+* XLA: the kernels' generation time (``FusionCompiler::Compile`` events on CPU, measured per fused kernel;
+  on a GPU, the autotuning of each fusion, by its candidates' compile time; split over the kernel's lines
+  by instructions), and the rest of the compile (HLO passes, LLVM, ptxas) split by HLO instructions, which
+  is what those passes walk.
 """
 
 from __future__ import annotations
@@ -76,6 +77,19 @@ def codegen_by_line(kernels: Mapping[str, float],
     return dict(out)
 
 
+def generated_kernels(xla: XlaPhases, instructions: Mapping[str, Mapping[LineKey | None, float]]) -> dict[str, float]:
+    """Seconds spent making each kernel: its generation (CPU), and on a GPU the autotuning of each fusion
+    that is still an instruction of the optimised HLO (a fusion replaced by a library call, say, keeps its
+    time in the rest of XLA's, which is split by instructions)."""
+    out = dict(xla.kernels)
+    if xla.autotuning is not None:
+        known = {kernel_key(name) for name in instructions}
+        for fusion, seconds in xla.autotuning.fusions.items():
+            if kernel_key(fusion) in known:
+                out[fusion] = out.get(fusion, 0.0) + seconds
+    return out
+
+
 def _advice(line: CompileLine, profiled: bool) -> tuple[str, str]:
     basis = "measured" if profiled else "rule of thumb"
     if line.location is None:
@@ -104,7 +118,7 @@ def compile_lines(source: Sequence[SourceLineRecord], instructions: Mapping[str,
             hlo[key] += n
     total_eqns = sum(s.eqns for s in source) or 1
     total_hlo = sum(hlo.values()) or 1.0
-    codegen = codegen_by_line(xla.kernels, instructions) if xla is not None and xla.found else None
+    codegen = codegen_by_line(generated_kernels(xla, instructions), instructions) if xla is not None and xla.found else None
     profiled = times is not None and times.xla is not None
     rows = []
     for key in dict.fromkeys([*eqns, *hlo]):

@@ -9,6 +9,15 @@ it is opened (``CpuCompiler::RunBackend`` becomes
 "the backend". What no child covers is kept as its parent's own time, so the phases add up to the
 captured compile exactly. Passes are every event's own time (nested events excluded), summed by name
 over every thread. Kernels are the ``FusionCompiler::Compile`` events, named by their ``module`` stat.
+
+On a GPU (read from H100 captures, jax 0.11.2): the root is the PJRT C API client's
+``PjRtCApiClient::CompileAndLoad(jit_f)``, around ``PjRtStreamExecutorClient::CompileInternal`` >
+``HLO Transforms:jit_f`` and ``CompileToBackendResult`` > ``ScheduleGpuModule`` and ``CompileModuleToLlvmIr``,
+whose LLVM (``Compiling IR:...``) and ptxas (``PTX->CUBIN``) run on the compile threads. The autotuner
+(``config-assigner``; ``gemm-fusion-autotuner`` and the ``*-algorithm-picker`` passes on older XLA) compiles
+candidate kernels on those threads (``CompileToBackendResult``, their ``module`` stat naming the fusion tuned)
+and times them on the GPU: a phase of its own wherever it is 2% of the compile or more, summarised in
+``XlaPhases.autotuning``. The CUDA activity it causes (copies, allocations, the timed kernels) is not a pass.
 """
 
 from __future__ import annotations
@@ -20,12 +29,12 @@ from dataclasses import dataclass, field
 
 from jitscope.jaxcompat.profiler import XEvent
 from jitscope.model.compile import CompilePass, CompilePhase
-from jitscope.profiling.events import NS, exclusive_times
+from jitscope.profiling.events import NS, exclusive_times, union_length
 
 #: The outermost event of a compile: the PJRT client's (``PjRtCpuClient::Compile`` on CPU; a GPU or TFRT
 #: client's by the same pattern, ``...Client::Compile`` or ``...Client::CompileAndLoad``). Not a compiler's
 #: own ``Compile`` events (``FusionCompiler::Compile`` is one kernel, ``JitCompiler::Compile`` is LLVM).
-ROOT_EVENT = re.compile(r"^\w*Client::Compile\w*$")
+ROOT_EVENT = re.compile(r"^\w*Client::Compile\w*(\([^()]*\))?$")
 #: A phase is opened into its children when it is at least this share of the compile and they cover this
 #: share of it.
 OPEN_SHARE = 0.5
@@ -37,7 +46,34 @@ TOP_PASSES = 8
 WRAPPERS = ("mlir::detail::OpToOpPassAdaptor",)
 KERNEL_EVENT = "FusionCompiler::Compile"
 KERNEL_SUFFIX = "_kernel_module"
-_MODULE_SUFFIX = re.compile(r" \([^()]*\)$")
+_MODULE_SUFFIX = re.compile(r"(?: \([^()]*\)|:jit_[\w.-]*)$")
+#: XLA's GPU autotuning passes, across XLA versions.
+AUTOTUNE_EVENT = re.compile(r"autotun|algorithm-picker|^config-assigner$")
+#: A candidate kernel's compile during autotuning, on a compile thread.
+CANDIDATE_EVENT = "CompileToBackendResult"
+#: Plain words for XLA's GPU phase and pass names (the name stays, in brackets).
+GLOSSES = (("CompileModuleToLlvmIr", "LLVM IR, LLVM and ptxas"), ("PTX->CUBIN", "ptxas"),
+           ("Compiling IR:", "LLVM"), ("ScheduleGpuModule", "scheduling"),
+           ("CompileToBackendResult", "backend: scheduling, LLVM and ptxas"))
+#: A candidate kernel's run while the autotuner times it (host side; its thunks nest inside, named by
+#: instruction): not a pass.
+_CANDIDATE_RUN = "GpuExecutable::ExecuteThunks"
+#: Device kernels the autotuner runs around the candidates (buffer checks, delays), not candidates.
+_AUTOTUNER_HELPERS = ("Memcpy", "Memset", "stream_executor::", "void stream_executor::")
+#: Host events that are CUDA activity or the profiler's own, not compiler work.
+_NOT_PASSES = ("<UNKNOWN>", "BUFFER_FLUSH")
+
+
+@dataclass(frozen=True, slots=True)
+class Autotuning:
+    """XLA's GPU autotuning in one compile: its time on the compile's thread, the candidate kernels it compiled
+    on the compile threads, and the kernels it timed on the GPU."""
+
+    seconds: float
+    candidates: int
+    timed_runs: int
+    #: Fusion tuned -> its share of ``seconds`` (by the busy time of its candidates' compiles).
+    fusions: dict[str, float] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,11 +86,31 @@ class XlaPhases:
     #: Kernel (fusion) name as the capture writes it -> seconds generating it.
     kernels: dict[str, float] = field(default_factory=dict)
     seconds: float = 0.0  # the root event's length
+    autotuning: Autotuning | None = None
+    #: Host threads the compiler's work ran on (the passes' own times are summed over them).
+    threads: int = 1
 
 
 def phase_name(name: str) -> str:
-    """``HLO passes after layout assignment (jit_f)`` -> ``HLO passes after layout assignment``."""
+    """``HLO passes after layout assignment (jit_f)`` -> ``HLO passes after layout assignment``;
+    ``HLO Transforms:jit_f`` -> ``HLO Transforms``."""
     return _MODULE_SUFFIX.sub("", name)
+
+
+def shown_name(name: str) -> str:
+    """A phase or pass as a person reads it: ``autotuning (config-assigner)``, ``ptxas (PTX->CUBIN)``."""
+    if AUTOTUNE_EVENT.search(name):
+        return f"autotuning ({name})"
+    gloss = next((g for prefix, g in GLOSSES if name.startswith(prefix)), "")
+    return f"{gloss} ({name})" if gloss else name
+
+
+def _holds_autotuning(event: XEvent, line: Sequence[XEvent], total: float) -> bool:
+    """Whether an autotuning pass of at least ``SMALL_SHARE`` of the compile runs inside ``event`` (not being it)."""
+    if AUTOTUNE_EVENT.search(phase_name(event.name)):
+        return False
+    return any(AUTOTUNE_EVENT.search(phase_name(e.name)) and e.duration_ns >= SMALL_SHARE * total
+               and event.start_ns <= e.start_ns and e.end_ns <= event.end_ns for e in line)
 
 
 def _children(parent: XEvent, events: Sequence[XEvent]) -> list[XEvent]:
@@ -92,8 +148,10 @@ def _split(parent: XEvent, line: Sequence[XEvent], total: float, out: list[Compi
     for child in children:
         inner = _through(child, line)
         grandchildren = _children(inner, line)
-        opened = (child.duration_ns >= OPEN_SHARE * total and len(grandchildren) > 1
-                  and sum(g.duration_ns for g in grandchildren) >= OPEN_SHARE * inner.duration_ns)
+        opened = len(grandchildren) > 1 and (
+            (child.duration_ns >= OPEN_SHARE * total
+             and sum(g.duration_ns for g in grandchildren) >= OPEN_SHARE * inner.duration_ns)
+            or _holds_autotuning(inner, line, total))
         if opened:
             _split(inner, line, total, out)
             if child.duration_ns > inner.duration_ns:  # what the wrappers above it did themselves
@@ -111,7 +169,7 @@ def _merged(phases: list[CompilePhase], total: float) -> tuple[CompilePhase, ...
     by_name: dict[str, float] = {}
     for phase in phases:
         by_name[phase.name] = by_name.get(phase.name, 0.0) + phase.seconds
-    big = [CompilePhase(n, s) for n, s in by_name.items() if s >= SMALL_SHARE * total * NS]
+    big = [CompilePhase(shown_name(n), s) for n, s in by_name.items() if s >= SMALL_SHARE * total * NS]
     small = [s for s in by_name.values() if s < SMALL_SHARE * total * NS]
     if small:
         big.append(CompilePhase(f"{len(small)} shorter phases", sum(small)))
@@ -121,14 +179,69 @@ def _merged(phases: list[CompilePhase], total: float) -> tuple[CompilePhase, ...
 def _passes(events: Sequence[XEvent], root: XEvent) -> tuple[CompilePass, ...]:
     seconds: dict[str, float] = defaultdict(float)
     runs: dict[str, int] = defaultdict(int)
-    for event, own in exclusive_times(events):
+    for event, own in exclusive_times(_compiler_work(events)):
         if event is root or event.name in WRAPPERS:
             continue
         name = phase_name(event.name)
         seconds[name] += own * NS
         runs[name] += 1
     ranked = sorted(seconds, key=lambda n: -seconds[n])[:TOP_PASSES]
-    return tuple(CompilePass(n, seconds[n], runs[n]) for n in ranked)
+    return tuple(CompilePass(shown_name(n), seconds[n], runs[n]) for n in ranked)
+
+
+def _compiler_work(events: Sequence[XEvent]) -> list[XEvent]:
+    """The events that are the compiler's: not the GPU's own, nor the CUDA activity on host threads (copies,
+    allocations, launches), nor the autotuner's runs of candidate kernels with everything inside them."""
+    runs: dict[tuple[str, str], list[tuple[float, float]]] = defaultdict(list)
+    for event in events:
+        if _CANDIDATE_RUN in event.name:
+            runs[(event.plane, event.line)].append((event.start_ns, event.end_ns))
+
+    def in_run(event: XEvent) -> bool:
+        return any(start <= event.start_ns and event.end_ns <= end for start, end in runs.get((event.plane, event.line), ()))
+
+    return [e for e in events if not e.on_device and "correlation_id" not in e.stats and e.name not in _NOT_PASSES
+            and not in_run(e)]
+
+
+def _module_of(event: XEvent, line: Sequence[XEvent]) -> str:
+    """The ``module`` stat of the first event nested in ``event`` that has one (the fusion a candidate is of)."""
+    for other in line:
+        if other.start_ns > event.end_ns:
+            break
+        if other.start_ns >= event.start_ns and other.end_ns <= event.end_ns and other.stats.get("module"):
+            return other.stats["module"]
+    return ""
+
+
+def _autotuning(events: Sequence[XEvent], root: XEvent, line: Sequence[XEvent]) -> Autotuning | None:
+    """The autotuner's passes on the compile's thread, and what ran inside them elsewhere."""
+    windows = [(e.start_ns, e.end_ns) for e in line if AUTOTUNE_EVENT.search(phase_name(e.name))
+               and root.start_ns <= e.start_ns and e.end_ns <= root.end_ns]
+    if not windows:
+        return None
+    seconds = union_length(windows) * NS
+
+    def inside(event: XEvent) -> bool:
+        return any(start <= event.start_ns < end for start, end in windows)
+
+    lines: dict[tuple[str, str], list[XEvent]] = defaultdict(list)
+    for event in events:
+        if (event.plane, event.line) != (root.plane, root.line) and inside(event):
+            lines[(event.plane, event.line)].append(event)
+    busy: dict[str, float] = defaultdict(float)
+    candidates = timed = 0
+    for other in lines.values():
+        other.sort(key=lambda e: (e.start_ns, -e.duration_ns))
+        for event in other:
+            if event.on_device:
+                timed += not event.name.startswith(_AUTOTUNER_HELPERS)
+            elif event.name == CANDIDATE_EVENT:
+                candidates += 1
+                busy[_module_of(event, other)] += event.duration_ns
+    total = sum(busy.values())
+    fusions = {name: seconds * ns / total for name, ns in busy.items() if name} if total else {}
+    return Autotuning(seconds, candidates, timed, fusions)
 
 
 def xla_phases(events: Sequence[XEvent]) -> XlaPhases:
@@ -146,5 +259,7 @@ def xla_phases(events: Sequence[XEvent]) -> XlaPhases:
         module = event.stats.get("module", "")
         if event.name == KERNEL_EVENT and module:
             kernels[module.removesuffix(KERNEL_SUFFIX)] += event.duration_ns * NS
+    threads = len({(e.plane, e.line) for e in _compiler_work(events)
+                   if root.start_ns <= e.start_ns < root.end_ns})
     return XlaPhases(True, _merged(out, root.duration_ns), _passes(events, root), dict(kernels),
-                     root.duration_ns * NS)
+                     root.duration_ns * NS, _autotuning(events, root, line), max(threads, 1))

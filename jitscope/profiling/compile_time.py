@@ -17,9 +17,32 @@ from jitscope.profiling.compile_lines import CompileTimes, compile_lines
 from jitscope.profiling.compile_phases import XlaPhases, xla_phases
 from jitscope.profiling.line_costs import instruction_lines
 from jitscope.tracing.lines import LineKey
+from jitscope.units import fmt_duration, fmt_fraction
 
 #: The phases must add up to the compile measured around them within this share, or a note says so.
 TOLERANCE = 0.10
+
+
+#: Autotuning at least this share of XLA's compile gets its own note, with what to do.
+AUTOTUNING_SHARE = 0.10
+
+
+def _gpu_notes(xla: XlaPhases) -> list[str]:
+    """What a GPU compile's capture says beyond its phases: autotuning's share, and parallel passes."""
+    notes = []
+    tuning = xla.autotuning
+    if tuning is not None and xla.seconds > 0 and tuning.seconds >= AUTOTUNING_SHARE * xla.seconds:
+        notes.append(
+            f"XLA's GPU autotuning took {fmt_duration(tuning.seconds)}, {fmt_fraction(tuning.seconds / xla.seconds)} "
+            f"of XLA's compile ({tuning.candidates:,} candidate kernels compiled, {tuning.timed_runs:,} runs timed "
+            "on the GPU): JAX's persistent compilation cache skips it when the same program compiles again "
+            "(jax_compilation_cache_dir), XLA's per-fusion cache keeps each fusion's choice across changes to the "
+            "program (XLA_FLAGS=--xla_gpu_per_fusion_autotune_cache_dir=DIR), and "
+            "--xla_gpu_autotune_level=0 skips it for possibly slower kernels (rule of thumb)")
+    if xla.threads > 1 and sum(p.seconds for p in xla.passes) > xla.seconds:
+        notes.append(f"passes: own time summed over the {xla.threads} threads XLA compiled on at once (LLVM and "
+                     "ptxas run in parallel), so they add up to more than the compile")
+    return notes
 
 
 def _notes(capture: CompileCapture, found: bool, captured: float | None, measured: float | None,
@@ -66,7 +89,9 @@ def compile_time_record(*, source: Sequence[SourceLineRecord], hlo_text: str | N
     return CompileTimeRecord(
         lines=compile_lines(source, instructions, times, xla),
         trace_seconds=trace_seconds, lower_seconds=lower_seconds, compile_seconds=measured,
-        phases=_with_jax_side(xla.phases, xla.seconds, measured) if xla.found else (), passes=xla.passes, captured_seconds=xla.seconds if xla.found else None,
+        phases=_with_jax_side(xla.phases, xla.seconds, measured) if xla.found else (), passes=xla.passes,
+        captured_seconds=xla.seconds if xla.found else None,
         profiled=True, persistent_cache=capture.persistent_cache,
-        notes=tuple(_notes(capture, xla.found, xla.seconds if xla.found else None, measured, bool(failure))),
+        notes=tuple(_notes(capture, xla.found, xla.seconds if xla.found else None, measured, bool(failure))
+                    + (_gpu_notes(xla) if xla.found else [])),
         failure=failure)
