@@ -50,7 +50,8 @@ class CompileLine:
     copies: int = 1
     #: Seconds of tracing spent in the line (sampled Python stack; None without ``--compile-profile``).
     trace_seconds: float | None = None
-    #: Seconds XLA spent generating the line's kernels (the capture's per-fusion events; None without).
+    #: Seconds XLA spent generating the line's kernels (the capture's per-fusion events; on a GPU, autotuning
+    #: the line's fusions; None without).
     codegen_seconds: float | None = None
     #: Its share of the whole cold compile (trace + lower + XLA): measured parts plus the rest of XLA's
     #: time split by HLO instructions (None without ``--compile-profile``).
