@@ -56,7 +56,8 @@ def bench(
                                                       **FILE_OUT)] = None,
     compile_profile: Annotated[bool, typer.Option(
         "--compile-profile", help="Why the compile is slow: one more cold compile, traced and compiled under "
-        "jax.profiler, split by XLA phase and by line of your code (the measured cold calls stay unprofiled).")
+        "jax.profiler, split by XLA phase and by line of your code (the measured cold calls stay unprofiled; on "
+        "a GPU the first one's compile is profiled, since only a program's first compile autotunes).")
     ] = False,
     fmt: Annotated[str | None, format_option(what=" (json: one versioned document; html: phase bars, "
                                              "distributions and scaling charts)")] = None,

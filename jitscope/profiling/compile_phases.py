@@ -179,7 +179,8 @@ def _merged(phases: list[CompilePhase], total: float) -> tuple[CompilePhase, ...
 def _passes(events: Sequence[XEvent], root: XEvent) -> tuple[CompilePass, ...]:
     seconds: dict[str, float] = defaultdict(float)
     runs: dict[str, int] = defaultdict(int)
-    for event, own in exclusive_times(_compiler_work(events)):
+    during = [e for e in _compiler_work(events) if root.start_ns <= e.start_ns < root.end_ns]
+    for event, own in exclusive_times(during):
         if event is root or event.name in WRAPPERS:
             continue
         name = phase_name(event.name)

@@ -19,9 +19,11 @@ from jitscope.tracing.lines import source_lines
 from jitscope.tracing.session import TraceHandle, trace_target
 
 
-def profile_compile(target: TargetHandle, argset: ArgSet) -> CompileTimeRecord | None:
+def profile_compile(target: TargetHandle, argset: ArgSet, cold: CompileCapture | None = None) -> CompileTimeRecord | None:
     """One more cold trace, lowering and compile of the call with JAX's in-memory caches cleared, profiled
-    (``bench --compile-profile``: its measured cold calls stay untouched); None when it did not trace."""
+    (``bench --compile-profile``: its measured cold calls stay untouched); None when it did not trace. With
+    ``cold`` (the capture of the measured first cold call, on a GPU) XLA's phases are that compile's, and the
+    extra compile only gives the by-line counts and tracing times."""
     from jitscope.jaxcompat.caches import clear_in_memory_caches
 
     clear_in_memory_caches()
@@ -30,7 +32,7 @@ def profile_compile(target: TargetHandle, argset: ArgSet) -> CompileTimeRecord |
     if handle.traced is None:
         return None
     compiled: list[Any] = []
-    capture, failure, record = CompileCapture(), "", handle.record
+    capture, failure, record = (CompileCapture() if cold is None else None), "", handle.record
     try:
         record = dataclasses.replace(record, stages=lower_and_compile(
             handle.traced, ("jaxpr", "hlo"), lambda lowered, executable: compiled.append(executable), capture))
@@ -40,7 +42,7 @@ def profile_compile(target: TargetHandle, argset: ArgSet) -> CompileTimeRecord |
         failure = err.message
     text = module_text(compiled[0]) if compiled else None
     record = dataclasses.replace(record, source_lines=source_lines_of(handle, record, compiled, text))
-    return compile_time_of(handle, record, text, capture, failure)
+    return compile_time_of(handle, record, text, cold if cold is not None and not failure else capture, failure)
 
 
 def compile_time_of(handle: TraceHandle, record: TraceRecord, text: str | None, capture: CompileCapture | None,

@@ -68,7 +68,8 @@ class BenchOptions:
     eager: bool = False
     dispatch: bool = True
     profile: bool = False
-    #: ``--compile-profile``: one more cold compile, profiled, for the compile-time section (``BenchRow.compile_time``).
+    #: ``--compile-profile``: one more cold compile, profiled, for the compile-time section (``BenchRow.compile_time``);
+    #: on a GPU XLA's phases come from the first measured cold call's compile (only it autotunes).
     compile_profile: bool = False
     seed: int = 0
     persistent_cache: str | None = None  # None: respect JAX's config; "off"; or a directory
@@ -86,6 +87,8 @@ class BenchResult:
 
     report: BenchReport
     profilers: list[tuple[str, Any]] = field(default_factory=list)
+    #: Row key -> the capture around its first cold call's compile (``--compile-profile`` on a GPU).
+    compile_captures: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass
@@ -97,6 +100,7 @@ class _Context:
     total: int
     max_warmup: float
     done: int = 0
+    captures: dict[str, Any] = field(default_factory=dict)
 
     def step(self, fraction: float, text: str) -> None:
         self.progress(self.done + fraction, self.total, text)
@@ -303,14 +307,20 @@ def bench_row(target: TargetHandle, argset: ArgSet, ctx: _Context) -> tuple[Benc
     options = target.options
     notes = list(prepared.notes)
     outcomes: list[ColdOutcome] = []
+    capture = _first_compile_capture(opts)
     for i in range(opts.cold_runs):
         ctx.step(0.1 + 0.2 * i / opts.cold_runs, f"{name}: cold call {i + 1}/{opts.cold_runs}")
         try:
-            outcomes.append(measure_cold(target.fn, options, *donated.fresh(args, kwargs), clock=opts.clock))
+            with _captured(capture if i == 0 else None):
+                outcomes.append(measure_cold(target.fn, options, *donated.fresh(args, kwargs), clock=opts.clock))
         except Exception as exc:  # noqa: BLE001 - the user's function failed on its first call
             raise user_code_failed(name, call, exc, options, "on its first call", fn=target.fn,
                                    argset=argset) from None
     cold = cold_record([o.run for o in outcomes])
+    if capture is not None:  # the compile's own length and the persistent cache's answer, as measured
+        first = outcomes[0].run
+        capture.seconds = first.compile
+        capture.persistent_cache = "" if first.cache_hit is None else "hit" if first.cache_hit else "miss"
     profiler = None
     if opts.profile:  # an extra cold call: the profiler's overhead must not touch the measured ones
         ctx.step(0.3, f"{name}: profiling a cold call")
@@ -346,7 +356,36 @@ def bench_row(target: TargetHandle, argset: ArgSet, ctx: _Context) -> tuple[Benc
         cold=cold, cached=cached, process=process, eager=eager, cost=cost, memory=memory, device_peak_bytes=peak,
         derived=derive(cold.median.total, cached.blocked.median, eager, cost), warnings=tuple(notes),
     )
+    if capture is not None:
+        ctx.captures[row.key] = capture
     return row, profiler
+
+
+def _first_compile_capture(opts: BenchOptions) -> Any | None:
+    """``--compile-profile`` on a GPU profiles the first measured cold call's compile itself: XLA keeps its
+    autotuning results for the process, so a later compile of the same program would not autotune, and
+    autotuning is often most of a GPU compile. Elsewhere an extra compile is profiled, after the measured ones
+    (the capture costs a small compile 10-40%)."""
+    if not opts.compile_profile:
+        return None
+    from jitscope.jaxcompat.profiler import device_description
+
+    if device_description()[0] != "gpu":
+        return None
+    from jitscope.jaxcompat.compile_profile import CompileCapture
+
+    return CompileCapture()
+
+
+@contextlib.contextmanager
+def _captured(capture: Any | None) -> Iterator[None]:
+    if capture is None:
+        yield
+        return
+    from jitscope.jaxcompat.compile_profile import capture_compile
+
+    with capture_compile(capture):
+        yield
 
 
 def _reloadable(target: TargetHandle) -> str:
@@ -434,4 +473,4 @@ def bench_calls(calls: Sequence[tuple[TargetHandle, ArgSet]], options: BenchOpti
     )
     report = BenchReport(rows=tuple(rows), settings=settings, environment=environment(),
                          scaling=scaling_records(rows), failures=tuple(failures))
-    return BenchResult(report, profilers)
+    return BenchResult(report, profilers, ctx.captures)

@@ -116,3 +116,39 @@ def test_bench_says_only_the_first_cold_call_autotuned_on_a_gpu(monkeypatch):  #
     assert runner._autotuned_once([11.79]) == []  # one cold call: nothing to compare
     monkeypatch.setattr("jitscope.jaxcompat.profiler.device_description", lambda: ("cpu", "cpu"))
     assert runner._autotuned_once([11.79, 2.88, 2.92]) == []
+
+
+def test_bench_compile_profile_on_a_gpu_profiles_the_first_measured_compile(monkeypatch):  # type: ignore[no-untyped-def]
+    """On a GPU a second compile of the same program would not autotune, so bench --compile-profile reads
+    XLA's phases from the measured first cold call itself. Run here on CPU with the backend taken for a GPU:
+    the phases are that compile's (they add up to it), and the later cold calls are not captured."""
+    import jax.numpy as jnp
+
+    import jitscope
+    from jitscope.jaxcompat import compile_profile
+
+    monkeypatch.setattr("jitscope.jaxcompat.profiler.device_description", lambda: ("gpu", "NVIDIA H100 80GB HBM3"))
+    captures: list[CompileCapture] = []
+    real = compile_profile.capture_compile
+
+    def counted(result=None):  # type: ignore[no-untyped-def]
+        captures.append(result)
+        return real(result)
+
+    monkeypatch.setattr(compile_profile, "capture_compile", counted)
+
+    def step(x, w):  # type: ignore[no-untyped-def]
+        for _ in range(20):
+            x = jnp.tanh(x @ w)
+        return x.sum()
+
+    x = jnp.ones((8, 8))
+    result = jitscope.bench(step, x, x, cold_runs=2, compile_profile=True, budget=0.02, min_rounds=2)
+    (row,) = result.rows
+    assert len(captures) == 1  # the first cold call only, not the second
+    record = row.compile_time
+    assert record is not None and record.profiled
+    if record.phases:  # a JAX whose capture holds XLA's events (0.10+ on CPU)
+        assert record.compile_seconds == pytest.approx(row.cold.runs[0].compile)
+        assert record.phase_total == pytest.approx(row.cold.runs[0].compile, rel=1e-6)
+    assert record.lines[0].location is not None and record.lines[0].location.line == step.__code__.co_firstlineno + 2

@@ -8,7 +8,7 @@ with a baseline, save one.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -230,7 +230,7 @@ def run_bench(
         with example_mesh_scope(argset for _, argset in calls):  # the examples' mesh, when --mesh is not given
             result = bench_calls(calls, options, progress)
             if options is not None and options.compile_profile:
-                result.report = _with_compile_times(result.report, calls)
+                result.report = _with_compile_times(result.report, calls, result.compile_captures)
     failed = False
     if baseline is not None and compare is not None:
         comparison = compare_reports(result.report, baseline, threshold=threshold, baseline_name=str(compare))
@@ -243,10 +243,11 @@ def run_bench(
     return result, failed
 
 
-def _with_compile_times(report: BenchReport, calls: Sequence[tuple[TargetHandle, Any]]) -> BenchReport:
-    """Each row's cold call by phase and by line (``--compile-profile``), from one more cold compile; a note
-    where its phases do not add up to the cold call's measured compile within 10%."""
-    from jitscope.jaxcompat.profiler import device_description
+def _with_compile_times(report: BenchReport, calls: Sequence[tuple[TargetHandle, Any]],
+                        captures: Mapping[str, Any]) -> BenchReport:
+    """Each row's cold call by phase and by line (``--compile-profile``), from one more cold compile (its XLA
+    phases from the first measured cold call's capture, where there is one: on a GPU); a note where its phases
+    do not add up to the cold call's measured compile within 10%."""
     from jitscope.profiling.compile_record import profile_compile, static_variants_noted
     from jitscope.profiling.compile_time import TOLERANCE
 
@@ -257,17 +258,12 @@ def _with_compile_times(report: BenchReport, calls: Sequence[tuple[TargetHandle,
         if key not in by_key:
             continue  # the call failed: reported as such
         row = rows[by_key[key]]
-        record = profile_compile(target, argset)
+        record = profile_compile(target, argset, captures.get(key))
         notes = row.warnings
         measured = row.cold.median.compile
         if record is not None and record.phases and measured:
             gap = record.phase_total / measured - 1
-            if gap < -TOLERANCE and device_description()[0] == "gpu":
-                notes += (f"--compile-profile: XLA's phases add up to {record.phase_total / measured:.0%} of the "
-                          "cold call's compile: XLA keeps its GPU autotuning results for the process, so the "
-                          "profiled compile, after the measured one, did not autotune; `jitscope trace "
-                          "--compile-profile` profiles a first compile, autotuning included",)
-            elif abs(gap) > TOLERANCE:
+            if abs(gap) > TOLERANCE:
                 notes += (f"--compile-profile: XLA's phases add up to {record.phase_total / measured:.0%} of the "
                           "cold call's compile (a compile's time varies between runs; the machine may be busy)",)
         rows[by_key[key]] = dataclasses.replace(row, compile_time=record, warnings=notes)
