@@ -399,3 +399,50 @@ def _current_mesh() -> str:
             shape = getattr(mesh, "shape", None)
             return str(dict(shape)) if shape is not None else str(mesh)
     return "(none)"
+
+
+class UncompilableProgram(Exception):
+    """A jit trace made a program XLA would abort the process compiling (``stages.compile_would_crash``)."""
+
+
+def _closed_jaxpr(result: Any) -> Any:
+    """The traced program's ``ClosedJaxpr`` in what the tracer returned: ``PjitParams`` (0.7+, its
+    ``params["jaxpr"]``) or a tuple holding one (``_infer_params_impl`` before)."""
+    for item in (result, *(result if isinstance(result, tuple) else ())):
+        params = getattr(item, "params", None)
+        if isinstance(params, dict) and "jaxpr" in params:
+            return params["jaxpr"]
+    return None
+
+
+@contextlib.contextmanager
+def refusing_uncompilable() -> Iterator[None]:
+    """While the block runs, a jit trace whose program XLA would abort on (a value of 2**62 bytes or more made
+    inside the function, say) raises ``UncompilableProgram`` before anything is lowered or compiled. The
+    user's own call is traced once, as always: ``bench``'s and ``profile``'s first calls run under it."""
+    from types import SimpleNamespace
+
+    from jitscope.jaxcompat.stages import compile_would_crash
+
+    pjit = _pjit_module()
+    name = next((n for n in _TRACE_FUNCTIONS if pjit is not None and callable(getattr(pjit, n, None))), None)
+    if name is None:
+        yield
+        return
+    original = getattr(pjit, name)
+
+    def checked(*args: Any, **kwargs: Any) -> Any:
+        result = original(*args, **kwargs)
+        jaxpr = _closed_jaxpr(result)
+        why = compile_would_crash(SimpleNamespace(jaxpr=jaxpr)) if jaxpr is not None else None
+        if why is not None:
+            raise UncompilableProgram(why.split("; the jaxpr")[0])
+        return result
+
+    _hide_from_jax_tracebacks()
+    setattr(pjit, name, checked)
+    try:
+        yield
+    finally:
+        if getattr(pjit, name) is checked:
+            setattr(pjit, name, original)

@@ -17,6 +17,7 @@ from typing import Any
 
 from jitscope.errors import CompileError, UserCodeError
 from jitscope.jaxcompat import profiler as jp
+from jitscope.jaxcompat.compile_hooks import refusing_uncompilable
 from jitscope.jaxcompat.jit import make_jit
 from jitscope.load.specs import ArgSet
 from jitscope.load.target import TargetHandle
@@ -32,13 +33,12 @@ from jitscope.profiling.peaks import peak_for
 from jitscope.timing import inputs as inp
 from jitscope.timing.clock import Clock, clock_resolution, perf_clock
 from jitscope.timing.cold import user_code_failed
-from jitscope.timing.loops import measure
 from jitscope.timing.donated import cached_round
+from jitscope.timing.loops import measure
 from jitscope.timing.runner import PreparedCall, device_errors, prepare_call
 from jitscope.timing.steady import default_max_warmup
-from jitscope.units import fmt_duration
+from jitscope.units import fmt_duration, plural
 from jitscope.userframes import is_user_file
-from jitscope.units import plural
 
 Progress = Callable[[float, int, str], None]
 #: The parts of a call must add up to the measured time within this fraction.
@@ -138,7 +138,8 @@ def _run(prepared: PreparedCall, argset: ArgSet) -> tuple[Any, Any, Any]:
     jitted = make_jit(target.fn, target.options)
     try:
         args, kwargs = prepared.donated.fresh(prepared.args, prepared.kwargs)
-        out = jitted(*args, **kwargs)
+        with refusing_uncompilable():
+            out = jitted(*args, **kwargs)
         inp.block_all(out)
     except Exception as exc:  # noqa: BLE001 - the user's function failed on its first call
         raise user_code_failed(target.name, argset.describe(), exc, target.options, "on its first call",

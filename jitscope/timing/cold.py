@@ -15,8 +15,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from jitscope.errors import JitscopeError, UserCodeError
+from jitscope.errors import CompileError, JitscopeError, UserCodeError
 from jitscope.jaxcompat.caches import clear_in_memory_caches
+from jitscope.jaxcompat.compile_hooks import UncompilableProgram, refusing_uncompilable
 from jitscope.jaxcompat.jit import JitOptions, make_jit
 from jitscope.jaxcompat.monitoring import watch_compilation
 from jitscope.load.specs import ArgSet
@@ -49,6 +50,9 @@ def user_code_failed(
     from jitscope.jaxcompat.runtime_errors import device_memory_error
     from jitscope.tracing.diagnose import diagnose, settings_in_call
 
+    if isinstance(exc, UncompilableProgram):  # refused before XLA could abort the process
+        return CompileError(f"{target}({call}): {exc}",
+                            hint="`jitscope trace` shows its jaxpr and StableHLO without compiling it")
     oom = device_memory_error(exc, f"running {target}({call}) {when}")
     if oom is not None:
         return oom
@@ -81,7 +85,7 @@ def measure_cold(
 
         profiler = Profiler(interval=0.0005, async_mode="disabled")
     gc.collect()
-    with watch_compilation(clock) as watch:
+    with watch_compilation(clock) as watch, refusing_uncompilable():
         if profiler is not None:
             profiler.start()
         try:

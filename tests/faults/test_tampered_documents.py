@@ -22,7 +22,7 @@ import pytest
 from jitscope.cli.app import main
 from jitscope.errors import UsageError
 from jitscope.model.common import to_jsonable
-from tests.conftest import ROOT
+from tests.conftest import ROOT, run_cli
 from tests.hosts.test_hosts_bad_input import record
 
 DEEP = 100_000
@@ -237,3 +237,18 @@ def test_a_value_of_2_62_bytes_made_inside_the_function_is_never_compiled(capsys
     assert "sin" in out  # the jaxpr
     code, err = cli(capsys, "memory", target, "--shapes", spec)
     assert code == 2 and err.count("error: ") == 1 and "2**62 bytes or more" in err, err
+
+
+@pytest.mark.parametrize("command", ["bench", "profile"])
+def test_bench_and_profile_refuse_a_2_62_byte_value_made_inside_before_xla_sees_it(command: str, tmp_path: Path) -> None:
+    """The argument is a scalar; the function broadcasts it to float32[2**31, 2**31] (2**64 bytes). XLA would
+    abort the process compiling it (jaxlib 0.11+ on CPU: SIGFPE), or fail with a raw runtime error: the
+    user's own first call is checked as JAX traces it (traced once, as always), one error line, exit 1."""
+    program = tmp_path / "huge.py"
+    program.write_text("import jax.numpy as jnp\n\n\ndef huge(x):\n"
+                       "    return jnp.sin(jnp.broadcast_to(x, (2**31, 2**31)).astype(jnp.float32)).max()\n")
+    result = run_cli(command, f"{program}:huge", "--shapes", "bool[]", "--budget", "0.02")
+    assert result.returncode == 1, (result.returncode, result.stderr)
+    errors = [line for line in result.stderr.splitlines() if line.startswith("error: ")]
+    assert len(errors) == 1 and "2**62 bytes or more (float32[2147483648,2147483648])" in errors[0], result.stderr
+    assert "Traceback" not in result.stderr and "JaxRuntimeError" not in result.stderr
