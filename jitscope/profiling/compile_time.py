@@ -40,8 +40,9 @@ def _gpu_notes(xla: XlaPhases) -> list[str]:
             "program (XLA_FLAGS=--xla_gpu_per_fusion_autotune_cache_dir=DIR), and "
             "--xla_gpu_autotune_level=0 skips it for possibly slower kernels (rule of thumb)")
     if xla.threads > 1 and sum(p.seconds for p in xla.passes) > xla.seconds:
-        notes.append(f"passes: own time summed over the {xla.threads} threads XLA compiled on at once (LLVM and "
-                     "ptxas run in parallel), so they add up to more than the compile")
+        notes.append(f"passes: own time summed over the {xla.threads} threads XLA compiled on at once (it "
+                     "generates kernels in parallel: LLVM, and ptxas on a GPU), so they add up to more than the "
+                     "compile")
     return notes
 
 
