@@ -22,6 +22,7 @@ and times them on the GPU: a phase of its own wherever it is 2% of the compile o
 
 from __future__ import annotations
 
+import bisect
 import re
 from collections import defaultdict
 from collections.abc import Sequence
@@ -176,10 +177,10 @@ def _merged(phases: list[CompilePhase], total: float) -> tuple[CompilePhase, ...
     return tuple(big)
 
 
-def _passes(events: Sequence[XEvent], root: XEvent) -> tuple[CompilePass, ...]:
+def _passes(during: Sequence[XEvent], root: XEvent) -> tuple[CompilePass, ...]:
+    """Own time by name of the compiler's events during the compile (``during``), on every thread."""
     seconds: dict[str, float] = defaultdict(float)
     runs: dict[str, int] = defaultdict(int)
-    during = [e for e in _compiler_work(events) if root.start_ns <= e.start_ns < root.end_ns]
     for event, own in exclusive_times(during):
         if event is root or event.name in WRAPPERS:
             continue
@@ -197,20 +198,26 @@ def _compiler_work(events: Sequence[XEvent]) -> list[XEvent]:
     for event in events:
         if _CANDIDATE_RUN in event.name:
             runs[(event.plane, event.line)].append((event.start_ns, event.end_ns))
+    starts = {key: sorted(spans) for key, spans in runs.items()}  # one thread's runs follow each other
 
     def in_run(event: XEvent) -> bool:
-        return any(start <= event.start_ns and event.end_ns <= end for start, end in runs.get((event.plane, event.line), ()))
+        spans = starts.get((event.plane, event.line))
+        if not spans:
+            return False
+        i = bisect.bisect_right(spans, (event.start_ns, float("inf"))) - 1
+        return i >= 0 and event.end_ns <= spans[i][1]
 
     return [e for e in events if not e.on_device and "correlation_id" not in e.stats and e.name not in _NOT_PASSES
             and not in_run(e)]
 
 
-def _module_of(event: XEvent, line: Sequence[XEvent]) -> str:
-    """The ``module`` stat of the first event nested in ``event`` that has one (the fusion a candidate is of)."""
-    for other in line:
+def _module_of(event: XEvent, line: Sequence[XEvent], starts: Sequence[float]) -> str:
+    """The ``module`` stat of the first event nested in ``event`` that has one (the fusion a candidate is of);
+    ``line`` sorted by start, ``starts`` its start times."""
+    for other in line[bisect.bisect_left(starts, event.start_ns):]:
         if other.start_ns > event.end_ns:
             break
-        if other.start_ns >= event.start_ns and other.end_ns <= event.end_ns and other.stats.get("module"):
+        if other.end_ns <= event.end_ns and other.stats.get("module"):
             return other.stats["module"]
     return ""
 
@@ -234,12 +241,13 @@ def _autotuning(events: Sequence[XEvent], root: XEvent, line: Sequence[XEvent]) 
     candidates = timed = 0
     for other in lines.values():
         other.sort(key=lambda e: (e.start_ns, -e.duration_ns))
+        starts = [e.start_ns for e in other]
         for event in other:
             if event.on_device:
                 timed += not event.name.startswith(_AUTOTUNER_HELPERS)
             elif event.name == CANDIDATE_EVENT:
                 candidates += 1
-                busy[_module_of(event, other)] += event.duration_ns
+                busy[_module_of(event, other, starts)] += event.duration_ns
     total = sum(busy.values())
     fusions = {name: seconds * ns / total for name, ns in busy.items() if name} if total else {}
     return Autotuning(seconds, candidates, timed, fusions)
@@ -260,7 +268,7 @@ def xla_phases(events: Sequence[XEvent]) -> XlaPhases:
         module = event.stats.get("module", "")
         if event.name == KERNEL_EVENT and module:
             kernels[module.removesuffix(KERNEL_SUFFIX)] += event.duration_ns * NS
-    threads = len({(e.plane, e.line) for e in _compiler_work(events)
-                   if root.start_ns <= e.start_ns < root.end_ns})
-    return XlaPhases(True, _merged(out, root.duration_ns), _passes(events, root), dict(kernels),
+    during = [e for e in _compiler_work(events) if root.start_ns <= e.start_ns < root.end_ns]
+    threads = len({(e.plane, e.line) for e in during})
+    return XlaPhases(True, _merged(out, root.duration_ns), _passes(during, root), dict(kernels),
                      root.duration_ns * NS, _autotuning(events, root, line), max(threads, 1))
