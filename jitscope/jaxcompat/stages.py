@@ -129,7 +129,10 @@ def compile_would_crash(traced: Any) -> str | None:
     if inner is None:
         return None
     variables = [*inner.invars, *inner.outvars, *(v for eqn in inner.eqns for v in eqn.outvars)]
-    avals = [a for a in (getattr(v, "aval", None) for v in variables) if a is not None and getattr(a, "size", 0)]
+    # Only values of 2**36 elements or more can reach either limit (no dtype is 2**26 bytes wide): the
+    # check runs inside bench's timed first call, so the others cost one size lookup each.
+    avals = [a for a in (getattr(v, "aval", None) for v in variables)
+             if a is not None and getattr(a, "size", 0) >= CPU_COMPILE_MAX_ELEMENTS]
     for aval in avals:  # the limit of every backend first: it is the reason on all of them
         if aval.size * itemsize(dtype_name(getattr(aval, "dtype", ""))) >= MAX_ARRAY_BYTES:
             return (f"not compiled: a value of 2**62 bytes or more ({aval.str_short()}), past what XLA can size "
