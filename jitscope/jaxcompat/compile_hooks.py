@@ -282,12 +282,26 @@ def pmap_user_call(fun: Any) -> tuple[Any, tuple[Any, ...], dict[str, Any], tupl
     return user_fun, args, kwargs, statics
 
 
+_HIDDEN = False
+
+
 def _hide_from_jax_tracebacks() -> None:
-    """Keep the two wrappers out of the user's tracebacks, as JAX keeps its own frames out."""
+    """Keep the wrappers out of the user's tracebacks, as JAX keeps its own frames out, and out of the source
+    locations JAX gives equations: on a JAX that records one location per equation (0.4.38), an equation
+    made outside the user's function (pjit's own) would otherwise be put on the wrapper's line, the
+    innermost frame outside JAX. Once per process."""
+    global _HIDDEN
+    if _HIDDEN:
+        return
+    _HIDDEN = True
     with contextlib.suppress(Exception):
         from jax._src import traceback_util
 
         traceback_util.register_exclusion(__file__)
+    with contextlib.suppress(Exception):
+        from jax._src import source_info_util
+
+        source_info_util.register_exclusion(__file__)
 
 
 def static_arg_options(jit_info: Any) -> tuple[tuple[int, ...], tuple[str, ...]]:
