@@ -47,22 +47,21 @@ def _lint_and_render(path: Path) -> tuple[LintReport, str, str]:
     return report, text.getvalue(), render_lint_json(report)
 
 
-def _best_of_3(path: Path) -> float:
-    times = []
-    for _ in range(3):
-        started = time.perf_counter()
-        _lint_and_render(path)
-        times.append(time.perf_counter() - started)
-    return min(times)
-
-
-def _growth(tmp_path: Path, make: Callable[[int], str], sizes: tuple[int, int]) -> float:
-    times = []
+def _growth(tmp_path: Path, make: Callable[[int], str], sizes: tuple[int, int], rounds: int = 5) -> float:
+    """The larger size's time over the smaller's, each the best of ``rounds`` taken in turns (small, large,
+    small, ...), so that a busy machine (CI runs two workers on two cores) slows both alike."""
+    paths = []
     for n in sizes:
         path = tmp_path / f"gen_{make.__name__.strip('_')}_{n}.py"
         path.write_text(make(n), encoding="utf-8")
-        times.append(_best_of_3(path))
-    return times[1] / max(times[0], 1e-6)
+        paths.append(path)
+    best = [float("inf")] * len(paths)
+    for _ in range(rounds):
+        for i, path in enumerate(paths):
+            started = time.perf_counter()
+            _lint_and_render(path)
+            best[i] = min(best[i], time.perf_counter() - started)
+    return best[1] / max(best[0], 1e-6)
 
 
 def test_an_and_chain_is_one_finding_and_its_output_does_not_grow(tmp_path: Path) -> None:
