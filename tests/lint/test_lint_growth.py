@@ -1,6 +1,6 @@
 """Lint stays linear on generated input (issue 30): a chain of thousands of ``and`` terms in an ``if`` is one
 finding that quotes a bounded piece of its line, and thousands of findings on one long line each cost
-the same. Times are compared as ratios of runs side by side (best of 3), never against a clock."""
+the same. Times are compared as ratios of runs side by side (best of 5, taken in turns), never against a clock."""
 
 from __future__ import annotations
 
