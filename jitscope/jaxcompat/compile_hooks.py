@@ -113,6 +113,11 @@ def _pjit_module() -> Any:
     return pjit
 
 
+def _trace_function_name(pjit: Any) -> str | None:
+    """The name of the jit tracer in ``pjit`` on this JAX (``_TRACE_FUNCTIONS``), or None."""
+    return next((n for n in _TRACE_FUNCTIONS if pjit is not None and callable(getattr(pjit, n, None))), None)
+
+
 @contextlib.contextmanager
 def installed(observer: MissObserver) -> Iterator[HookStatus]:
     """Hook ``observer`` into JAX while the block runs; everything is put back afterwards."""
@@ -159,7 +164,7 @@ def install(observer: MissObserver) -> tuple[Callable[[], None], HookStatus]:
         restores.append(lambda: setattr(pjit, "_infer_params", original_infer))
     else:
         missing.append("jax._src.pjit._infer_params (arguments of a cache miss)")
-    trace_name = next((n for n in _TRACE_FUNCTIONS if pjit is not None and callable(getattr(pjit, n, None))), None)
+    trace_name = _trace_function_name(pjit)
     if trace_name is not None:
         original_trace = getattr(pjit, trace_name)
 
@@ -439,7 +444,7 @@ def refusing_uncompilable() -> Iterator[None]:
     from jitscope.jaxcompat.stages import compile_would_crash
 
     pjit = _pjit_module()
-    name = next((n for n in _TRACE_FUNCTIONS if pjit is not None and callable(getattr(pjit, n, None))), None)
+    name = _trace_function_name(pjit)
     if name is None:
         yield
         return

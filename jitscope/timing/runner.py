@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from jitscope.errors import UserCodeError
+from jitscope.jaxcompat import compile_profile
 from jitscope.jaxcompat.caches import PersistentCacheState, persistent_cache
 from jitscope.jaxcompat.wrappers import static_values
 from jitscope.load.abstract import input_bytes
@@ -311,7 +312,7 @@ def bench_row(target: TargetHandle, argset: ArgSet, ctx: _Context) -> tuple[Benc
     for i in range(opts.cold_runs):
         ctx.step(0.1 + 0.2 * i / opts.cold_runs, f"{name}: cold call {i + 1}/{opts.cold_runs}")
         try:
-            with _captured(capture if i == 0 else None):
+            with compile_profile.capture_compile(capture) if capture is not None and i == 0 else contextlib.nullcontext():
                 outcomes.append(measure_cold(target.fn, options, *donated.fresh(args, kwargs), clock=opts.clock))
         except Exception as exc:  # noqa: BLE001 - the user's function failed on its first call
             raise user_code_failed(name, call, exc, options, "on its first call", fn=target.fn,
@@ -372,20 +373,7 @@ def _first_compile_capture(opts: BenchOptions) -> Any | None:
 
     if device_description()[0] != "gpu":
         return None
-    from jitscope.jaxcompat.compile_profile import CompileCapture
-
-    return CompileCapture()
-
-
-@contextlib.contextmanager
-def _captured(capture: Any | None) -> Iterator[None]:
-    if capture is None:
-        yield
-        return
-    from jitscope.jaxcompat.compile_profile import capture_compile
-
-    with capture_compile(capture):
-        yield
+    return compile_profile.CompileCapture()
 
 
 def _reloadable(target: TargetHandle) -> str:
@@ -417,8 +405,8 @@ def _autotuned_once(compiles: list[float | None]) -> list[str]:
     if times[0] <= AUTOTUNED_ONCE * later:
         return []
     return [f"cold calls: the first compile took {fmt_duration(times[0])}, the later ones {fmt_duration(later)}: "
-            "XLA keeps its GPU autotuning results for the process, so only the first autotuned (the median is "
-            "the later ones'); --cold-process measures each cold call in a new process"]
+            "XLA keeps its GPU autotuning results for the process, so only the first autotuned (their median mixes "
+            "the two); --cold-process measures each cold call in a new process"]
 
 
 def _cold_notes(compiles: int, cache_hit: bool | None, cache: PersistentCacheState) -> list[str]:
