@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -143,7 +144,12 @@ def _wait(procs: list[subprocess.Popen[str]], reports: list[Path], timeout: floa
 def _check(out: list[Launched], count: int) -> None:
     """Every process left its report (one killed after writing it lingered in shutdown: its figures stand)."""
     reported = [item for item in out if item.report.is_file()]
+    origins = [item for item in reported if _calls_failed(item.report) and not _lost_peer(item.report)]
     for item in out:
+        if origins and item not in origins and item.report.is_file() and _lost_peer(item.report):
+            first = origins[0]  # its collective broke when that process ended: that one says why
+            raise UserCodeError(f"process {item.index} of {count} lost its peers in a collective after process "
+                                f"{first.index} had finished: {_last_line(first.log)}")
         if item.report.is_file() and (item.returncode in REPORTED or item.returncode < 0):
             continue
         if item.returncode >= 0:
@@ -158,14 +164,30 @@ def _check(out: list[Launched], count: int) -> None:
                             f"{_last_line(item.log)}")
 
 
-def _calls_failed(report: Path) -> bool:
-    """Whether a process's report records a call of the user's function that failed (exit 1: their code)."""
+def _failures(report: Path) -> list[str]:
+    """The error lines of the calls of the user's function a process's report records as failed."""
     import json
 
     try:
-        return bool(json.loads(report.read_text()).get("failures"))
+        return [str(f.get("error", "")) for f in json.loads(report.read_text()).get("failures") or ()]
     except (OSError, ValueError, AttributeError):
-        return False
+        return []
+
+
+def _calls_failed(report: Path) -> bool:
+    """Whether a process's report records a call of the user's function that failed (exit 1: their code)."""
+    return bool(_failures(report))
+
+
+#: What a collective says when another process ended in the middle of it (gloo's TCP transport on CPU).
+_PEER_LOST = re.compile(r"Connection (?:closed|reset) by peer|Gloo [\w-]+ failed|Broken pipe")
+
+
+def _lost_peer(report: Path) -> bool:
+    """Whether every failed call of a process failed because another process left its collective: the
+    first process to end (its call failed) is then the cause, not this one."""
+    errors = _failures(report)
+    return bool(errors) and all(_PEER_LOST.search(error) for error in errors)
 
 
 def _last_line(log: str) -> str:
