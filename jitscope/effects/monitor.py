@@ -29,8 +29,8 @@ from collections.abc import Callable, Iterator
 from typing import Any, Literal, cast
 
 from jitscope.effects.monitoring import monitor_events, monitoring_available
-from jitscope.jaxcompat.binds import hook_off_in_binds
 from jitscope.effects.watch import EffectWatch
+from jitscope.jaxcompat.binds import hook_off_in_binds
 from jitscope.userframes import IsUserFile, default_is_user_file, user_file_predicate
 
 __all__ = ["EffectWatch", "default_is_user_file", "user_file_predicate", "watch_effects"]
