@@ -34,6 +34,10 @@ UNROLLED = 8
 SHOWN_COPIES = 4
 #: A line with this share of the program's HLO instructions dominates XLA's passes.
 DOMINANT = 0.5
+#: ... and is told to split the program only where the compile is slow: this many seconds measured, or
+#: without a measurement this many HLO instructions (a one-line function is all one line, and fast).
+SLOW_COMPILE_S = 1.0
+LARGE_PROGRAM = 1000
 #: A line with this share of the compile, most of it tracing, is told to trace less.
 TRACE_HEAVY = 0.2
 #: Lines given advice.
@@ -90,14 +94,14 @@ def generated_kernels(xla: XlaPhases, instructions: Mapping[str, Mapping[LineKey
     return out
 
 
-def _advice(line: CompileLine, profiled: bool) -> tuple[str, str]:
+def _advice(line: CompileLine, profiled: bool, slow: bool) -> tuple[str, str]:
     basis = "measured" if profiled else "rule of thumb"
     if line.location is None:
         return "", ""
     if line.copies >= UNROLLED:
         return (f"a Python loop unrolled into {line.copies} copies of this line: put the body in lax.scan or "
                 "lax.fori_loop, which traces and compiles it once", basis)
-    if line.hlo_share >= DOMINANT:
+    if line.hlo_share >= DOMINANT and slow:
         return ("one line makes most of the program: split the function, or wrap the region in jax.checkpoint "
                 "with a policy (jax.checkpoint_policies) to bound what XLA optimises at once", "rule of thumb")
     if (profiled and line.trace_seconds and line.compile_seconds and (line.compile_share or 0.0) >= TRACE_HEAVY
@@ -135,10 +139,14 @@ def compile_lines(source: Sequence[SourceLineRecord], instructions: Mapping[str,
         rows.sort(key=lambda r: (r.location is None, -(r.compile_seconds or 0.0)))
     else:
         rows.sort(key=lambda r: (r.location is None, -r.hlo_instructions, -r.eqns))
+    if profiled and times is not None:
+        slow = (times.trace or 0.0) + (times.lower or 0.0) + (times.xla or 0.0) >= SLOW_COMPILE_S
+    else:
+        slow = total_hlo >= LARGE_PROGRAM
     out = []
     for i, row in enumerate(rows):
         if i < ADVISED:
-            advice, basis = _advice(row, profiled)
+            advice, basis = _advice(row, profiled, slow)
             row = _with(row, advice=advice, advice_basis=basis)
         out.append(row)
     return tuple(out)

@@ -94,6 +94,19 @@ def test_the_line_that_costs_most_ranks_first_with_measured_advice():
     assert sum(r.compile_share or 0.0 for r in timed) == pytest.approx(1.0)
 
 
+def test_splitting_is_advised_only_where_the_compile_is_slow():
+    """One line making most of a program is advised to split only when the compile is slow: measured, or
+    without a measurement a large program; a one-line function is all one line, and fast."""
+    source = (_src(3, 2, (("dot_general", 1), ("add", 1))), _src(5, 6, (("tanh", 3), ("mul", 3))))
+    small = {"fusion": {("/p/m.py", 3): 2.0, ("/p/m.py", 5): 6.0}}
+    large = {"fusion": {("/p/m.py", 3): 200.0, ("/p/m.py", 5): 1800.0}}
+    assert compile_lines(source, small)[0].advice == ""
+    assert "split the function" in compile_lines(source, large)[0].advice
+    fast, slow = CompileTimes(trace=0.01, lower=0.01, xla=0.2), CompileTimes(trace=0.1, lower=0.1, xla=1.5)
+    assert compile_lines(source, large, fast)[0].advice == ""
+    assert "split the function" in compile_lines(source, small, slow)[0].advice
+
+
 def test_a_persistent_cache_hit_invents_no_phase_split():
     capture = CompileCapture(events=[_event("PjRtCpuClient::Compile", 0, 1)], seconds=0.002, persistent_cache="hit")
     record = compile_time_record(source=(), hlo_text=None, jaxpr=None, is_user_file=lambda f: True,
