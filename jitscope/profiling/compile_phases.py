@@ -55,7 +55,10 @@ CANDIDATE_EVENT = "CompileToBackendResult"
 #: Plain words for XLA's GPU phase and pass names (the name stays, in brackets).
 GLOSSES = (("CompileModuleToLlvmIr", "LLVM IR, LLVM and ptxas"), ("PTX->CUBIN", "ptxas"),
            ("Compiling IR:", "LLVM"), ("ScheduleGpuModule", "scheduling"),
-           ("CompileToBackendResult", "backend: scheduling, LLVM and ptxas"))
+           ("CompileToBackendResult", "backend: scheduling, LLVM and ptxas"),
+           # CPU: the ORC JIT's tasks on XLA's codegen threads, each LLVM compiling a kernel's module to
+           # machine code (no event nests inside; the top pass of most CPU compiles)
+           ("TaskDispatcher::dispatch", "LLVM to machine code"))
 #: A candidate kernel's run while the autotuner times it (host side; its thunks nest inside, named by
 #: instruction): not a pass.
 _CANDIDATE_RUN = "GpuExecutable::ExecuteThunks"

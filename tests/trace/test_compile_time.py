@@ -16,7 +16,7 @@ from jitscope.jaxcompat.profiler import XEvent
 from jitscope.model.common import Location, from_jsonable, to_jsonable
 from jitscope.model.trace import SourceLineRecord, TraceReport
 from jitscope.profiling.compile_lines import CompileTimes, codegen_by_line, compile_lines, copies_of
-from jitscope.profiling.compile_phases import xla_phases
+from jitscope.profiling.compile_phases import shown_name, xla_phases
 from jitscope.profiling.compile_time import compile_time_record
 from jitscope.report.views.compile_time import compile_time_section
 from jitscope.report.writers.html import section_html
@@ -54,6 +54,11 @@ def test_phases_open_the_dominant_step_and_add_up_to_the_compile():
     assert sum(p.seconds for p in found.phases) == pytest.approx(100e-3)
     assert found.passes[0].name == "Codegen"
     assert found.kernels == {"add_fusion": pytest.approx(8e-3)}
+
+
+def test_passes_are_named_in_plain_words_with_xlas_name_kept():
+    assert shown_name("TaskDispatcher::dispatch") == "LLVM to machine code (TaskDispatcher::dispatch)"
+    assert shown_name("PTX->CUBIN") == "ptxas (PTX->CUBIN)" and shown_name("CSEPass") == "CSEPass"
 
 
 def test_a_capture_without_compile_events_has_no_phases():
