@@ -15,9 +15,9 @@ How calls are seen
   and print handed to C code (``map(print, xs)``, a ``functools.partial`` of print) raise no
   event: their call sites are found in the bytecode and confirmed by line events turned on
   (``sys.settrace`` plus ``frame.f_trace``) only on the frames that hold them (``frames.py``).
-  The hook is off inside binds of JAX's own primitives (``jitscope/jaxcompat/binds.py``):
-  their rules are JAX's and cannot run the user's code, and while any hook is set 3.11 runs
-  every instruction on its slow path.
+  The hook is off inside JAX's own primitives' binds and nested jits (``jitscope/jaxcompat/
+  hook_gate.py``): they cannot run the user's code, and while any hook is set 3.11 runs every
+  instruction on its slow path.
 * Python 3.12+: ``sys.monitoring`` (PEP 669, ``monitoring.py``). A callback returns
   ``DISABLE`` for a library's code location, which then never calls it again, so JAX runs at
   full speed (a few percent, against about 3x for the profile hook on 3.11); the CALL event

@@ -8,8 +8,8 @@ built here. The package docstring (:mod:`jitscope.effects`) describes the whole 
 Cost (``benchmarks/effects_overhead.py``): on CPython 3.11 merely having a profile hook
 set makes tracing about 2x slower, because every instruction leaves the specialised
 fast path; this hook adds little to that (about 2.8-3.2x in all). The hook is therefore off
-inside the binds of JAX's own primitives (``jitscope.jaxcompat.binds``), where the user's code
-cannot run: that halves what the monitor adds to a real step's trace. On 3.12+ the
+inside JAX's own primitives' binds and nested jits (``jitscope.jaxcompat.hook_gate``), where the
+user's code cannot run. On 3.12+ the
 ``sys.monitoring`` back end disables each library location after its first event and
 costs a few percent.
 
@@ -30,7 +30,7 @@ from typing import Any, Literal, cast
 
 from jitscope.effects.monitoring import monitor_events, monitoring_available
 from jitscope.effects.watch import EffectWatch
-from jitscope.jaxcompat.binds import hook_off_in_binds
+from jitscope.jaxcompat.hook_gate import hook_off_inside_jax
 from jitscope.userframes import IsUserFile, default_is_user_file, user_file_predicate
 
 __all__ = ["EffectWatch", "default_is_user_file", "user_file_predicate", "watch_effects"]
@@ -136,9 +136,9 @@ def _profile_hook_installed(watch: EffectWatch) -> Iterator[None]:
         return
     thread_id = threading.get_ident()
     hook = _make_profile_hook(watch, previous)
-    # Inside the binds of JAX's own primitives, the hook is off (jaxcompat/binds.py): about half of what it
+    # Inside JAX's own binds and nested jits the hook is off (jaxcompat/hook_gate.py): about half of what it
     # costs. Not with a profiler of the user's chained: that one sees every event, as without the watch.
-    gate = hook_off_in_binds(hook) if previous is None else contextlib.nullcontext()
+    gate = hook_off_inside_jax(hook) if previous is None else contextlib.nullcontext()
     sys.setprofile(hook)
     try:
         with gate:

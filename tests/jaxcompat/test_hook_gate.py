@@ -1,5 +1,6 @@
-"""The effect monitor's profile hook is off inside binds of JAX's own primitives (jaxcompat/binds.py), and
-on wherever the user's code can run: their own primitive's rules, a custom_jvp rule, the frames between."""
+"""The effect monitor's profile hook is off inside JAX's own binds and nested jits (jaxcompat/hook_gate.py),
+and on wherever the user's code can run: their own primitive's rules, a function of theirs given to a jitted
+function of JAX's, the frames between."""
 
 from __future__ import annotations
 
@@ -12,10 +13,12 @@ import jax
 import jax.numpy as jnp
 import pytest
 from jax._src import core
+from jax._src.numpy import util as jnp_util
 from jax.extend.core import Primitive
 
 from jitscope.effects.monitor import watch_effects
-from jitscope.jaxcompat.binds import hook_off_in_binds
+from jitscope.jaxcompat import hook_gate
+from jitscope.jaxcompat.hook_gate import hook_off_inside_jax
 from jitscope.model.effects import EffectKind
 
 F32 = jax.ShapeDtypeStruct((4,), jnp.float32)
@@ -40,7 +43,7 @@ def calls_jax_and_own_primitives() -> Any:
 
 @pytest.fixture
 def recorded() -> Iterator[list[str]]:
-    """Every function the hook saw called, while ``hook_off_in_binds`` is on for it."""
+    """Every function the hook saw called (file:name), while ``hook_off_inside_jax`` is on for it."""
     seen: list[str] = []
 
     def hook(frame: Any, event: str, arg: Any) -> None:
@@ -50,7 +53,7 @@ def recorded() -> Iterator[list[str]]:
     previous = sys.getprofile()
     sys.setprofile(hook)
     try:
-        with hook_off_in_binds(hook):
+        with hook_off_inside_jax(hook):
             yield seen
     finally:
         sys.setprofile(previous)
@@ -63,13 +66,41 @@ def test_jax_primitives_bind_unwatched_and_the_users_rules_watched(recorded: lis
     assert "shouting_abstract_eval" in names  # the user's rule: the hook stays on
     # JAX's own abstract evaluation of sin and mul ran with the hook off: no frame of their shape rules
     assert not [name for name in recorded if name.endswith(("unop_dtype_rule", ":_naryop_dtype_rule", ":standard_abstract_eval"))]
+    # nor did the Python path of jnp.sin's and `*`'s own jits (jitted functions of JAX's, given arrays): only
+    # the outer one's, make_jaxpr's jit of the user's step (where make_jaxpr jits)
+    assert len([name for name in recorded if name.endswith(":_infer_params_cached")]) <= 1
+
+
+def test_a_jitted_function_of_jax_keeps_the_hook_when_given_something_of_the_users() -> None:
+    """The gate of a nested jit, called as JAX calls it: (fun, jit info, args, kwargs)."""
+    hooks: list[object] = []
+    gated = hook_gate._gated_infer(lambda fun, ji, args, kwargs: hooks.append(sys.getprofile()), core.Tracer)
+    jax_function = jnp_util.promote_dtypes  # a plain function defined in JAX
+    users_function = calls_jax_and_own_primitives
+
+    def hook(frame: Any, event: str, arg: Any) -> None:
+        pass
+
+    sys.setprofile(hook)
+    try:
+        with hook_off_inside_jax(hook):
+            gated(jax_function, None, (jnp.ones(3), 2.0, (1, 2), "same", jnp.float32.dtype), {"axis": 0})
+            gated(jax_function, None, (jnp.ones(3), print), {})  # a function: JAX may call it
+            gated(jax_function, None, (jnp.ones(3),), {"fun": print})
+            gated(jax_function, None, ([jnp.ones(3), {"a": 1}],), {})  # a pytree: its flatten may be the user's
+            gated(users_function, None, (jnp.ones(3),), {})  # the user's own jitted function
+    finally:
+        sys.setprofile(None)
+    assert hooks == [None, hook, hook, hook, hook]
 
 
 def test_the_gate_is_taken_out_when_the_last_watch_ends() -> None:
-    original = core.Primitive.bind
-    with hook_off_in_binds(print), hook_off_in_binds(len):
-        assert core.Primitive.bind is not original
-    assert core.Primitive.bind is original
+    from jax._src import pjit
+
+    original, original_infer = core.Primitive.bind, pjit._infer_params
+    with hook_off_inside_jax(print), hook_off_inside_jax(len):
+        assert core.Primitive.bind is not original and pjit._infer_params is not original_infer
+    assert core.Primitive.bind is original and pjit._infer_params is original_infer
 
 
 def test_another_threads_binds_keep_their_own_hook() -> None:
@@ -87,7 +118,7 @@ def test_another_threads_binds_keep_their_own_hook() -> None:
         finally:
             sys.setprofile(None)
 
-    with hook_off_in_binds(print):
+    with hook_off_inside_jax(print):
         thread = threading.Thread(target=other_thread)
         thread.start()
         thread.join()
