@@ -20,7 +20,7 @@ How calls are seen
   instruction on its slow path.
 * Python 3.12+: ``sys.monitoring`` (PEP 669, ``monitoring.py``). A callback returns
   ``DISABLE`` for a library's code location, which then never calls it again, so JAX runs at
-  full speed (a few percent, against about 3x for the profile hook on 3.11); the CALL event
+  full speed (a few percent, against about 1.8x for the gated profile hook on 3.11); the CALL event
   carries the callable itself, so Cython calls need no line events. Its callbacks make the
   same ``EffectWatch`` calls as the profile hook, so both back ends report the same records.
 * Either way, stores (``d[k] = v``, ``obj.x = v``, ``global x``) are opcodes, not calls: each
