@@ -287,26 +287,25 @@ def pmap_user_call(fun: Any) -> tuple[Any, tuple[Any, ...], dict[str, Any], tupl
     return user_fun, args, kwargs, statics
 
 
-_HIDDEN = False
+_HIDDEN: set[str] = set()
 
 
-def _hide_from_jax_tracebacks() -> None:
-    """Keep the wrappers out of the user's tracebacks, as JAX keeps its own frames out, and out of the source
-    locations JAX gives equations: on a JAX that records one location per equation (0.4.38), an equation
-    made outside the user's function (pjit's own) would otherwise be put on the wrapper's line, the
-    innermost frame outside JAX. Once per process."""
-    global _HIDDEN
-    if _HIDDEN:
+def _hide_from_jax_tracebacks(file: str = __file__) -> None:
+    """Keep a file of wrappers around JAX's own functions (this one; ``hook_gate.py``) out of the user's
+    tracebacks, as JAX keeps its own frames out, and out of the source locations JAX gives equations (the
+    innermost frame outside JAX): an equation would otherwise be put on the wrapper's line, in the jaxpr on
+    0.4.38 and in the HLO's metadata on every version. Once per file and process."""
+    if file in _HIDDEN:
         return
-    _HIDDEN = True
+    _HIDDEN.add(file)
     with contextlib.suppress(Exception):
         from jax._src import traceback_util
 
-        traceback_util.register_exclusion(__file__)
+        traceback_util.register_exclusion(file)
     with contextlib.suppress(Exception):
         from jax._src import source_info_util
 
-        source_info_util.register_exclusion(__file__)
+        source_info_util.register_exclusion(file)
 
 
 def static_arg_options(jit_info: Any) -> tuple[tuple[int, ...], tuple[str, ...]]:

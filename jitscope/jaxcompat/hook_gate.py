@@ -44,6 +44,9 @@ def hook_off_inside_jax(hook: Callable[..., Any]) -> Iterator[None]:
     global _original, _original_infer
     from jax._src import core, pjit
 
+    from jitscope.jaxcompat.compile_hooks import _hide_from_jax_tracebacks
+
+    _hide_from_jax_tracebacks(__file__)  # the gates sit between the user's line and JAX's: not a location
     with _lock:
         if not _active:
             _original = core.Primitive.bind

@@ -132,3 +132,21 @@ def test_a_users_primitive_that_prints_at_trace_time_is_still_an_effect() -> Non
     effects = watch.record().effects
     assert [e.kind for e in effects] == [EffectKind.PRINT], effects
     assert effects[0].location.function == "shouting_abstract_eval"
+
+
+def test_equations_made_through_the_gates_keep_the_users_line() -> None:
+    """JAX puts an equation on the innermost frame outside JAX: the gates' wrappers are hidden as JAX's own
+    frames are (else every equation traced under a watch would be on hook_gate.py, in the HLO's metadata too)."""
+    def hook(frame: Any, event: str, arg: Any) -> None:
+        pass
+
+    def step(x: Any) -> Any:
+        return jnp.sin(x) * 2.0
+
+    sys.setprofile(hook)
+    try:
+        with hook_off_inside_jax(hook):
+            lowered = jax.jit(step).lower(F32).as_text(debug_info=True)
+    finally:
+        sys.setprofile(None)
+    assert "jaxcompat/hook_gate.py" not in lowered and "test_hook_gate.py" in lowered
