@@ -146,7 +146,8 @@ def test_equations_made_through_the_gates_keep_the_users_line() -> None:
     sys.setprofile(hook)
     try:
         with hook_off_inside_jax(hook):
-            lowered = jax.jit(step).lower(F32).as_text(debug_info=True)
+            module = jax.jit(step).lower(F32).compiler_ir("stablehlo")
+            lowered = module.operation.get_asm(enable_debug_info=True)  # every JAX (0.4.38 has no as_text's)
     finally:
         sys.setprofile(None)
     assert "jaxcompat/hook_gate.py" not in lowered and "test_hook_gate.py" in lowered
