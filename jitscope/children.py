@@ -40,32 +40,68 @@ def kill_all() -> None:
 
 
 def _on_sigterm(signum: int, frame: Any) -> None:
+    global _deferred
+    if _starting:  # a child is being started: its group is killed once it is known (start() ends it)
+        _deferred = True
+        return
+    _end_by_sigterm()
+
+
+def _end_by_sigterm() -> None:
     kill_all()
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     os.kill(os.getpid(), signal.SIGTERM)  # ended by SIGTERM, as without this handler
 
 
+#: Children being started now, and whether a SIGTERM came meanwhile (handled once the child is in ``_LIVE``).
+_starting = 0
+_deferred = False
+
+
+def _handle_sigterm() -> None:
+    """Install the handler (the main thread only, where none of the user's is installed)."""
+    if threading.current_thread() is threading.main_thread() and signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:
+        signal.signal(signal.SIGTERM, _on_sigterm)
+
+
+def _release_sigterm() -> None:
+    """Give SIGTERM back its default once no child is running."""
+    if (not _LIVE and not _starting and threading.current_thread() is threading.main_thread()
+            and signal.getsignal(signal.SIGTERM) is _on_sigterm):
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
 @contextlib.contextmanager
 def group_of(proc: subprocess.Popen[Any]) -> Iterator[subprocess.Popen[Any]]:
-    """While the block runs, ``proc`` (started with ``start_new_session=True``) is killed with its group when
-    jitscope stops; on leaving the block its group is killed (all of it when the block raised: the time limit,
-    Ctrl-C; what the child left running when it had ended)."""
+    """While the block runs, ``proc`` (from ``start``) is killed with its group when jitscope stops; on leaving
+    the block its group is killed (all of it when the block raised: the time limit, Ctrl-C; what the child
+    left running when it had ended)."""
     _LIVE.add(proc.pid)
-    handled = threading.current_thread() is threading.main_thread() and \
-        signal.getsignal(signal.SIGTERM) is signal.SIG_DFL
-    if handled:
-        signal.signal(signal.SIGTERM, _on_sigterm)
+    _handle_sigterm()
     try:
         yield proc
     finally:
         kill_group(proc)  # what it started and left running ends with it
-        if handled and not _LIVE and signal.getsignal(signal.SIGTERM) is _on_sigterm:
-            signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        _release_sigterm()
 
 
 def start(args: Sequence[str], **popen: Any) -> subprocess.Popen[Any]:
-    """``subprocess.Popen`` in a new session (see the module docstring): use it inside ``group_of``."""
-    return subprocess.Popen(args, start_new_session=True, **popen)
+    """``subprocess.Popen`` in a new session (see the module docstring): use it inside ``group_of``. The child
+    is known to the SIGTERM handler from its first moment: a SIGTERM that comes while it starts is held until
+    its pid is in ``_LIVE``, then ends jitscope and the child's group."""
+    global _starting, _deferred
+    _handle_sigterm()
+    _starting += 1
+    try:
+        proc = subprocess.Popen(args, start_new_session=True, **popen)
+        _LIVE.add(proc.pid)
+    finally:
+        _starting -= 1
+        if _deferred and not _starting:
+            _deferred = False
+            _end_by_sigterm()
+        _release_sigterm()  # Popen failed: nothing to guard
+    return proc
 
 
 def run(args: Sequence[str], *, timeout: float | None, input: Any = None, **popen: Any

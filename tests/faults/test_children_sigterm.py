@@ -1,0 +1,56 @@
+"""A SIGTERM that comes while jitscope starts a child (after the fork, before the child is known) still ends the
+child's whole group: it is held until the child is registered (children.start), then jitscope ends by SIGTERM."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+SCRIPT = """
+import os, signal, subprocess, sys, time
+from jitscope import children
+
+real_popen = subprocess.Popen
+
+class SignalledWhileStarting(real_popen):
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        os.kill(os.getpid(), signal.SIGTERM)  # as a kill landing between the fork and the registration
+        time.sleep(0.2)  # the handler has run by now (the main thread, between bytecodes)
+
+subprocess.Popen = SignalledWhileStarting
+child = "import os, sys, time; open(sys.argv[1], 'w').write(str(os.getpid())); time.sleep(60)"
+proc = children.start([sys.executable, "-c", child, sys.argv[1]], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+print("not ended", flush=True)
+with children.group_of(proc):
+    time.sleep(60)
+"""
+
+
+def _gone(pid: int) -> bool:
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        try:
+            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except (FileNotFoundError, ProcessLookupError):
+            return True
+        if state in ("Z", "X"):
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def test_a_sigterm_while_a_child_starts_ends_the_child_too(tmp_path: Path) -> None:
+    pidfile = tmp_path / "child.pid"
+    result = subprocess.run([sys.executable, "-c", SCRIPT, str(pidfile)], capture_output=True, text=True,
+                            timeout=60)
+    assert result.returncode == -signal.SIGTERM, result.stderr
+    assert "not ended" not in result.stdout  # jitscope ended as soon as the child was known
+    deadline = time.monotonic() + 5  # a child killed before it wrote its pid left nothing running
+    while not (pidfile.is_file() and pidfile.read_text()) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    if pidfile.is_file() and pidfile.read_text():
+        assert _gone(int(pidfile.read_text()))
