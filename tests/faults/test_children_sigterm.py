@@ -9,6 +9,8 @@ import sys
 import time
 from pathlib import Path
 
+from tests.diff.test_diff_base_env import _gone as gone
+
 SCRIPT = """
 import os, signal, subprocess, sys, time
 from jitscope import children
@@ -30,19 +32,6 @@ with children.group_of(proc):
 """
 
 
-def _gone(pid: int) -> bool:
-    deadline = time.monotonic() + 10
-    while time.monotonic() < deadline:
-        try:
-            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-        except (FileNotFoundError, ProcessLookupError):
-            return True
-        if state in ("Z", "X"):
-            return True
-        time.sleep(0.05)
-    return False
-
-
 def test_a_sigterm_while_a_child_starts_ends_the_child_too(tmp_path: Path) -> None:
     pidfile = tmp_path / "child.pid"
     result = subprocess.run([sys.executable, "-c", SCRIPT, str(pidfile)], capture_output=True, text=True, check=False,
@@ -53,4 +42,4 @@ def test_a_sigterm_while_a_child_starts_ends_the_child_too(tmp_path: Path) -> No
     while not (pidfile.is_file() and pidfile.read_text()) and time.monotonic() < deadline:
         time.sleep(0.05)
     if pidfile.is_file() and pidfile.read_text():
-        assert _gone(int(pidfile.read_text()))
+        assert gone(int(pidfile.read_text()))
