@@ -144,9 +144,10 @@ def _wait(procs: list[subprocess.Popen[str]], reports: list[Path], timeout: floa
 def _check(out: list[Launched], count: int) -> None:
     """Every process left its report (one killed after writing it lingered in shutdown: its figures stand)."""
     reported = [item for item in out if item.report.is_file()]
-    origins = [item for item in reported if _calls_failed(item.report) and not _lost_peer(item.report)]
+    errors = {item.index: _failures(item.report) for item in reported}  # each report read once
+    origins = [item for item in reported if errors[item.index] and not _lost_peer(errors[item.index])]
     for item in out:
-        if origins and item not in origins and item.report.is_file() and _lost_peer(item.report):
+        if origins and item not in origins and _lost_peer(errors.get(item.index, [])):
             first = origins[0]  # its collective broke when that process ended: that one says why
             raise UserCodeError(f"process {item.index} of {count} lost its peers in a collective after process "
                                 f"{first.index} had finished: {_last_line(first.log)}")
@@ -157,7 +158,7 @@ def _check(out: list[Launched], count: int) -> None:
                                 f"{_last_line(item.log)}")
         if reported:  # stopped while waiting for a process that was done: that one says why
             first = reported[0]
-            failed = UserCodeError if _calls_failed(first.report) else JitscopeError
+            failed = UserCodeError if errors[first.index] else JitscopeError
             raise failed(f"process {item.index} of {count} was stopped, still waiting (in a collective) "
                                 f"after process {first.index} had finished: {_last_line(first.log)}")
         raise JitscopeError(f"process {item.index} of {count} was stopped after the time limit: "
@@ -165,7 +166,8 @@ def _check(out: list[Launched], count: int) -> None:
 
 
 def _failures(report: Path) -> list[str]:
-    """The error lines of the calls of the user's function a process's report records as failed."""
+    """The error lines of the calls of the user's function a process's report records as failed (a call that
+    failed: exit 1, their code)."""
     import json
 
     try:
@@ -174,19 +176,13 @@ def _failures(report: Path) -> list[str]:
         return []
 
 
-def _calls_failed(report: Path) -> bool:
-    """Whether a process's report records a call of the user's function that failed (exit 1: their code)."""
-    return bool(_failures(report))
-
-
 #: What a collective says when another process ended in the middle of it (gloo's TCP transport on CPU).
 _PEER_LOST = re.compile(r"Connection (?:closed|reset) by peer|Gloo [\w-]+ failed|Broken pipe")
 
 
-def _lost_peer(report: Path) -> bool:
+def _lost_peer(errors: list[str]) -> bool:
     """Whether every failed call of a process failed because another process left its collective: the
     first process to end (its call failed) is then the cause, not this one."""
-    errors = _failures(report)
     return bool(errors) and all(_PEER_LOST.search(error) for error in errors)
 
 

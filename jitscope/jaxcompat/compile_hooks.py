@@ -146,7 +146,7 @@ def install(observer: MissObserver) -> tuple[Callable[[], None], HookStatus]:
 
     global _TRACE_STATE_CLEAN
     _TRACE_STATE_CLEAN = _find_trace_state_clean()
-    _hide_from_jax_tracebacks()
+    hide_from_jax_tracebacks()
     mon.register_event_duration_secs_listener(on_duration)
     restores: list[Callable[[], None]] = [lambda: unregister_listener("event_duration_listener", on_duration)]
     missing: list[str] = []
@@ -290,7 +290,7 @@ def pmap_user_call(fun: Any) -> tuple[Any, tuple[Any, ...], dict[str, Any], tupl
 _HIDDEN: set[str] = set()
 
 
-def _hide_from_jax_tracebacks(file: str = __file__) -> None:
+def hide_from_jax_tracebacks(file: str = __file__) -> None:
     """Keep a file of wrappers around JAX's own functions (this one; ``hook_gate.py``) out of the user's
     tracebacks, as JAX keeps its own frames out, and out of the source locations JAX gives equations (the
     innermost frame outside JAX): an equation would otherwise be put on the wrapper's line, in the jaxpr on
@@ -457,7 +457,7 @@ def refusing_uncompilable() -> Iterator[None]:
             raise UncompilableProgram(why.split("; the jaxpr")[0])
         return result
 
-    _hide_from_jax_tracebacks()
+    hide_from_jax_tracebacks()
     setattr(pjit, name, checked)
     try:
         yield

@@ -44,9 +44,9 @@ def hook_off_inside_jax(hook: Callable[..., Any]) -> Iterator[None]:
     global _original, _original_infer
     from jax._src import core, pjit
 
-    from jitscope.jaxcompat.compile_hooks import _hide_from_jax_tracebacks
+    from jitscope.jaxcompat.compile_hooks import hide_from_jax_tracebacks
 
-    _hide_from_jax_tracebacks(__file__)  # the gates sit between the user's line and JAX's: not a location
+    hide_from_jax_tracebacks(__file__)  # the gates sit between the user's line and JAX's: not a location
     with _lock:
         if not _active:
             _original = core.Primitive.bind
@@ -76,7 +76,6 @@ def _gated(bind: Callable[..., Any], primitive_class: type) -> Callable[..., Any
     getprofile, setprofile = sys.getprofile, sys.setprofile
     active = _active
     own: dict[Any, bool] = {}  # primitive -> whether it is JAX's own (decided once)
-    jax_types = _JaxModules()  # a parameter of a class of JAX's that is callable (a Mesh) runs nothing of theirs
 
     @functools.wraps(bind)
     def gated_bind(self: Any, *args: Any, **params: Any) -> Any:
@@ -89,8 +88,10 @@ def _gated(bind: Callable[..., Any], primitive_class: type) -> Callable[..., Any
         if not jax_own:
             return bind(self, *args, **params)
         for value in params.values():  # a loop, not any(...): a generator's every step is a profile event
-            if callable(value) and (type(value).__module__ not in jax_types or type(value).__name__ == "WrappedFun"):
-                return bind(self, *args, **params)  # a function (JAX's WrappedFun wraps the user's): may run
+            # a function may run; a callable of a class of JAX's (a Mesh) runs nothing of the user's, but JAX's
+            # WrappedFun wraps the user's function
+            if callable(value) and (not _jax_module(type(value).__module__) or type(value).__name__ == "WrappedFun"):
+                return bind(self, *args, **params)
         setprofile(None)
         try:
             return bind(self, *args, **params)
@@ -100,32 +101,22 @@ def _gated(bind: Callable[..., Any], primitive_class: type) -> Callable[..., Any
     return gated_bind
 
 
-class _JaxModules(dict):  # type: ignore[type-arg]
-    """``module in jax_types``: whether a module is JAX's (``jax.*``, ``jaxlib.*``), decided once per module."""
-
-    def __missing__(self, module: str) -> bool:
-        self[module] = value = module.split(".")[0] in ("jax", "jaxlib")
-        return value
-
-    def __contains__(self, module: object) -> bool:
-        return bool(self[module])
+@functools.cache
+def _jax_module(module: str) -> bool:
+    """Whether a module is JAX's (``jax.*``, ``jaxlib.*``)."""
+    return module.split(".")[0] in ("jax", "jaxlib")
 
 
 def _gated_infer(infer: Callable[..., Any], tracer_class: type) -> Callable[..., Any]:
     """``pjit._infer_params(fun, ji, args, kwargs)`` (the Python path of a jitted call while tracing: its
     arguments read, its body traced or its trace reused), with the hook off for JAX's own functions."""
+    import jax
     import numpy as np
 
     getprofile, setprofile = sys.getprofile, sys.setprofile
     active = _active
     jax_folder = _jax_folder()
-    plain = (tracer_class, np.ndarray, np.generic, np.dtype, int, float, complex, bool, str, type(None))
-    array_class: tuple[type, ...] = ()
-    with contextlib.suppress(Exception):
-        import jax
-
-        array_class = (jax.Array,)
-    plain = (*plain, *array_class)
+    plain = (tracer_class, jax.Array, np.ndarray, np.generic, np.dtype, int, float, complex, bool, str, type(None))
 
     def only_values(values: Any) -> bool:
         for value in values:
@@ -176,7 +167,7 @@ def _in_jax(rule: Any, depth: int) -> bool:
     rule = getattr(rule, "__func__", rule)  # a bound method
     code = getattr(rule, "__code__", None)
     if code is None:
-        return not callable(rule) or type(rule).__module__.split(".")[0] in ("jax", "jaxlib", "builtins")
+        return not callable(rule) or _jax_module(type(rule).__module__) or type(rule).__module__ == "builtins"
     if not code.co_filename.startswith(_jax_folder()):
         return False
     inner = [cell.cell_contents for cell in (getattr(rule, "__closure__", None) or ())
