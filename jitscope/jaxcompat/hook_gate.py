@@ -1,23 +1,31 @@
 """The effect monitor's profile hook switched off inside JAX's own work (Python 3.11).
 
 On CPython 3.11, while any ``sys.setprofile`` hook is set, every instruction of every frame runs on the
-interpreter's slow path: a no-op hook alone makes tracing about 2x slower, wherever the time goes.
-Most of a trace's time is JAX's own work, where the user's code cannot run, so while a watch is on,
-two places run with the hook off and put it back on return:
+interpreter's slow path, and every call and return costs a call of the hook: a no-op hook alone makes
+tracing about 2x slower, wherever the time goes. Most of a trace's time is JAX's own work, where the
+user's code cannot run, so while a watch is on these run with the hook off and put it back on return:
 
 * ``Primitive.bind`` of one of JAX's own primitives given no function (canonicalising the arguments,
   the abstract evaluation, the JVP and batching rules, the jaxpr bookkeeping: the rules are JAX's);
-* a nested ``jit`` of one of JAX's own functions (``jnp.sin``, ``x * y``, ``jax.nn.gelu``: each
-  jitted, with a Python path per call while tracing) whose arguments are arrays, scalars, shapes or
-  dtypes, so that nothing of the user's (a function, a pytree of theirs) can be called.
+* a nested ``jit`` of one of JAX's own functions (``jnp.sin``, ``jax.nn.gelu``: each jitted, with a
+  Python path per call while tracing) whose arguments are arrays, scalars, shapes or dtypes, so that
+  nothing of the user's (a function, a pytree of theirs) can be called;
+* a tracer's operators and array methods (``x * 2.0``, ``x[:, 0]``, ``x.reshape(...)``, JAX's forwarding
+  to ``jax.numpy``) given such arguments;
+* what only describes a tracer or a function: a tracer's origin for an error message (``hasattr(x,
+  "sharding")`` builds one on some JAX versions, walking the whole jaxpr) and a function's signature
+  and source location for JAX's debug info (``inspect.signature``; ``str()`` of a callable object, whose
+  ``__repr__`` is the only code of the user's that can run there: a print in it is not watched).
 
-Not switched off: a primitive of another class (call, custom_jvp/vjp and map primitives trace or call
-functions the user gave), a primitive with a function among its parameters (a callable of a class of
-JAX's, a ``Mesh``, does not count, but JAX's ``WrappedFun`` does: it wraps the user's), a primitive whose
-implementation or rules are defined outside JAX (the user's own, ``jax.extend.core.Primitive``: its
-rules may print), a jitted function of any other package or with any other argument (an objective
-given to ``jax.scipy.optimize.minimize``). The user's frames, and the library frames between them,
-are watched as before. ``sys.monitoring`` (3.12+) needs none of this: it disables each library
+Each gate switches the hook off before it looks at its arguments, and back on if it must watch: the
+checks themselves then cost no events. Not switched off: a primitive of another class (call,
+custom_jvp/vjp and map primitives trace or call functions the user gave), a primitive with a function
+among its parameters (a callable of a class of JAX's, a ``Mesh``, does not count, but JAX's ``WrappedFun``
+does: it wraps the user's), a primitive whose implementation or rules are defined outside JAX (the
+user's own, ``jax.extend.core.Primitive``: its rules may print), a jitted function of any other package
+or with any other argument (an objective given to ``jax.scipy.optimize.minimize``), an operator given an
+object of the user's (its ``__jax_array__`` may run). The user's frames, and the library frames between
+them, are watched as before. ``sys.monitoring`` (3.12+) needs none of this: it disables each library
 location after its first event.
 """
 
@@ -29,32 +37,25 @@ import os
 import sys
 import threading
 from collections.abc import Callable, Iterator
+from types import CodeType
 from typing import Any
 
 _lock = threading.Lock()
 _active: set[Callable[..., Any]] = set()  # the profile hooks of the watches now on, on any thread
-_original: Callable[..., Any] | None = None  # Primitive.bind while the gate is installed
-_original_infer: Callable[..., Any] | None = None  # jax._src.pjit._infer_params, likewise
+#: While any watch is on: (owner, attribute, the gate put there, what was there before).
+_installed: list[tuple[Any, str, Callable[..., Any], Any]] = []
 
 
 @contextlib.contextmanager
 def hook_off_inside_jax(hook: Callable[..., Any]) -> Iterator[None]:
-    """While the block runs, JAX's own binds and nested jits on a thread whose profile hook is ``hook`` run
-    without it. Re-entrant and thread-safe: the gates are installed while any watch is on."""
-    global _original, _original_infer
-    from jax._src import core, pjit
-
+    """While the block runs, JAX's own work (above) on a thread whose profile hook is ``hook`` runs without
+    it. Re-entrant and thread-safe: the gates are installed while any watch is on."""
     from jitscope.jaxcompat.compile_hooks import hide_from_jax_tracebacks
 
     hide_from_jax_tracebacks(__file__)  # the gates sit between the user's line and JAX's: not a location
     with _lock:
         if not _active:
-            _original = core.Primitive.bind
-            core.Primitive.bind = _gated(_original, core.Primitive)  # type: ignore[method-assign]
-            infer = getattr(pjit, "_infer_params", None)
-            if callable(infer):
-                _original_infer = infer
-                pjit._infer_params = _gated_infer(infer, core.Tracer)
+            _installed.extend(_install())
         _active.add(hook)
     try:
         yield
@@ -62,14 +63,110 @@ def hook_off_inside_jax(hook: Callable[..., Any]) -> Iterator[None]:
         with _lock:
             _active.discard(hook)
             if not _active:
-                _put_back(core.Primitive, "bind", _original)
-                _put_back(pjit, "_infer_params", _original_infer)
-                _original = _original_infer = None
+                for owner, name, gate, original in reversed(_installed):
+                    current = vars(owner).get(name) if isinstance(owner, type) else getattr(owner, name, None)
+                    if current is gate:  # only where nothing replaced the gate since
+                        setattr(owner, name, original)
+                _installed.clear()
 
 
-def _put_back(owner: Any, name: str, original: Callable[..., Any] | None) -> None:
-    if original is not None and getattr(getattr(owner, name, None), "__wrapped__", None) is original:
-        setattr(owner, name, original)  # only where nothing replaced the gate since
+def _install() -> list[tuple[Any, str, Callable[..., Any], Any]]:
+    """Put every gate in place; returns what to take out."""
+    from jax._src import api_util, core, pjit
+
+    plain = _plain_values()
+    installed: list[tuple[Any, str, Callable[..., Any], Any]] = []
+
+    def put(owner: Any, name: str, make: Callable[[Callable[..., Any]], Callable[..., Any]]) -> None:
+        original = vars(owner).get(name) if isinstance(owner, type) else getattr(owner, name, None)
+        if callable(original) and getattr(original, "__code__", None) is not None:
+            gate = make(original)
+            setattr(owner, name, gate)
+            installed.append((owner, name, gate, original))
+
+    put(core.Primitive, "bind", lambda bind: _gated(bind, core.Primitive))
+    put(pjit, "_infer_params", lambda infer: _gated_infer(infer, plain))
+    for name, value in list(vars(core.Tracer).items()):
+        if _forwards_to_jax_numpy(value):  # x * 2.0, x[0], x.reshape(...): JAX's, on the aval's jax.numpy
+            put(core.Tracer, name, lambda method: _gated_plain(method, plain))
+    for tracer_class in _jax_subclasses(core.Tracer):
+        put(tracer_class, "_origin_msg", _gated_always)  # reads the jaxpr being built: nothing of the user's
+    put(api_util, "fun_signature", _gated_always)
+    put(api_util, "fun_sourceinfo", _gated_always)
+    with contextlib.suppress(ImportError):
+        from jax._src.interpreters import ad
+
+        for name in ("backward_pass", "backward_pass3"):  # a gradient's transposes (backward_pass3: 0.6+)
+            put(ad, name, lambda backward: _gated_backward(backward, core))
+    return installed
+
+
+def _forwards_to_jax_numpy(value: Any) -> bool:
+    """One of the closures JAX puts on ``Tracer`` for each operator and array method (``op``, ``meth``)."""
+    code = getattr(value, "__code__", None)
+    return (code is not None and code.co_name in ("op", "meth")
+            and code.co_filename.endswith(os.path.join("numpy", "array_methods.py"))
+            and code.co_filename.startswith(_jax_folder()))
+
+
+def _jax_subclasses(cls: type) -> list[type]:
+    """``cls`` and its subclasses defined in JAX (the user's tracer classes are left alone)."""
+    found, pending = [], [cls]
+    while pending:
+        current = pending.pop()
+        if _jax_module(current.__module__):
+            found.append(current)
+        pending.extend(current.__subclasses__())
+    return found
+
+
+def _plain_values() -> _PlainValues:
+    import jax
+    import numpy as np
+    from jax._src import core
+
+    return _PlainValues((core.Tracer, jax.Array, np.ndarray, np.generic, np.dtype, int, float, complex, bool, str,
+                         slice, type(None), type(Ellipsis)))
+
+
+class _PlainValues:
+    """Whether values are only arrays, scalars, shapes, indices, dtypes and strings (tuples and lists of them
+    one level deep): nothing of the user's that JAX could call (a function, a pytree node, ``__jax_array__``)."""
+
+    def __init__(self, kinds: tuple[type, ...]) -> None:
+        self.kinds = kinds
+
+    def all(self, args: Any, kwargs: Any) -> bool:
+        """Whether positional ``args`` and the values of ``kwargs`` (a dict or None) are all plain."""
+        return self(args) and (not kwargs or self(kwargs.values()))
+
+    def __call__(self, values: Any) -> bool:
+        kinds = self.kinds
+        for value in values:
+            if isinstance(value, kinds):
+                continue
+            if isinstance(value, (tuple, list)):
+                for item in value:
+                    if not isinstance(item, kinds) and not _dtype_class(item):
+                        return False
+            elif not _dtype_class(value):
+                return False
+        return True
+
+
+def _dtype_class(value: Any) -> bool:
+    """A scalar type given as a dtype (``jnp.float32``, ``np.int8``, ``float``)."""
+    return isinstance(value, type) and (_jax_module(value.__module__) or value.__module__.split(".")[0] in (
+        "numpy", "ml_dtypes", "builtins"))
+
+
+def _decided(check: Callable[..., bool], *args: Any) -> bool:
+    """``check(*args)``, False when it fails: an unexpected object (another JAX's) keeps the hook on, and the
+    user's trace goes on."""
+    try:
+        return check(*args)
+    except Exception:  # noqa: BLE001 - a gate must never break the trace it watches
+        return False
 
 
 def _gated(bind: Callable[..., Any], primitive_class: type) -> Callable[..., Any]:
@@ -80,25 +177,45 @@ def _gated(bind: Callable[..., Any], primitive_class: type) -> Callable[..., Any
     @functools.wraps(bind)
     def gated_bind(self: Any, *args: Any, **params: Any) -> Any:
         hook = getprofile()
-        if hook is None or hook not in active or type(self) is not primitive_class:
+        if hook is None or hook not in active:
             return bind(self, *args, **params)
-        jax_own = own.get(self)
-        if jax_own is None:
-            jax_own = own[self] = _jax_own(self)
-        if not jax_own:
-            return bind(self, *args, **params)
-        for value in params.values():  # a loop, not any(...): a generator's every step is a profile event
-            # a function may run; a callable of a class of JAX's (a Mesh) runs nothing of the user's, but JAX's
-            # WrappedFun wraps the user's function
-            if callable(value) and (not _jax_module(type(value).__module__) or type(value).__name__ == "WrappedFun"):
-                return bind(self, *args, **params)
-        setprofile(None)
+        setprofile(None)  # the checks below run unwatched too: each call in them would be an event
         try:
+            if type(self) is not primitive_class or not _decided(_bind_is_jax_own, self, params, own):
+                setprofile(hook)
+                return bind(self, *args, **params)
             return bind(self, *args, **params)
         finally:
             setprofile(hook)
 
     return gated_bind
+
+
+def _bind_is_jax_own(primitive: Any, params: dict[str, Any], own: dict[Any, bool]) -> bool:
+    """Whether a bind runs only JAX's code: its primitive's rules are JAX's, and no function is among its
+    parameters."""
+    jax_own = own.get(primitive)
+    if jax_own is None:
+        jax_own = own[primitive] = _jax_own(primitive)
+    if not jax_own:
+        return False
+    for value in params.values():
+        if _may_run_users_code(value):
+            return False
+    return True
+
+
+#: JAX's classes that hold a function given to JAX (the user's, as often as not); ``WrappedFun`` is not even
+#: ``callable`` (a ``custom_vjp``'s backward rule is one, in the ``custom_lin`` equation a gradient transposes).
+_FUNCTION_HOLDERS = frozenset({"WrappedFun", "HashableFunction", "Partial", "_FlatCallback",
+                               "_HashableCallableShim"})
+
+
+def _may_run_users_code(value: Any) -> bool:
+    """Whether a primitive's parameter is a function that may be the user's (a callable of another class of
+    JAX's, a ``Mesh``, runs nothing of the user's)."""
+    kind = type(value)
+    return kind.__name__ in _FUNCTION_HOLDERS or (callable(value) and not _jax_module(kind.__module__))
 
 
 @functools.cache
@@ -107,43 +224,111 @@ def _jax_module(module: str) -> bool:
     return module.split(".")[0] in ("jax", "jaxlib")
 
 
-def _gated_infer(infer: Callable[..., Any], tracer_class: type) -> Callable[..., Any]:
+def _gated_infer(infer: Callable[..., Any], plain: _PlainValues) -> Callable[..., Any]:
     """``pjit._infer_params(fun, ji, args, kwargs)`` (the Python path of a jitted call while tracing: its
     arguments read, its body traced or its trace reused), with the hook off for JAX's own functions."""
-    import jax
-    import numpy as np
-
     getprofile, setprofile = sys.getprofile, sys.setprofile
     active = _active
     jax_folder = _jax_folder()
-    plain = (tracer_class, jax.Array, np.ndarray, np.generic, np.dtype, int, float, complex, bool, str, type(None))
-
-    def only_values(values: Any) -> bool:
-        for value in values:
-            if isinstance(value, (tuple, list)):
-                for item in value:
-                    if not isinstance(item, plain):
-                        return False
-            elif not isinstance(value, plain):
-                return False
-        return True
 
     @functools.wraps(infer)
     def gated_infer(fun: Any, ji: Any, args: Any, kwargs: Any, *rest: Any, **kw: Any) -> Any:
         hook = getprofile()
         if hook is None or hook not in active:
             return infer(fun, ji, args, kwargs, *rest, **kw)
-        code = getattr(fun, "__code__", None)
-        if (code is None or not code.co_filename.startswith(jax_folder) or not only_values(args)
-                or (kwargs and not only_values(kwargs.values()))):
-            return infer(fun, ji, args, kwargs, *rest, **kw)
         setprofile(None)
         try:
+            code = getattr(fun, "__code__", None)
+            if (not isinstance(code, CodeType) or not code.co_filename.startswith(jax_folder)
+                    or not _decided(plain.all, args, kwargs)):
+                setprofile(hook)
             return infer(fun, ji, args, kwargs, *rest, **kw)
         finally:
             setprofile(hook)
 
     return gated_infer
+
+
+def _gated_backward(backward: Callable[..., Any], core: Any) -> Callable[..., Any]:
+    """``ad.backward_pass(jaxpr, ...)``, the transposes of a gradient, with the hook off when every equation,
+    nested jaxprs' included, is one of JAX's own primitives given no function: a ``custom_vjp``'s backward
+    function (the user's) keeps it on."""
+    getprofile, setprofile = sys.getprofile, sys.setprofile
+    active = _active
+    own: dict[Any, bool] = {}
+
+    jaxpr_class = core.Jaxpr
+    closed_class = getattr(core, "ClosedJaxpr", None) or jaxpr_class  # one class since JAX 0.11
+
+    def jax_own(jaxpr: Any, depth: int) -> bool:
+        if depth > 32:
+            return False
+        for eqn in jaxpr.eqns:
+            primitive = eqn.primitive
+            if not _jax_module(type(primitive).__module__) or not _bind_is_jax_own(primitive, eqn.params, own):
+                return False
+            for value in eqn.params.values():
+                for inner in value if isinstance(value, (tuple, list)) else (value,):
+                    if type(inner) is closed_class and closed_class is not jaxpr_class:
+                        inner = inner.jaxpr
+                    if isinstance(inner, jaxpr_class) and not jax_own(inner, depth + 1):
+                        return False
+        return True
+
+    @functools.wraps(backward)
+    def gated_backward(jaxpr: Any, *args: Any, **kwargs: Any) -> Any:
+        hook = getprofile()
+        if hook is None or hook not in active:
+            return backward(jaxpr, *args, **kwargs)
+        setprofile(None)
+        try:
+            if not isinstance(jaxpr, jaxpr_class) or not _decided(jax_own, jaxpr, 0):
+                setprofile(hook)
+            return backward(jaxpr, *args, **kwargs)
+        finally:
+            setprofile(hook)
+
+    return gated_backward
+
+
+def _gated_plain(method: Callable[..., Any], plain: _PlainValues) -> Callable[..., Any]:
+    """A method of JAX's run with the hook off when its arguments are plain (``_PlainValues``)."""
+    getprofile, setprofile = sys.getprofile, sys.setprofile
+    active = _active
+
+    @functools.wraps(method)
+    def gated_method(self: Any, *args: Any, **kwargs: Any) -> Any:
+        hook = getprofile()
+        if hook is None or hook not in active:
+            return method(self, *args, **kwargs)
+        setprofile(None)
+        try:
+            if not _decided(plain.all, args, kwargs):
+                setprofile(hook)
+            return method(self, *args, **kwargs)
+        finally:
+            setprofile(hook)
+
+    return gated_method
+
+
+def _gated_always(function: Callable[..., Any]) -> Callable[..., Any]:
+    """A function of JAX's that runs nothing of the user's, run with the hook off."""
+    getprofile, setprofile = sys.getprofile, sys.setprofile
+    active = _active
+
+    @functools.wraps(function)
+    def gated_function(*args: Any, **kwargs: Any) -> Any:
+        hook = getprofile()
+        if hook is None or hook not in active:
+            return function(*args, **kwargs)
+        setprofile(None)
+        try:
+            return function(*args, **kwargs)
+        finally:
+            setprofile(hook)
+
+    return gated_function
 
 
 def _jax_own(primitive: Any) -> bool:

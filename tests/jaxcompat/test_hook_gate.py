@@ -74,7 +74,8 @@ def test_jax_primitives_bind_unwatched_and_the_users_rules_watched(recorded: lis
 def test_a_jitted_function_of_jax_keeps_the_hook_when_given_something_of_the_users() -> None:
     """The gate of a nested jit, called as JAX calls it: (fun, jit info, args, kwargs)."""
     hooks: list[object] = []
-    gated = hook_gate._gated_infer(lambda fun, ji, args, kwargs: hooks.append(sys.getprofile()), core.Tracer)
+    gated = hook_gate._gated_infer(lambda fun, ji, args, kwargs: hooks.append(sys.getprofile()),
+                                   hook_gate._plain_values())
     jax_function = jnp_util.promote_dtypes  # a plain function defined in JAX
     users_function = calls_jax_and_own_primitives
 
@@ -151,3 +152,88 @@ def test_equations_made_through_the_gates_keep_the_users_line() -> None:
     finally:
         sys.setprofile(None)
     assert "jaxcompat/hook_gate.py" not in lowered and "test_hook_gate.py" in lowered
+
+
+@jax.custom_vjp
+def _scaled_sin(x: Any) -> Any:
+    return jnp.sin(x)
+
+
+def _scaled_sin_fwd(x: Any) -> Any:
+    return jnp.sin(x), jnp.cos(x)
+
+
+def _scaled_sin_bwd(residual: Any, cotangent: Any) -> Any:
+    print("the user's backward rule, run while JAX transposes")
+    return (residual * cotangent,)
+
+
+_scaled_sin.defvjp(_scaled_sin_fwd, _scaled_sin_bwd)
+
+
+class _ArrayLike:
+    """An object of the user's that JAX reads through ``__jax_array__``: that method runs while ``x * it``
+    is traced."""
+
+    def __jax_array__(self) -> Any:
+        print("the user's __jax_array__")
+        return jnp.ones(4)
+
+
+def test_operators_gradients_and_descriptions_run_unwatched(recorded: list[str]) -> None:
+    """A tracer's operators and methods, a gradient's transposes, and what describes a tracer or a function
+    for an error message or debug info: JAX's own work, hook off."""
+    def loss(x: Any) -> Any:
+        y = (x * 2.0 + 1.0)[1:].reshape((3, 1))
+        hasattr(y, "sharding")  # builds the tracer's origin (the jaxpr walked) on JAX versions that raise
+        return jnp.sum(jnp.tanh(y) ** 2)
+
+    def step(x: Any) -> Any:
+        return jax.grad(loss)(x)
+
+    jax.make_jaxpr(step)(F32)
+    names = [name.rsplit(":", 1)[1] for name in recorded]
+    assert "step" in names and "loss" in names
+    # the operators' forwarding to jax.numpy (array_methods.py), the transposes (ad.py's backward pass), the
+    # tracer's origin (find_progenitors) and the function's signature (inspect) ran with the hook off
+    for file, function in [("array_methods.py", "op"), ("array_methods.py", "meth"), ("ad.py", "backward_pass3"),
+                           ("ad.py", "backward_pass"), ("partial_eval.py", "find_progenitors"),
+                           ("inspect.py", "signature")]:
+        assert not [name for name in recorded if name.endswith(f"{file}:{function}")], (file, function)
+
+
+def test_what_can_run_the_users_code_keeps_the_hook(recorded: list[str]) -> None:
+    """A custom_vjp's backward rule runs inside the transposes, and ``__jax_array__`` inside an operator:
+    both are the user's, so those stay watched."""
+    def step(x: Any) -> Any:
+        return jax.grad(lambda x: jnp.sum(_scaled_sin(x) * _ArrayLike()))(x)
+
+    jax.make_jaxpr(step)(F32)
+    names = [name.rsplit(":", 1)[1] for name in recorded]
+    assert "_scaled_sin_bwd" in names and "__jax_array__" in names
+
+
+def test_effects_in_the_users_backward_rule_and_jax_array_are_found() -> None:
+    def step(x: Any) -> Any:
+        return jax.grad(lambda x: jnp.sum(_scaled_sin(x) * _ArrayLike()))(x)
+
+    with watch_effects(step.__code__, backend="profile") as watch:
+        jax.make_jaxpr(step)(F32)
+    effects = watch.record().effects
+    assert sorted(e.location.function for e in effects if e.kind is EffectKind.PRINT) == [
+        "_ArrayLike.__jax_array__", "_scaled_sin_bwd"], effects
+
+
+def test_every_gate_is_taken_out() -> None:
+    from jax._src import api_util, pjit
+    from jax._src.interpreters import ad, partial_eval
+
+    def attributes() -> list[Any]:
+        return [core.Primitive.bind, pjit._infer_params, vars(core.Tracer)["__mul__"], vars(core.Tracer)["reshape"],
+                vars(partial_eval.DynamicJaxprTracer)["_origin_msg"], api_util.fun_signature,
+                getattr(ad, "backward_pass3", None), ad.backward_pass]
+
+    before = attributes()
+    with hook_off_inside_jax(print):
+        assert all(now is not then for now, then in zip(attributes(), before) if then is not None)
+    assert attributes() == before
