@@ -138,6 +138,18 @@ def dtype_name(dtype: Any) -> str:
         return str(dtype)
 
 
+def python_scalar_dtype(value: complex, x64: bool = False) -> str:
+    """The dtype JAX gives a Python scalar argument (weak-typed, of its kind's default width)."""
+    bits = "64" if x64 else "32"
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, int):
+        return "i" + bits
+    if isinstance(value, float):
+        return "f" + bits
+    return "c128" if x64 else "c64"
+
+
 def short_name(name: str) -> str:
     """The spec language's name for a dtype name: ``f32`` for ``float32``; others (``key<fry>``) as is."""
     return SHORT_NAMES.get(name, name)

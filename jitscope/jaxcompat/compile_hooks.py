@@ -334,7 +334,7 @@ def describe_leaf(value: Any, x64: bool) -> LeafInfo | None:
     """The abstract value JAX sees for ``value``, or None when it is not an array-like leaf."""
     import numpy as np
 
-    from jitscope.jaxcompat.values import python_scalar_dtype
+    from jitscope.dtypes import python_scalar_dtype
 
     if isinstance(value, (bool, int, float, complex)):
         name = {"f32": "float32", "f64": "float64", "i32": "int32", "i64": "int64", "c64": "complex64",

@@ -9,18 +9,6 @@ from jitscope.dtypes import dtype_name, short_name
 from jitscope.model.trace import SeenArg
 
 
-def python_scalar_dtype(value: complex, x64: bool = False) -> str:
-    """The dtype JAX gives a Python scalar argument (weak-typed, of its kind's default width)."""
-    bits = "64" if x64 else "32"
-    if isinstance(value, bool):
-        return "bool"
-    if isinstance(value, int):
-        return "i" + bits
-    if isinstance(value, float):
-        return "f" + bits
-    return "c128" if x64 else "c64"
-
-
 def short_dtype(dtype: Any) -> str:
     """``f32`` for float32, ``key<fry>`` for a typed key, ``float0``: a dtype object's spec-language name."""
     return short_name(dtype_name(dtype))

@@ -17,9 +17,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from jitscope.dtypes import short_name
+from jitscope.dtypes import python_scalar_dtype, short_name
 from jitscope.jaxcompat.jit import NO_LEAVES, is_static_leaf
-from jitscope.jaxcompat.values import python_scalar_dtype
 from jitscope.load.partition import format_partition
 from jitscope.load.specs import ArgSet, ArraySpec
 from jitscope.model.keys import KeyDiff
