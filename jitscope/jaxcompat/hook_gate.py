@@ -90,9 +90,9 @@ def _install() -> list[tuple[Any, str, Callable[..., Any], Any]]:
         if _forwards_to_jax_numpy(value):  # x * 2.0, x[0], x.reshape(...): JAX's, on the aval's jax.numpy
             put(core.Tracer, name, lambda method: _gated_plain(method, plain))
     for tracer_class in _jax_subclasses(core.Tracer):
-        put(tracer_class, "_origin_msg", _gated_always)  # reads the jaxpr being built: nothing of the user's
-    put(api_util, "fun_signature", _gated_always)
-    put(api_util, "fun_sourceinfo", _gated_always)
+        put(tracer_class, "_origin_msg", _gate)  # reads the jaxpr being built: nothing of the user's
+    put(api_util, "fun_signature", _gate)
+    put(api_util, "fun_sourceinfo", _gate)
     with contextlib.suppress(ImportError):
         from jax._src.interpreters import ad
 
@@ -160,35 +160,44 @@ def _dtype_class(value: Any) -> bool:
         "numpy", "ml_dtypes", "builtins"))
 
 
-def _decided(check: Callable[..., bool], *args: Any) -> bool:
-    """``check(*args)``, False when it fails: an unexpected object (another JAX's) keeps the hook on, and the
-    user's trace goes on."""
-    try:
-        return check(*args)
-    except Exception:  # noqa: BLE001 - a gate must never break the trace it watches
-        return False
-
-
-def _gated(bind: Callable[..., Any], primitive_class: type) -> Callable[..., Any]:
+def _gate(function: Callable[..., Any],
+          unwatched: Callable[[tuple[Any, ...], dict[str, Any]], bool] | None = None) -> Callable[..., Any]:
+    """``function`` run with the hook off on a watched thread, when ``unwatched(args, kwargs)`` says nothing of
+    the user's can run in it (always, without one). The hook goes off before that check, which then costs no
+    events, and back on if the call must be watched; a check that fails (an object of another JAX version)
+    keeps it on, and the user's trace goes on."""
     getprofile, setprofile = sys.getprofile, sys.setprofile
     active = _active
-    own: dict[Any, bool] = {}  # primitive -> whether it is JAX's own (decided once)
 
-    @functools.wraps(bind)
-    def gated_bind(self: Any, *args: Any, **params: Any) -> Any:
+    @functools.wraps(function)
+    def gated(*args: Any, **kwargs: Any) -> Any:
         hook = getprofile()
         if hook is None or hook not in active:
-            return bind(self, *args, **params)
-        setprofile(None)  # the checks below run unwatched too: each call in them would be an event
+            return function(*args, **kwargs)
+        setprofile(None)
         try:
-            if type(self) is not primitive_class or not _decided(_bind_is_jax_own, self, params, own):
-                setprofile(hook)
-                return bind(self, *args, **params)
-            return bind(self, *args, **params)
+            if unwatched is not None:
+                try:
+                    watch = not unwatched(args, kwargs)
+                except Exception:  # noqa: BLE001 - a gate must never break the trace it watches
+                    watch = True
+                if watch:
+                    setprofile(hook)
+            return function(*args, **kwargs)
         finally:
             setprofile(hook)
 
-    return gated_bind
+    return gated
+
+
+def _gated(bind: Callable[..., Any], primitive_class: type) -> Callable[..., Any]:
+    """``Primitive.bind(self, *args, **params)``, unwatched for one of JAX's own primitives given no function."""
+    own: dict[Any, bool] = {}  # primitive -> whether it is JAX's own (decided once)
+
+    def unwatched(args: tuple[Any, ...], params: dict[str, Any]) -> bool:
+        return type(args[0]) is primitive_class and _bind_is_jax_own(args[0], params, own)
+
+    return _gate(bind, unwatched)
 
 
 def _bind_is_jax_own(primitive: Any, params: dict[str, Any], own: dict[Any, bool]) -> bool:
@@ -226,37 +235,22 @@ def _jax_module(module: str) -> bool:
 
 def _gated_infer(infer: Callable[..., Any], plain: _PlainValues) -> Callable[..., Any]:
     """``pjit._infer_params(fun, ji, args, kwargs)`` (the Python path of a jitted call while tracing: its
-    arguments read, its body traced or its trace reused), with the hook off for JAX's own functions."""
-    getprofile, setprofile = sys.getprofile, sys.setprofile
-    active = _active
+    arguments read, its body traced or its trace reused), unwatched for JAX's own functions given plain
+    arguments."""
     jax_folder = _jax_folder()
 
-    @functools.wraps(infer)
-    def gated_infer(fun: Any, ji: Any, args: Any, kwargs: Any, *rest: Any, **kw: Any) -> Any:
-        hook = getprofile()
-        if hook is None or hook not in active:
-            return infer(fun, ji, args, kwargs, *rest, **kw)
-        setprofile(None)
-        try:
-            code = getattr(fun, "__code__", None)
-            if (not isinstance(code, CodeType) or not code.co_filename.startswith(jax_folder)
-                    or not _decided(plain.all, args, kwargs)):
-                setprofile(hook)
-            return infer(fun, ji, args, kwargs, *rest, **kw)
-        finally:
-            setprofile(hook)
+    def unwatched(args: tuple[Any, ...], _: dict[str, Any]) -> bool:
+        code = getattr(args[0], "__code__", None)
+        return isinstance(code, CodeType) and code.co_filename.startswith(jax_folder) and plain.all(args[2], args[3])
 
-    return gated_infer
+    return _gate(infer, unwatched)
 
 
 def _gated_backward(backward: Callable[..., Any], core: Any) -> Callable[..., Any]:
-    """``ad.backward_pass(jaxpr, ...)``, the transposes of a gradient, with the hook off when every equation,
-    nested jaxprs' included, is one of JAX's own primitives given no function: a ``custom_vjp``'s backward
-    function (the user's) keeps it on."""
-    getprofile, setprofile = sys.getprofile, sys.setprofile
-    active = _active
+    """``ad.backward_pass(jaxpr, ...)``, the transposes of a gradient, unwatched when every equation, nested
+    jaxprs' included, is one of JAX's own primitives given no function: a ``custom_vjp``'s backward function
+    (the user's) keeps the hook on."""
     own: dict[Any, bool] = {}
-
     jaxpr_class = core.Jaxpr
     closed_class = getattr(core, "ClosedJaxpr", None) or jaxpr_class  # one class since JAX 0.11
 
@@ -275,60 +269,15 @@ def _gated_backward(backward: Callable[..., Any], core: Any) -> Callable[..., An
                         return False
         return True
 
-    @functools.wraps(backward)
-    def gated_backward(jaxpr: Any, *args: Any, **kwargs: Any) -> Any:
-        hook = getprofile()
-        if hook is None or hook not in active:
-            return backward(jaxpr, *args, **kwargs)
-        setprofile(None)
-        try:
-            if not isinstance(jaxpr, jaxpr_class) or not _decided(jax_own, jaxpr, 0):
-                setprofile(hook)
-            return backward(jaxpr, *args, **kwargs)
-        finally:
-            setprofile(hook)
+    def unwatched(args: tuple[Any, ...], _: dict[str, Any]) -> bool:
+        return isinstance(args[0], jaxpr_class) and jax_own(args[0], 0)
 
-    return gated_backward
+    return _gate(backward, unwatched)
 
 
 def _gated_plain(method: Callable[..., Any], plain: _PlainValues) -> Callable[..., Any]:
-    """A method of JAX's run with the hook off when its arguments are plain (``_PlainValues``)."""
-    getprofile, setprofile = sys.getprofile, sys.setprofile
-    active = _active
-
-    @functools.wraps(method)
-    def gated_method(self: Any, *args: Any, **kwargs: Any) -> Any:
-        hook = getprofile()
-        if hook is None or hook not in active:
-            return method(self, *args, **kwargs)
-        setprofile(None)
-        try:
-            if not _decided(plain.all, args, kwargs):
-                setprofile(hook)
-            return method(self, *args, **kwargs)
-        finally:
-            setprofile(hook)
-
-    return gated_method
-
-
-def _gated_always(function: Callable[..., Any]) -> Callable[..., Any]:
-    """A function of JAX's that runs nothing of the user's, run with the hook off."""
-    getprofile, setprofile = sys.getprofile, sys.setprofile
-    active = _active
-
-    @functools.wraps(function)
-    def gated_function(*args: Any, **kwargs: Any) -> Any:
-        hook = getprofile()
-        if hook is None or hook not in active:
-            return function(*args, **kwargs)
-        setprofile(None)
-        try:
-            return function(*args, **kwargs)
-        finally:
-            setprofile(hook)
-
-    return gated_function
+    """A method of JAX's (``self`` first), unwatched when its arguments are plain (``_PlainValues``)."""
+    return _gate(method, lambda args, kwargs: plain.all(args[1:], kwargs))
 
 
 def _jax_own(primitive: Any) -> bool:
