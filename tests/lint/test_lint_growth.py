@@ -18,8 +18,10 @@ from jitscope.report.writers.console import plain_console
 from jitscope.report.writers.json import render_lint_json
 from jitscope.report.writers.terminal import render_rich
 
-#: time(4n) / time(n) above this is faster than linear growth (linear is 4; quadratic 16)
-MAX_RATIO = 8.0
+#: time(8n) / time(n) above this is faster than linear growth: linear is 8, quadratic 64. Eight times the size
+#: leaves room for a loaded machine (CI runs two workers on two cores: 4x sizes against a bound of 8 once read
+#: 8.09 on linear code) while a quadratic step stays far above.
+MAX_RATIO = 24.0
 
 
 def _and_chain(n: int) -> str:
@@ -82,15 +84,15 @@ def test_an_and_chain_is_one_finding_and_its_output_does_not_grow(tmp_path: Path
 
 
 def test_lint_time_grows_linearly_with_an_and_chain(tmp_path: Path) -> None:
-    assert _growth(tmp_path, _and_chain, (1000, 4000)) < MAX_RATIO
+    assert _growth(tmp_path, _and_chain, (1000, 8000)) < MAX_RATIO
 
 
 def test_lint_time_grows_linearly_with_findings_on_one_line(tmp_path: Path) -> None:
-    assert _growth(tmp_path, _prints_on_one_line, (100, 400)) < MAX_RATIO
+    assert _growth(tmp_path, _prints_on_one_line, (100, 800)) < MAX_RATIO
 
 
 def test_lint_time_grows_linearly_with_in_place_updates(tmp_path: Path) -> None:
-    assert _growth(tmp_path, _updates, (60, 240)) < MAX_RATIO
+    assert _growth(tmp_path, _updates, (60, 480)) < MAX_RATIO
 
 
 def test_character_columns_on_a_non_ascii_line() -> None:
