@@ -15,12 +15,13 @@ How calls are seen
   and print handed to C code (``map(print, xs)``, a ``functools.partial`` of print) raise no
   event: their call sites are found in the bytecode and confirmed by line events turned on
   (``sys.settrace`` plus ``frame.f_trace``) only on the frames that hold them (``frames.py``).
-  The hook is off inside JAX's own primitives' binds and nested jits (``jitscope/jaxcompat/
-  hook_gate.py``): they cannot run the user's code, and while any hook is set 3.11 runs every
+  The hook is off inside JAX's own primitives' binds, nested jits, a tracer's operators, a
+  gradient's backward pass and what describes a function or tracer (``jitscope/jaxcompat/
+  hook_gate.py``, each where it cannot run the user's code): while any hook is set 3.11 runs every
   instruction on its slow path.
 * Python 3.12+: ``sys.monitoring`` (PEP 669, ``monitoring.py``). A callback returns
   ``DISABLE`` for a library's code location, which then never calls it again, so JAX runs at
-  full speed (a few percent, against about 1.8x for the gated profile hook on 3.11); the CALL event
+  full speed (a few percent, against 1.45-1.8x for the gated profile hook on 3.11); the CALL event
   carries the callable itself, so Cython calls need no line events. Its callbacks make the
   same ``EffectWatch`` calls as the profile hook, so both back ends report the same records.
 * Either way, stores (``d[k] = v``, ``obj.x = v``, ``global x``) are opcodes, not calls: each

@@ -7,9 +7,10 @@ built here. The package docstring (:mod:`jitscope.effects`) describes the whole 
 
 Cost (``benchmarks/effects_overhead.py``): on CPython 3.11 merely having a profile hook
 set makes tracing about 2x slower, because every instruction leaves the specialised
-fast path. The hook is therefore off inside JAX's own primitives' binds and nested jits
+fast path. The hook is therefore off inside JAX's own work (binds, nested jits, a tracer's
+operators, a gradient's backward pass)
 (``jitscope.jaxcompat.hook_gate``), where the user's code cannot run: watched tracing costs
-about 1.8x plain, less than an empty hook left on (it was 2.6-3.5x before the gate). On 3.12+ the
+1.45-1.8x plain, less than an empty hook left on (it was 2.6-3.5x before the gates). On 3.12+ the
 ``sys.monitoring`` back end disables each library location after its first event and
 costs a few percent.
 
