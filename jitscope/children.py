@@ -87,21 +87,43 @@ def group_of(proc: subprocess.Popen[Any]) -> Iterator[subprocess.Popen[Any]]:
 
 def start(args: Sequence[str], **popen: Any) -> subprocess.Popen[Any]:
     """``subprocess.Popen`` in a new session (see the module docstring): use it inside ``group_of``. The child
-    is known to the SIGTERM handler from its first moment: a SIGTERM that comes while it starts is held until
-    its pid is in ``_LIVE``, then ends jitscope and the child's group."""
+    is known to the SIGTERM handler and to Ctrl-C's end from its first moment: a SIGTERM or a Ctrl-C that comes
+    while it starts is held until its pid is in ``_LIVE``, then ends jitscope and the child's group (a
+    ``KeyboardInterrupt`` raised inside ``Popen``, after the fork, lost the child: it outlived jitscope)."""
     global _starting, _deferred
     _handle_sigterm()
     _starting += 1
-    try:
-        proc = subprocess.Popen(args, start_new_session=True, **popen)
-        _LIVE.add(proc.pid)
-    finally:
-        _starting -= 1
-        if _deferred and not _starting:
-            _deferred = False
-            _end_by_sigterm()
-        _release_sigterm()  # Popen failed: nothing to guard
+    with _ctrl_c_held():  # a Ctrl-C's handler runs once the child is known (Ctrl-C's end kills its group)
+        try:
+            proc = subprocess.Popen(args, start_new_session=True, **popen)
+            _LIVE.add(proc.pid)
+        finally:
+            _starting -= 1
+            if _deferred and not _starting:
+                _deferred = False
+                _end_by_sigterm()
+            _release_sigterm()  # Popen failed: nothing to guard
     return proc
+
+
+@contextlib.contextmanager
+def _ctrl_c_held() -> Iterator[list[bool]]:
+    """While the block runs, a SIGINT is noted (the yielded list gets True) instead of running the handler in
+    the middle of it; the handler is put back and run after (it raises the ``KeyboardInterrupt`` then).
+    Only in the main thread, over a Python handler (Python's default, or ``faults.exit_soon_after_interrupt``'s
+    that every command but ``run`` installs)."""
+    held: list[bool] = []
+    handler = signal.getsignal(signal.SIGINT) if threading.current_thread() is threading.main_thread() else None
+    if not callable(handler):
+        yield held
+        return
+    signal.signal(signal.SIGINT, lambda signum, frame: held.append(True))
+    try:
+        yield held
+    finally:
+        signal.signal(signal.SIGINT, handler)
+        if held:
+            handler(signal.SIGINT, None)  # Ctrl-C's own handler: it raises KeyboardInterrupt
 
 
 def run(args: Sequence[str], *, timeout: float | None, input: Any = None, **popen: Any
