@@ -107,19 +107,19 @@ def start(args: Sequence[str], **popen: Any) -> subprocess.Popen[Any]:
 
 
 @contextlib.contextmanager
-def _ctrl_c_held() -> Iterator[list[bool]]:
-    """While the block runs, a SIGINT is noted (the yielded list gets True) instead of running the handler in
+def _ctrl_c_held() -> Iterator[None]:
+    """While the block runs, a SIGINT is noted instead of running the handler in
     the middle of it; the handler is put back and run after (it raises the ``KeyboardInterrupt`` then).
     Only in the main thread, over a Python handler (Python's default, or ``faults.exit_soon_after_interrupt``'s
     that every command but ``run`` installs)."""
     held: list[bool] = []
     handler = signal.getsignal(signal.SIGINT) if threading.current_thread() is threading.main_thread() else None
     if not callable(handler):
-        yield held
+        yield
         return
     signal.signal(signal.SIGINT, lambda signum, frame: held.append(True))
     try:
-        yield held
+        yield
     finally:
         signal.signal(signal.SIGINT, handler)
         if held:

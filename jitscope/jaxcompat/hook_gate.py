@@ -64,10 +64,15 @@ def hook_off_inside_jax(hook: Callable[..., Any]) -> Iterator[None]:
             _active.discard(hook)
             if not _active:
                 for owner, name, gate, original in reversed(_installed):
-                    current = vars(owner).get(name) if isinstance(owner, type) else getattr(owner, name, None)
+                    current = _attribute(owner, name)
                     if current is gate:  # only where nothing replaced the gate since
                         setattr(owner, name, original)
                 _installed.clear()
+
+
+def _attribute(owner: Any, name: str) -> Any:
+    """What ``owner`` itself holds under ``name``: a class's own attribute (not one it inherits), a module's."""
+    return vars(owner).get(name) if isinstance(owner, type) else getattr(owner, name, None)
 
 
 def _install() -> list[tuple[Any, str, Callable[..., Any], Any]]:
@@ -78,7 +83,7 @@ def _install() -> list[tuple[Any, str, Callable[..., Any], Any]]:
     installed: list[tuple[Any, str, Callable[..., Any], Any]] = []
 
     def put(owner: Any, name: str, make: Callable[[Callable[..., Any]], Callable[..., Any]]) -> None:
-        original = vars(owner).get(name) if isinstance(owner, type) else getattr(owner, name, None)
+        original = _attribute(owner, name)
         if callable(original) and getattr(original, "__code__", None) is not None:
             gate = make(original)
             setattr(owner, name, gate)
