@@ -70,6 +70,16 @@ def test_spread_prints_median_min_max_and_count(machine: ModuleType) -> None:
     assert machine.spread([]) == "no data"
 
 
+def test_median_interval_is_the_binomial_order_statistics(machine: ModuleType) -> None:
+    """The distribution-free 95% interval for a median: ranks 2 and 8 of 9, 6 and 15 of 20 (the textbook table),
+    whatever the values; none under 9 values, and ``spread`` prints it from 9 on."""
+    assert machine.median_interval([float(x) for x in range(9, 0, -1)]) == (2.0, 8.0)
+    assert machine.median_interval([float(x) for x in range(1, 21)]) == (6.0, 15.0)
+    assert machine.median_interval([float(x) for x in range(1, 31)]) == (10.0, 21.0)
+    assert machine.median_interval([1.0] * 8) is None
+    assert "median's 95% CI 2.000-8.000, 9 runs" in machine.spread([float(x) for x in range(1, 10)])
+
+
 def test_lint_throughput_runs_without_flake8(tmp_path: Path) -> None:
     """flake8 hidden (not on PATH, not importable): one explanatory line, the floor comparison, exit 0."""
     hide = tmp_path / "hide"
