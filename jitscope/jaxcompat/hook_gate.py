@@ -14,8 +14,8 @@ user's code cannot run, so while a watch is on these run with the hook off and p
   to ``jax.numpy``) given such arguments;
 * what only describes a tracer or a function: a tracer's origin for an error message (``hasattr(x,
   "sharding")`` builds one on some JAX versions, walking the whole jaxpr) and a function's signature
-  and source location for JAX's debug info (``inspect.signature``; ``str()`` of a callable object, whose
-  ``__repr__`` is the only code of the user's that can run there: a print in it is not watched).
+  and source location for JAX's debug info (``inspect.signature``; ``str()`` of a callable object, unless
+  its class's ``__repr__`` or ``__str__`` is the user's: a print there is watched).
 
 Each gate switches the hook off before it looks at its arguments, and back on if it must watch: the
 checks themselves then cost no events. Not switched off: a primitive of another class (call,
@@ -37,7 +37,7 @@ import os
 import sys
 import threading
 from collections.abc import Callable, Iterator
-from types import CodeType
+from types import BuiltinFunctionType, CodeType, FunctionType, MethodType
 from typing import Any
 
 _lock = threading.Lock()
@@ -97,13 +97,34 @@ def _install() -> list[tuple[Any, str, Callable[..., Any], Any]]:
     for tracer_class in _jax_subclasses(core.Tracer):
         put(tracer_class, "_origin_msg", _gate)  # reads the jaxpr being built: nothing of the user's
     put(api_util, "fun_signature", _gate)
-    put(api_util, "fun_sourceinfo", _gate)
+    put(api_util, "fun_sourceinfo", lambda describe: _gate(describe, _no_users_repr))
     with contextlib.suppress(ImportError):
         from jax._src.interpreters import ad
 
         for name in ("backward_pass", "backward_pass3"):  # a gradient's transposes (backward_pass3: 0.6+)
             put(ad, name, lambda backward: _gated_backward(backward, core))
     return installed
+
+
+def _no_users_repr(args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
+    """For ``fun_sourceinfo(fun)``: whether naming ``fun`` runs nothing of the user's. A function (or a
+    partial of one) is named from its code; a callable object by ``str()``, which runs its class's
+    ``__str__``/``__repr__``: a library's (equinox's modules, through wadler_lindig) or Python's, but a print in
+    one the user wrote is an effect of the trace, and watched."""
+    from jitscope.userframes import default_is_user_file
+
+    fun = args[0] if args else kwargs.get("fun")
+    while isinstance(fun, functools.partial):
+        fun = fun.func
+    if isinstance(fun, (FunctionType, MethodType, BuiltinFunctionType)):
+        return True
+    kind = type(fun)
+    for name in ("__str__", "__repr__"):
+        method = getattr(kind, name, None)
+        code = getattr(getattr(method, "__func__", method), "__code__", None)
+        if isinstance(code, CodeType) and default_is_user_file(code.co_filename):
+            return False
+    return True
 
 
 def _forwards_to_jax_numpy(value: Any) -> bool:

@@ -4,6 +4,7 @@ function of JAX's, the frames between."""
 
 from __future__ import annotations
 
+import functools
 import sys
 import threading
 from collections.abc import Iterator
@@ -222,6 +223,31 @@ def test_effects_in_the_users_backward_rule_and_jax_array_are_found() -> None:
     effects = watch.record().effects
     assert sorted(e.location.function for e in effects if e.kind is EffectKind.PRINT) == [
         "_ArrayLike.__jax_array__", "_scaled_sin_bwd"], effects
+
+
+class _Shouting:
+    """A callable object of the user's whose ``__repr__`` prints: JAX names it by ``str()`` for its debug info."""
+
+    def __call__(self, x: Any) -> Any:
+        return x * 2.0
+
+    def __repr__(self) -> str:
+        print("the user's __repr__")
+        return "Shouting()"
+
+
+def test_a_print_in_the_users_repr_is_found_and_a_functions_name_is_not_watched() -> None:
+    """Describing a function for debug info is JAX's own work, hook off, unless it runs a ``__repr__`` the user
+    wrote (a callable object's name is its ``str()``): that print runs on every trace, and is reported."""
+    def step(x: Any) -> Any:
+        return jax.jit(_Shouting())(x)
+
+    with watch_effects(step.__code__, backend="profile") as watch:
+        jax.make_jaxpr(step)(F32)
+    effects = watch.record().effects
+    assert "_Shouting.__repr__" in [e.location.function for e in effects if e.kind is EffectKind.PRINT], effects
+    assert hook_gate._no_users_repr((step,), {}) and hook_gate._no_users_repr((functools.partial(step, 1),), {})
+    assert hook_gate._no_users_repr((object(),), {}) and not hook_gate._no_users_repr((_Shouting(),), {})
 
 
 def test_every_gate_is_taken_out() -> None:
