@@ -40,6 +40,21 @@ measured before/after side by side in the same run, on the same load.
 effect monitor (a ``sys.setprofile`` hook while the user's functions trace) is most of what
 ``jitscope run`` adds.
 
+``--account`` measures instead what jitscope's own parts cost the program, from inside the process, where
+the noise of a shared machine (the whole process moves +-5-10% between identical runs, more than jitscope
+adds) hardly reaches: each program runs under ``python``, ``jitscope run --no-effects`` and ``jitscope run``
+(``--rounds`` times each, medians), and the script prints
+
+* start-up: the main thread's CPU time at the program's first line (the prelude prints it), jitscope's
+  against python's. An upper bound: more than half of what jitscope imports there is the standard
+  library's (``inspect``, ``dataclasses``, ``pathlib``, ``json``), which JAX imports later anyway
+  (``python -X importtime`` of both: of jitscope's 89 ms of self times, 57 ms are modules ``import jax``
+  loads too);
+* the observer: the main thread's CPU time inside its hooks (``RunObserver``'s entry points, timed by a
+  wrapper this script puts around them, ``ACCOUNT_PROBE``), its imports included;
+* the effect monitor: the user's functions' trace time (from ``--out``'s JSON) with it against
+  ``--no-effects``, plus the probe's time in setting the watch up and reading its record.
+
 ``--bytecode-cache`` runs every process with ``PYTHONPYCACHEPREFIX`` set to a fresh folder
 (and ``PYTHONDONTWRITEBYTECODE`` unset) after one warm-up run of each contender, so every
 module, jitscope's included, is loaded from cached bytecode, as in an installed package.
@@ -48,14 +63,16 @@ jitscope's modules from source in every process (JAX and rich have theirs from p
 the script says in its header.
 
     python benchmarks/run_overhead.py [--model tiny|mlp|nnx-gpt|...|real] [--steps N] [--rounds 5] [--quick]
-                                      [--baseline DIR] [--no-effects] [--bytecode-cache]
+                                      [--baseline DIR] [--no-effects] [--bytecode-cache] [--account]
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import resource
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -69,11 +86,68 @@ from machine import LoadWatch, spread, watch_machine
 PRELUDE = '''
 import atexit, gc, sys, time
 
+print("START", time.thread_time())  # the main thread's CPU before the program's first line (--account)
 atexit.register(lambda: print("GC", *(s["collections"] for s in gc.get_stats())))
 for _ in range(int(sys.argv[2])):
     cycle = []
     cycle.append(cycle)
 cycle = None
+'''
+
+#: ``--account``: ``python PROBE run ...`` is ``jitscope run ...`` with the main thread's CPU time inside the
+#: observer's entry points (from JAX) and the effect watch's set-up and record summed, printed at exit as
+#: ``ACCOUNT observer_s watch_s misses``. Calls made from inside a timed one are not timed again.
+ACCOUNT_PROBE = '''
+import atexit, sys, time
+from jitscope.run.observer import RunObserver  # imported before the program under jitscope run anyway
+
+spent = {"observer": 0.0, "watch": 0.0}
+misses = [0]
+busy = [False]
+
+def timed(owner, name, part):
+    original = getattr(owner, name)
+
+    def wrapper(*args, **kwargs):
+        if busy[0]:
+            return original(*args, **kwargs)
+        busy[0] = True
+        start = time.thread_time()
+        try:
+            return original(*args, **kwargs)
+        finally:
+            spent[part] += time.thread_time() - start
+            busy[0] = False
+
+    setattr(owner, name, wrapper)
+
+for name in ("enter", "exit", "resume", "on_phase", "on_executable", "_finish"):
+    timed(RunObserver, name, "observer")
+begin, effect_watch = RunObserver._begin, RunObserver._effect_watch
+
+def counted(self, miss):
+    misses[0] += 1
+    return begin(self, miss)
+
+def watch_timed(self, fun):  # the effect monitor's modules are imported here, as without the probe
+    made = effect_watch(self, fun)
+    if not misses[1:]:
+        misses.append("watch's methods timed")
+        from jitscope.effects.watch import EffectWatch
+
+        timed(EffectWatch, "record", "watch")
+        timed(EffectWatch, "finish", "watch")
+    return made
+
+RunObserver._begin = counted
+timed(RunObserver, "_begin", "observer")
+RunObserver._effect_watch = watch_timed
+timed(RunObserver, "_effect_watch", "watch")
+atexit.register(lambda: print("ACCOUNT", spent["observer"], spent["watch"], misses[0], file=sys.stderr))
+from jitscope.cli.app import main
+
+sys.argv[0] = "jitscope"
+main()
 '''
 
 #: The plain-JAX MLP of ``--model tiny|mlp``, in the form of the ``benchmarks/targets/train_*.py`` programs.
@@ -188,13 +262,89 @@ def main() -> None:
                         help="also run jitscope run --no-effects (without the trace-time effect monitor)")
     parser.add_argument("--bytecode-cache", action="store_true",
                         help="load every module from cached bytecode (PYTHONPYCACHEPREFIX), as installed")
+    parser.add_argument("--account", action="store_true",
+                        help="instead: what start-up, the observer and the effect monitor each cost, from inside "
+                             "the process")
     opts = parser.parse_args()
     models = REAL_MODELS if opts.model == "real" else (opts.model,)
     with tempfile.TemporaryDirectory() as tmp, watch_machine(uses_jax=True) as machine:
         for model in models:
             steps = opts.steps or (3000 if model in MODELS else 300)
             steps, rounds = (min(steps, 500), 2) if opts.quick else (steps, opts.rounds)
-            measure(model, steps, rounds, opts, Path(tmp), machine)
+            (account if opts.account else measure)(model, steps, rounds, opts, Path(tmp), machine)
+
+
+def account(model: str, steps: int, rounds: int, opts: argparse.Namespace, tmp: Path, machine: LoadWatch) -> None:
+    """``--account``: jitscope's parts, each measured from inside the process (see the module docstring)."""
+    from jitscope.model.run import USER
+
+    script = tmp / f"train_{model.replace('-', '_')}.py"
+    script.write_text(program(model))
+    probe = tmp / "account_probe.py"
+    probe.write_text(ACCOUNT_PROBE)
+    report = tmp / "account.json"
+    observed = [sys.executable, str(probe), "run", "--log", "none", "--out", str(report)]
+    contenders = {"python": [sys.executable, str(script)], "no-effects": [*observed, "--no-effects", str(script)],
+                  "jitscope": [*observed, str(script)]}
+    pycache = str(tmp / "pycache") if opts.bytecode_cache else None
+    if pycache:  # one warm-up run each fills the bytecode cache
+        for command in contenders.values():
+            _account_once([*command, "10", "0"], pycache)
+    start: dict[str, list[float]] = {name: [] for name in contenders}
+    cpu: dict[str, list[float]] = {name: [] for name in contenders}
+    observer: dict[str, list[float]] = {name: [] for name in contenders}
+    watch: list[float] = []
+    traces: dict[str, list[float]] = {name: [] for name in contenders}
+    misses = 0
+    for index in range(rounds):
+        names = list(contenders)
+        shift = index % len(names)
+        for name in names[shift:] + names[:shift]:
+            report.unlink(missing_ok=True)
+            out, err, seconds = _account_once([*contenders[name], str(steps), str(GC_PERIOD * index // rounds)],
+                                              pycache)
+            start[name].append(next(float(line.split()[1]) for line in out.splitlines() if line.startswith("START ")))
+            cpu[name].append(seconds)
+            if name != "python":
+                fields = next(line.split()[1:] for line in err.splitlines() if line.startswith("ACCOUNT "))
+                observer[name].append(float(fields[0]))
+                misses = int(fields[2])
+                if name == "jitscope":
+                    watch.append(float(fields[1]))
+                functions = json.loads(report.read_text())["functions"]
+                traces[name].append(sum(f["trace_s"] for f in functions if f["kind"] == USER))
+        machine.sample()
+    med = statistics.median
+    base_cpu = med(cpu["python"])
+    startup = med(start["no-effects"]) - med(start["python"])
+    observed_s = med(observer["no-effects"])
+    monitor = med(traces["jitscope"]) - med(traces["no-effects"]) + med(watch)
+    total = startup + observed_s + monitor
+    what = f"the {model} model {MODELS[model]}" if model in MODELS else f"benchmarks/targets/{script.name}"
+    print(f"\njitscope's own work in {steps} cached steps of {what}, from inside the process "
+          f"(main-thread CPU, medians of {rounds} rounds)")
+    print(f"  start-up before the program's first line: python {med(start['python']) * 1e3:.0f} ms, "
+          f"jitscope run {med(start['no-effects']) * 1e3:.0f} ms: {startup * 1e3:+.0f} ms (at most: part of it "
+          "is modules JAX imports later anyway)")
+    print(f"  the observer, in JAX's hooks ({misses} cache misses): {observed_s * 1e3:.0f} ms")
+    print(f"  the effect monitor: the user's trace {med(traces['no-effects']) * 1e3:.0f} ms -> "
+          f"{med(traces['jitscope']) * 1e3:.0f} ms, and {med(watch) * 1e3:.0f} ms setting it up and reading "
+          f"its record: {monitor * 1e3:+.0f} ms")
+    print(f"  in all {total * 1e3:+.0f} ms against the program's {base_cpu:.2f} s of process CPU under python: "
+          f"{1 + total / base_cpu:.3f}x (the whole process, measured apart: "
+          f"{med(cpu['jitscope']) / base_cpu:.3f}x in these rounds)")
+
+
+def _account_once(command: list[str], pycache: str | None) -> tuple[str, str, float]:
+    """The program's stdout, stderr and process CPU seconds."""
+    env = {**os.environ, "NO_COLOR": "1"}
+    if pycache is not None:
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
+        env["PYTHONPYCACHEPREFIX"] = pycache
+    before, _ = _children_usage()
+    done = subprocess.run(command, capture_output=True, text=True, check=True, env=env)
+    after, _ = _children_usage()
+    return done.stdout, done.stderr, after - before
 
 
 def measure(model: str, steps: int, rounds: int, opts: argparse.Namespace, tmp: Path, machine: LoadWatch) -> None:

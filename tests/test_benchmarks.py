@@ -213,6 +213,23 @@ def test_run_overhead_programs_end_with_a_state_and_a_step(run_overhead: ModuleT
         assert {"step", "state"} <= defined, model
 
 
+def test_run_overhead_account_names_each_part_of_jitscopes_cost() -> None:
+    """``--account`` on the tiny MLP: start-up, the observer (with the cache misses its probe counted), the effect
+    monitor and the sum, each a number that parses; the observer did some work and the step was traced."""
+    import re
+
+    result = subprocess.run([sys.executable, str(BENCHMARKS / "run_overhead.py"), "--account", "--quick",
+                             "--steps", "20"], capture_output=True, text=True, timeout=600, check=False, cwd=ROOT)
+    assert result.returncode == 0, result.stderr[-3000:]
+    out = result.stdout
+    assert re.search(r"start-up before the program's first line: python \d+ ms, jitscope run \d+ ms: [+-]\d+ ms", out)
+    observer = re.search(r"the observer, in JAX's hooks \((\d+) cache misses\): (\d+) ms", out)
+    assert observer is not None and int(observer[1]) >= 1, out
+    trace = re.search(r"the user's trace (\d+) ms -> (\d+) ms", out)
+    assert trace is not None and int(trace[1]) > 0, out
+    assert re.search(r"in all [+-]\d+ ms against the program's [\d.]+ s of process CPU under python: [\d.]+x", out)
+
+
 def test_run_overhead_scan_rnn_trains(run_overhead: ModuleType) -> None:
     """The one real program that needs only JAX and optax takes two steps, in process (the others need flax,
     equinox and haiku, and seconds each: the benchmark runs them)."""
