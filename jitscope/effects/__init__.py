@@ -21,7 +21,9 @@ How calls are seen
   instruction on its slow path.
 * Python 3.12+: ``sys.monitoring`` (PEP 669, ``monitoring.py``). A callback returns
   ``DISABLE`` for a library's code location, which then never calls it again, so JAX runs at
-  full speed (a few percent, against 1.45-1.8x for the gated profile hook on 3.11); the CALL event
+  full speed once its locations are seen (a few percent on a warm trace, against 1.45-1.8x for the
+  gated profile hook on 3.11; a process's first trace, where every location is new, pays more: the
+  nnx GPT's 289 -> 460 ms, docs/performance.md); the CALL event
   carries the callable itself, so Cython calls need no line events. Its callbacks make the
   same ``EffectWatch`` calls as the profile hook, so both back ends report the same records.
 * Either way, stores (``d[k] = v``, ``obj.x = v``, ``global x``) are opcodes, not calls: each
