@@ -104,6 +104,7 @@ from jitscope.run.observer import RunObserver  # imported before the program und
 spent = {"observer": 0.0, "watch": 0.0}
 misses = [0]
 busy = [False]
+watch_methods_timed = [False]
 
 def timed(owner, name, part):
     original = getattr(owner, name)
@@ -131,8 +132,8 @@ def counted(self, miss):
 
 def watch_timed(self, fun):  # the effect monitor's modules are imported here, as without the probe
     made = effect_watch(self, fun)
-    if not misses[1:]:
-        misses.append("watch's methods timed")
+    if not watch_methods_timed[0]:
+        watch_methods_timed[0] = True
         from jitscope.effects.watch import EffectWatch
 
         timed(EffectWatch, "record", "watch")
@@ -227,16 +228,23 @@ def bytecode_note(package: Path) -> str | None:
             "--bytecode-cache measures that)")
 
 
-def run_once(command: list[str], pythonpath: str | None = None,
-             pycache: str | None = None) -> tuple[float, float, float, str, int]:
-    """(whole-process wall seconds, its CPU seconds, loop seconds the program reported, its collections,
-    its minor page faults)."""
+def _environment(pythonpath: str | None, pycache: str | None) -> dict[str, str]:
+    """A contender's environment: no colour; the bytecode cache folder and the jitscope package's folder
+    when given."""
     env = {**os.environ, "NO_COLOR": "1"}
     if pycache is not None:
         env.pop("PYTHONDONTWRITEBYTECODE", None)
         env["PYTHONPYCACHEPREFIX"] = pycache
     if pythonpath is not None:
         env["PYTHONPATH"] = pythonpath
+    return env
+
+
+def run_once(command: list[str], pythonpath: str | None = None,
+             pycache: str | None = None) -> tuple[float, float, float, str, int]:
+    """(whole-process wall seconds, its CPU seconds, loop seconds the program reported, its collections,
+    its minor page faults)."""
+    env = _environment(pythonpath, pycache)
     cpu, faults = _children_usage()
     start = time.perf_counter()
     done = subprocess.run(command, capture_output=True, text=True, check=True, env=env)
@@ -337,10 +345,7 @@ def account(model: str, steps: int, rounds: int, opts: argparse.Namespace, tmp: 
 
 def _account_once(command: list[str], pycache: str | None) -> tuple[str, str, float]:
     """The program's stdout, stderr and process CPU seconds."""
-    env = {**os.environ, "NO_COLOR": "1"}
-    if pycache is not None:
-        env.pop("PYTHONDONTWRITEBYTECODE", None)
-        env["PYTHONPYCACHEPREFIX"] = pycache
+    env = _environment(None, pycache)
     before, _ = _children_usage()
     done = subprocess.run(command, capture_output=True, text=True, check=True, env=env)
     after, _ = _children_usage()
